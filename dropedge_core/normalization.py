@@ -1,0 +1,127 @@
+"""Per-layer adjacency normalisations (paper appendix, "The applied normalization methods").
+
+``D`` are the degrees of the kept adjacency ``A``, ``D~`` those of ``A + I``:
+
+======  =====================================  ===========================================
+name    formula                                 note
+======  =====================================  ===========================================
+NA      D^-1/2 A D^-1/2                         isolated node: zero row (never inf/NaN)
+FOG     I + D^-1/2 A D^-1/2                     first-order GCN
+AN      D~^-1/2 (A + I) D~^-1/2                 GCN renormalisation (default)
+ANS     I + D~^-1/2 (A + I) D~^-1/2             AN with an extra self-loop
+ARW     D~^-1 (A + I)                           augmented random walk (row-stochastic)
+======  =====================================  ===========================================
+
+:func:`adjacencies` turns the ``(L, M)`` masks of a sampler into ``L`` PyG-style
+``(edge_index, edge_weight)`` pairs; every node's self-loop entry is included (with
+weight 0 for NA), so all methods return the same sparsity pattern for a layer. Entry
+``(i, j)`` of ``edge_index`` is read as row ``i``, column ``j`` of the matrix, i.e.
+``out[i] = sum_j w_ij h[j]`` — :func:`propagate` does exactly that.
+"""
+from __future__ import annotations
+
+import torch
+
+from .graph import Graph
+
+METHODS = ("NA", "FOG", "AN", "ANS", "ARW")
+
+
+class NormalizationError(ValueError):
+    """Unknown normalisation name."""
+
+
+def check_method(method: str) -> str:
+    key = str(method).strip().upper()
+    if key not in METHODS:
+        raise NormalizationError(f"unknown normalization {method!r}; valid: {', '.join(METHODS)}")
+    return key
+
+
+def normalized_weights(row: torch.Tensor, col: torch.Tensor, num_nodes: int,
+                       method: str = "AN") -> tuple[torch.Tensor, torch.Tensor]:
+    """Normalise one adjacency given by its directed entries ``(row, col)`` (no self-loops).
+
+    Returns ``(edge_index, edge_weight)`` with the ``N`` self-loop entries appended.
+    ``num_nodes`` may be a multiple of the graph's ``N`` (several layers stacked as a
+    block-diagonal graph).
+    """
+    method = check_method(method)
+    device = row.device
+    deg = torch.zeros(num_nodes, dtype=torch.float32, device=device)
+    deg.scatter_add_(0, row, torch.ones(row.numel(), dtype=torch.float32, device=device))
+    loops = torch.arange(num_nodes, device=device)
+    augmented = method in ("AN", "ANS", "ARW")
+    d = deg + 1.0 if augmented else deg
+    if method == "ARW":
+        d_inv = d.reciprocal()
+        w_edge = d_inv[row]
+        w_loop = d_inv
+    else:
+        # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, so a zero row, not inf
+        d_isqrt = torch.where(d > 0, d.rsqrt(), torch.zeros_like(d))
+        w_edge = d_isqrt[row] * d_isqrt[col]
+        w_loop = d_isqrt * d_isqrt if augmented else torch.zeros_like(d)
+    if method in ("FOG", "ANS"):
+        w_loop = w_loop + 1.0
+    edge_index = torch.stack([torch.cat([row, loops]), torch.cat([col, loops])])
+    return edge_index, torch.cat([w_edge, w_loop])
+
+
+def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
+                ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Normalised adjacency of every layer, from a sampler's masks.
+
+    Args:
+        graph: the graph the masks index.
+        masks: ``(L, M)`` bool (undirected) or ``(L, 2M)`` bool (``directed=True``
+            samplers, columns of ``graph.edge_index``).
+        method: one of :data:`METHODS` (default ``"AN"``).
+
+    Returns:
+        ``L`` pairs ``(edge_index (2, E_l + N), edge_weight (E_l + N,))``, self-loops
+        included. All layers are normalised in one vectorised pass (stacked as one
+        block-diagonal graph), then split.
+    """
+    method = check_method(method)
+    directed = graph.directed_mask(masks.to(graph.undirected_edges.device))
+    num_layers, n = directed.size(0), graph.num_nodes
+    layer, edge = directed.nonzero(as_tuple=True)
+    ei = graph.edge_index
+    offset = layer * n
+    row, col = ei[0, edge] + offset, ei[1, edge] + offset
+    big_index, big_weight = normalized_weights(row, col, num_layers * n, method)
+    # split back per layer: edges come layer-sorted from nonzero(), then all self-loops
+    per_layer = torch.bincount(layer, minlength=num_layers).tolist()
+    e_idx, l_idx = big_index[:, : row.numel()], big_index[:, row.numel():]
+    e_w, l_w = big_weight[: row.numel()], big_weight[row.numel():]
+    out = []
+    for i, (ix, w) in enumerate(zip(e_idx.split(per_layer, dim=1), e_w.split(per_layer))):
+        loops_ix = l_idx[:, i * n:(i + 1) * n]
+        out.append((torch.cat([ix, loops_ix], dim=1) - i * n,
+                    torch.cat([w, l_w[i * n:(i + 1) * n]])))
+    return out
+
+
+def full_adjacency(graph: Graph, method: str = "AN") -> tuple[torch.Tensor, torch.Tensor]:
+    """The normalised adjacency of the whole graph (evaluation uses the full graph)."""
+    ones = torch.ones(1, graph.num_edges, dtype=torch.bool, device=graph.undirected_edges.device)
+    return adjacencies(graph, ones, method)[0]
+
+
+def to_dense(edge_index: torch.Tensor, edge_weight: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """Dense ``(N, N)`` matrix of an ``(edge_index, edge_weight)`` pair (tests, small graphs)."""
+    out = torch.zeros(num_nodes, num_nodes, dtype=edge_weight.dtype, device=edge_weight.device)
+    out.index_put_((edge_index[0], edge_index[1]), edge_weight, accumulate=True)
+    return out
+
+
+def to_sparse(edge_index: torch.Tensor, edge_weight: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """A torch sparse CSR ``(N, N)`` matrix for fast ``A @ H`` products."""
+    coo = torch.sparse_coo_tensor(edge_index, edge_weight, (num_nodes, num_nodes))
+    return coo.coalesce().to_sparse_csr()
+
+
+def propagate(adj: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """``adj @ h`` for a sparse ``adj`` from :func:`to_sparse`."""
+    return torch.sparse.mm(adj, h)
