@@ -1,0 +1,119 @@
+"""Datasets and splits (SPEC §1 table)."""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+import torch
+
+from dropedge_core import datasets
+from dropedge_core.datasets import DatasetError, DatasetUnavailable
+
+
+def check_graph(g):
+    u, v = g.undirected_edges
+    assert (u < v).all()
+    key = u * g.num_nodes + v
+    assert torch.unique(key).numel() == key.numel()
+    assert g.edge_index.shape == (2, 2 * g.num_edges)
+    torch.testing.assert_close(g.edge_index[:, g.num_edges:], g.edge_index[:, :g.num_edges].flip(0))
+    assert not (g.train_mask & g.val_mask).any() and not (g.val_mask & g.test_mask).any()
+    assert not (g.train_mask & g.test_mask).any()
+    sums = g.x.abs().sum(1)
+    assert torch.all(((sums - 1).abs() < 1e-5) | (sums == 0))
+
+
+@pytest.mark.parametrize("split, sizes", [("semi", (140, 500, 1000)), ("full", (1208, 500, 1000))])
+def test_cora_splits(cora, split, sizes):
+    g = datasets.load("cora", split=split)
+    check_graph(g)
+    assert (g.num_nodes, g.num_edges, g.num_classes) == (2708, 5278, 7)
+    assert (int(g.train_mask.sum()), int(g.val_mask.sum()), int(g.test_mask.sum())) == sizes
+    if split == "full":
+        idx = torch.arange(g.num_nodes)
+        assert torch.equal(g.train_mask, idx < 1208)
+        assert torch.equal(g.val_mask, (idx >= 1208) & (idx < 1708))
+
+
+@pytest.mark.parametrize("split, sizes", [("semi", (120, 500, 1000)), ("full", (1812, 500, 1000))])
+def test_citeseer_splits(citeseer, split, sizes):
+    g = datasets.load("citeseer", split=split)
+    check_graph(g)
+    assert (g.num_nodes, g.num_edges) == (3327, 4552)
+    assert (int(g.train_mask.sum()), int(g.val_mask.sum()), int(g.test_mask.sum())) == sizes
+    featureless = g.x.abs().sum(1) == 0
+    assert int(featureless.sum()) == 15  # kept in the graph ...
+    in_split = g.train_mask | g.val_mask | g.test_mask
+    assert not (featureless & in_split).any()  # ... in no split
+
+
+def test_builtin_datasets():
+    k = datasets.load("karate")
+    check_graph(k)
+    assert (k.num_nodes, k.num_edges, k.num_classes) == (34, 78, 4)
+    c = datasets.load("csbm", num_nodes=300, num_classes=3, seed=1)
+    check_graph(c)
+    assert c.num_nodes == 300
+    per_class = torch.bincount(c.y[c.train_mask], minlength=3)
+    assert per_class.tolist() == [20, 20, 20]
+    assert torch.bincount(c.y[c.val_mask], minlength=3).tolist() == [30, 30, 30]
+    # same seed, same graph; class signal in edges and features
+    again = datasets.load("csbm", num_nodes=300, num_classes=3, seed=1)
+    assert torch.equal(c.undirected_edges, again.undirected_edges)
+    u, v = c.undirected_edges
+    assert (c.y[u] == c.y[v]).float().mean() > 0.5
+
+
+def test_csbm_scales_without_dense_matrix():
+    g = datasets.csbm(num_nodes=50_000, num_classes=5, p_intra=2e-4, p_inter=2e-5, seed=0)
+    assert g.num_nodes == 50_000 and 10_000 < g.num_edges < 200_000
+
+
+def test_unknown_names_list_valid_ones():
+    with pytest.raises(DatasetError, match="unknown dataset 'corra'; valid: cora, citeseer"):
+        datasets.load("corra")
+    with pytest.raises(DatasetError, match="unknown split 'half'"):
+        datasets.load("karate", split="half")
+
+
+def test_availability_listing():
+    rows = {r["name"]: r for r in datasets.available()}
+    assert set(rows) == set(datasets.NAMES)
+    assert rows["karate"]["availability"] == "built-in" and rows["csbm"]["offline"]
+
+
+def test_offline_without_data_is_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("DROPEDGE_DATA", str(tmp_path / "empty"))
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("DROPEDGE_CACHE", str(tmp_path / "cache"))
+    assert datasets.availability("pubmed") == "download"
+    import urllib.request
+
+    def refuse(*args, **kwargs):
+        raise OSError("network unreachable")
+
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    with pytest.raises(DatasetUnavailable, match="not available offline: set DROPEDGE_DATA") as info:
+        datasets.load("pubmed")
+    assert "\n" not in str(info.value)
+
+
+def test_read_only_data_dir_is_never_written(cora, tmp_path, monkeypatch):
+    src = tmp_path / "ro"
+    (src / "Cora" / "raw").mkdir(parents=True)
+    for f in (datasets.data_dir() / "Cora" / "raw").iterdir():
+        (src / "Cora" / "raw" / f.name).write_bytes(f.read_bytes())
+    for p in [src / "Cora" / "raw", src / "Cora", src]:
+        os.chmod(p, stat.S_IRUSR | stat.S_IXUSR)
+    before = sorted(str(p) for p in src.rglob("*"))
+    monkeypatch.setenv("DROPEDGE_DATA", str(src))
+    monkeypatch.setenv("DROPEDGE_CACHE", str(tmp_path / "cache"))
+    try:
+        g = datasets.load("cora")
+        assert g.num_edges == 5278
+        assert sorted(str(p) for p in src.rglob("*")) == before
+        assert (tmp_path / "cache" / "Cora" / "processed").is_dir()
+    finally:
+        for p in [src, src / "Cora", src / "Cora" / "raw"]:
+            os.chmod(p, stat.S_IRWXU)

@@ -1,0 +1,69 @@
+"""Each normalisation against its dense formula (paper appendix table)."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from dropedge_core import normalization, samplers
+from dropedge_core.normalization import NormalizationError, adjacencies, to_dense
+
+from .conftest import random_graph
+
+
+def dense_reference(a: torch.Tensor, method: str) -> torch.Tensor:
+    n = a.size(0)
+    eye = torch.eye(n)
+
+    def inv_sqrt(d):
+        return torch.where(d > 0, d.rsqrt(), torch.zeros_like(d))
+
+    d = a.sum(1)
+    dt = (a + eye).sum(1)
+    na = inv_sqrt(d)[:, None] * a * inv_sqrt(d)[None, :]
+    an = inv_sqrt(dt)[:, None] * (a + eye) * inv_sqrt(dt)[None, :]
+    return {
+        "NA": na,
+        "FOG": eye + na,
+        "AN": an,
+        "ANS": eye + an,
+        "ARW": (a + eye) / dt[:, None],
+    }[method]
+
+
+@pytest.mark.parametrize("method", normalization.METHODS)
+def test_matches_dense_formula(method):
+    g = random_graph(20, 35, seed=1)  # sparse enough to leave isolated nodes after dropping
+    masks = samplers.make("lid", p_min=0.1, p_max=0.9).sample(g, 4, torch.Generator().manual_seed(0))
+    for layer, (ei, w) in enumerate(adjacencies(g, masks, method)):
+        kept = g.undirected_edges[:, masks[layer]]
+        a = torch.zeros(g.num_nodes, g.num_nodes)
+        a[kept[0], kept[1]] = 1.0
+        a[kept[1], kept[0]] = 1.0
+        got = to_dense(ei, w, g.num_nodes)
+        assert torch.isfinite(got).all()
+        torch.testing.assert_close(got, dense_reference(a, method))
+        assert ei.size(1) == 2 * int(masks[layer].sum()) + g.num_nodes  # self-loops included
+
+
+def test_isolated_nodes_give_zero_rows_not_nan():
+    g = random_graph(10, 12)
+    none = torch.zeros(1, g.num_edges, dtype=torch.bool)
+    for method in normalization.METHODS:
+        (ei, w), = adjacencies(g, none, method)
+        got = to_dense(ei, w, g.num_nodes)
+        assert torch.isfinite(got).all()
+        expected = {"NA": 0.0, "FOG": 1.0, "AN": 1.0, "ANS": 2.0, "ARW": 1.0}[method]
+        torch.testing.assert_close(got, torch.eye(g.num_nodes) * expected)
+
+
+def test_sparse_propagation_matches_dense():
+    g = random_graph(15, 30)
+    ei, w = normalization.full_adjacency(g, "AN")
+    h = torch.randn(g.num_nodes, 4)
+    adj = normalization.to_sparse(ei, w, g.num_nodes)
+    torch.testing.assert_close(normalization.propagate(adj, h), to_dense(ei, w, g.num_nodes) @ h)
+
+
+def test_unknown_method():
+    with pytest.raises(NormalizationError, match="valid: NA, FOG, AN, ANS, ARW"):
+        normalization.check_method("sym")
