@@ -77,7 +77,7 @@ class Graph:
             raise GraphError(f"mask width {masks.size(-1)} matches neither M={m} nor 2M={2 * m}")
         return torch.cat([masks, masks], dim=-1)
 
-    def to(self, device: torch.device | str) -> "Graph":
+    def to(self, device: torch.device | str) -> Graph:
         """A copy with every tensor on ``device`` (the memo is not carried)."""
         return Graph(
             name=self.name,

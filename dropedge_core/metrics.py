@@ -45,6 +45,8 @@ def _layer_operators(graph: Graph, masks: torch.Tensor) -> list[torch.Tensor]:
 def _reach_counts(graph: Graph, masks: torch.Tensor, sources: torch.Tensor) -> torch.Tensor:
     """``(L, S)``: for each layer ``l`` and source ``s``, the non-zeros of row ``s`` of
     ``Π_{i=0..l} (A^(i) + I)``."""
+    if graph.undirected_edges.device.type == "cpu":
+        return _reach_counts_scipy(graph, masks, sources)
     n = graph.num_nodes
     reach_t = torch.zeros(n, sources.numel(), device=graph.undirected_edges.device)
     reach_t[sources, torch.arange(sources.numel(), device=reach_t.device)] = 1.0
@@ -54,6 +56,35 @@ def _reach_counts(graph: Graph, masks: torch.Tensor, sources: torch.Tensor) -> t
         reach_t = (torch.sparse.mm(op, reach_t) > 0).float()
         counts.append(reach_t.sum(0))
     return torch.stack(counts)
+
+
+def _reach_counts_scipy(graph: Graph, masks: torch.Tensor, sources: torch.Tensor) -> torch.Tensor:
+    """CPU path of :func:`_reach_counts`, same result, with scipy's sparse products.
+
+    torch's CPU ``sparse.mm`` is OpenMP-parallel and stalls when the cores are shared
+    (another process, or training in the app's background thread): 16 Cora layers x 256
+    sources took 0.62 s with 2 busy threads vs 0.09 s here; exact mode (2708 sources)
+    is also ~2x faster here (0.26 s vs 0.51 s single-threaded torch).
+    """
+    import numpy as np
+    from scipy.sparse import csr_matrix
+
+    directed = graph.directed_mask(masks.cpu()).numpy()
+    ei = graph.edge_index.cpu().numpy()
+    n, s = graph.num_nodes, sources.numel()
+    loops = np.arange(n)
+    reach_t = np.zeros((n, s), dtype=np.float32)
+    reach_t[sources.cpu().numpy(), np.arange(s)] = 1.0
+    counts = np.empty((directed.shape[0], s), dtype=np.float64)
+    for layer, row in enumerate(directed):  # a loop over layers
+        kept = ei[:, row]
+        # (A + I)^T acts on R^T, as in _layer_operators; duplicate entries only add up
+        op = csr_matrix((np.ones(kept.shape[1] + n, dtype=np.float32),
+                         (np.concatenate([kept[1], loops]), np.concatenate([kept[0], loops]))),
+                        shape=(n, n))
+        reach_t = (op @ reach_t > 0).astype(np.float32)
+        counts[layer] = reach_t.sum(0)
+    return torch.from_numpy(counts)
 
 
 def edge_numbers(graph: Graph, masks: torch.Tensor) -> list[int]:

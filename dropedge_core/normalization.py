@@ -43,29 +43,12 @@ def normalized_weights(row: torch.Tensor, col: torch.Tensor, num_nodes: int,
     """Normalise one adjacency given by its directed entries ``(row, col)`` (no self-loops).
 
     Returns ``(edge_index, edge_weight)`` with the ``N`` self-loop entries appended.
-    ``num_nodes`` may be a multiple of the graph's ``N`` (several layers stacked as a
-    block-diagonal graph).
     """
     method = check_method(method)
-    device = row.device
-    deg = torch.zeros(num_nodes, dtype=torch.float32, device=device)
-    deg.scatter_add_(0, row, torch.ones(row.numel(), dtype=torch.float32, device=device))
-    loops = torch.arange(num_nodes, device=device)
-    augmented = method in ("AN", "ANS", "ARW")
-    d = deg + 1.0 if augmented else deg
-    if method == "ARW":
-        d_inv = d.reciprocal()
-        w_edge = d_inv[row]
-        w_loop = d_inv
-    else:
-        # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, so a zero row, not inf
-        d_isqrt = torch.where(d > 0, d.rsqrt(), torch.zeros_like(d))
-        w_edge = d_isqrt[row] * d_isqrt[col]
-        w_loop = d_isqrt * d_isqrt if augmented else torch.zeros_like(d)
-    if method in ("FOG", "ANS"):
-        w_loop = w_loop + 1.0
+    deg = torch.bincount(row, minlength=num_nodes).float()
+    loops = torch.arange(num_nodes, device=row.device)
     edge_index = torch.stack([torch.cat([row, loops]), torch.cat([col, loops])])
-    return edge_index, torch.cat([w_edge, w_loop])
+    return edge_index, _weights(deg, row, col, method)
 
 
 def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
@@ -86,21 +69,40 @@ def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
     method = check_method(method)
     directed = graph.directed_mask(masks.to(graph.undirected_edges.device))
     num_layers, n = directed.size(0), graph.num_nodes
-    layer, edge = directed.nonzero(as_tuple=True)
+    device = directed.device
     ei = graph.edge_index
-    offset = layer * n
-    row, col = ei[0, edge] + offset, ei[1, edge] + offset
-    big_index, big_weight = normalized_weights(row, col, num_layers * n, method)
-    # split back per layer: edges come layer-sorted from nonzero(), then all self-loops
-    per_layer = torch.bincount(layer, minlength=num_layers).tolist()
-    e_idx, l_idx = big_index[:, : row.numel()], big_index[:, row.numel():]
-    e_w, l_w = big_weight[: row.numel()], big_weight[row.numel():]
-    out = []
-    for i, (ix, w) in enumerate(zip(e_idx.split(per_layer, dim=1), e_w.split(per_layer))):
-        loops_ix = l_idx[:, i * n:(i + 1) * n]
-        out.append((torch.cat([ix, loops_ix], dim=1) - i * n,
-                    torch.cat([w, l_w[i * n:(i + 1) * n]])))
-    return out
+    loops = torch.arange(n, device=device)
+    # Entry list shared by all layers: the 2M directed edges, then the N self-loops.
+    entries = torch.cat([ei, loops.expand(2, n)], dim=1)
+    kept = torch.cat([directed, torch.ones(num_layers, n, dtype=torch.bool, device=device)], dim=1)
+    # Degrees of every layer in one product: (L, 2M) kept directions into their rows.
+    deg = torch.zeros(num_layers, n, device=device).index_add_(1, ei[0], directed.float())
+    weight = _weights(deg, ei[0], ei[1], method, dim=1)  # (L, 2M + N), dropped entries too
+    # nonzero() of the row-major (L, 2M + N) mask lists each layer's kept edges, then its
+    # self-loops, layer after layer: gather once, split into per-layer views.
+    layer, entry = kept.nonzero(as_tuple=True)
+    index, values = entries[:, entry], weight[layer, entry]
+    sizes = kept.sum(1).tolist()
+    return list(zip(index.split(sizes, dim=1), values.split(sizes)))
+
+
+def _weights(deg: torch.Tensor, row: torch.Tensor, col: torch.Tensor, method: str,
+             dim: int = 0) -> torch.Tensor:
+    """Entry weights ``[edges..., self-loops of every node]`` from the degrees ``deg`` of
+    the kept adjacency; ``deg`` may carry leading layer dimensions (then ``dim=1``)."""
+    augmented = method in ("AN", "ANS", "ARW")
+    d = deg + 1.0 if augmented else deg
+    if method == "ARW":
+        d_inv = d.reciprocal()
+        w_edge, w_loop = d_inv.index_select(dim, row), d_inv
+    else:
+        # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, so a zero row, not inf
+        d_isqrt = torch.where(d > 0, d.rsqrt(), torch.zeros_like(d))
+        w_edge = d_isqrt.index_select(dim, row) * d_isqrt.index_select(dim, col)
+        w_loop = d_isqrt * d_isqrt if augmented else torch.zeros_like(d)
+    if method in ("FOG", "ANS"):
+        w_loop = w_loop + 1.0
+    return torch.cat([w_edge, w_loop], dim=dim)
 
 
 def full_adjacency(graph: Graph, method: str = "AN") -> tuple[torch.Tensor, torch.Tensor]:
