@@ -1,0 +1,211 @@
+"""Tuning ``p_min`` / ``p_max`` (and optionally lr, dropout, weight decay) with Optuna.
+
+The paper picks its sampling rates by random search over ``p_min`` and ``p_max'``
+(appendix, "Hyper-parameters"); here an Optuna study does it, TPE by default, random
+search as an option, maximising **validation** accuracy; the test accuracy of each
+trial (at its best validation epoch) is kept as a user attribute and reported for the
+best trial only.
+
+The search is over the paper's parametrisation ``(p_min, p_max')`` with
+``p_max = p_min + p_max' (1 - p_min)``, so every point satisfies ``p_min <= p_max``;
+``p_max`` is stored on each trial as a user attribute.
+
+Pruning: the trainer's per-epoch events feed ``trial.report(val_acc, epoch)``; when
+the pruner says so, the run is stopped through the trainer's stop flag and the trial
+is marked pruned.
+
+Storage: an Optuna storage URL (``sqlite:///results/tuning.sqlite`` by default).
+Several worker processes started with the same storage and study name share one study:
+each asks the storage for its next trial, so ``N`` workers with ``--trials 4`` finish
+``4 N`` trials. A PostgreSQL or MySQL URL (``postgresql://user:pw@host/db``) lets
+workers on many machines share one study.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import optuna
+import pandas as pd
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from .samplers import p_max_from_prime
+from .training import ConfigError, TrainConfig, train
+
+DEFAULT_STORAGE = "sqlite:///results/tuning.sqlite"
+OPTIONAL_PARAMS = ("lr", "dropout", "weight_decay")
+
+
+class TuningError(ValueError):
+    """Bad tuning arguments (sampler name, storage URL, parameter names)."""
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """What a trial draws. ``p_min`` and ``p_max'`` always; the others when listed in
+    ``extra`` (subset of :data:`OPTIONAL_PARAMS`)."""
+
+    p_min: tuple[float, float] = (0.05, 1.0)
+    p_max_prime: tuple[float, float] = (0.0, 1.0)
+    extra: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = set(self.extra) - set(OPTIONAL_PARAMS)
+        if unknown:
+            raise TuningError(f"unknown tuning parameter(s) {sorted(unknown)}; valid: "
+                              f"{', '.join(OPTIONAL_PARAMS)}")
+        for name, (low, high) in (("p_min", self.p_min), ("p_max_prime", self.p_max_prime)):
+            if not 0.0 <= low <= high <= 1.0:
+                raise TuningError(f"{name} range must satisfy 0 <= low <= high <= 1 (got {low}, {high})")
+
+    def suggest(self, trial: optuna.Trial) -> dict:
+        """Draw one point; returns :class:`TrainConfig` field values."""
+        p_min = trial.suggest_float("p_min", *self.p_min)
+        prime = trial.suggest_float("p_max_prime", *self.p_max_prime)
+        values = {"p_min": p_min, "p_max": min(1.0, p_max_from_prime(p_min, prime))}
+        if "lr" in self.extra:
+            values["lr"] = trial.suggest_float("lr", 1e-3, 5e-2, log=True)
+        if "dropout" in self.extra:
+            values["dropout"] = trial.suggest_float("dropout", 0.0, 0.8)
+        if "weight_decay" in self.extra:
+            values["weight_decay"] = trial.suggest_float("weight_decay", 1e-6, 1e-2, log=True)
+        return values
+
+
+def make_sampler(name: str = "tpe", seed: int | None = None) -> optuna.samplers.BaseSampler:
+    """``"tpe"`` (default) or ``"random"`` (the paper's random search)."""
+    key = str(name).strip().lower()
+    if key == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if key == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    raise TuningError(f"unknown search {name!r}; valid: tpe, random")
+
+
+def resolve_storage(storage: str | None) -> str:
+    """A storage URL; a bare file path means SQLite at that path. Creates the SQLite
+    file's directory."""
+    url = storage or DEFAULT_STORAGE
+    if "://" not in url:
+        url = f"sqlite:///{url}"
+    if url.startswith("sqlite:///"):
+        path = Path(url[len("sqlite:///"):])
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return url
+
+
+def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
+               seed: int | None = None, pruner: bool = True) -> optuna.Study:
+    """Create the study, or join it when another worker already created it.
+
+    Workers starting at the same moment race to create the storage's tables; the loser
+    gets an ``OperationalError`` and simply tries again (the tables then exist).
+    """
+    url = resolve_storage(storage)
+    sampler = make_sampler(search, seed)
+    for attempt in range(10):
+        try:
+            rdb = optuna.storages.RDBStorage(
+                url, engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {})
+            return optuna.create_study(
+                study_name=study_name, storage=rdb, direction="maximize", sampler=sampler,
+                pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=20) if pruner
+                else optuna.pruners.NopPruner(),
+                load_if_exists=True)
+        except (OperationalError, IntegrityError, optuna.exceptions.DuplicatedStudyError):
+            if attempt == 9:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def objective(base: TrainConfig, space: SearchSpace, graph=None,
+              stop_event: threading.Event | None = None) -> Callable[[optuna.Trial], float]:
+    """The Optuna objective: train ``base`` with the trial's values, return the best
+    validation accuracy; report every epoch's validation accuracy for pruning."""
+
+    def run(trial: optuna.Trial) -> float:
+        values = space.suggest(trial)
+        config = base.replace(**values)
+        trial.set_user_attr("p_max", config.p_max)
+        halt = threading.Event()
+        pruned = {"flag": False}
+
+        def on_event(event: dict) -> None:
+            if event["type"] != "epoch":
+                return
+            trial.report(event["val_acc"], event["epoch"])
+            if trial.should_prune():
+                pruned["flag"] = True
+                halt.set()
+            if stop_event is not None and stop_event.is_set():
+                halt.set()
+
+        result = train(config, graph=graph, on_event=on_event, stop_event=halt)
+        trial.set_user_attr("test_acc", result.test_acc)
+        trial.set_user_attr("best_epoch", result.best_epoch)
+        trial.set_user_attr("reason", result.reason)
+        if pruned["flag"]:
+            raise optuna.TrialPruned()
+        if result.best_val_acc is None or (stop_event is not None and stop_event.is_set()):
+            raise optuna.TrialPruned()  # nothing to report: stopped or diverged at once
+        return result.best_val_acc
+
+    return run
+
+
+def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None = None,
+         search: str = "tpe", seed: int | None = None, space: SearchSpace | None = None,
+         graph=None, stop_event: threading.Event | None = None, pruner: bool = True,
+         callbacks: list | None = None, include_base: bool = False) -> optuna.Study:
+    """Run ``n_trials`` trials of this worker on the shared study; return the study.
+
+    ``stop_event`` stops after the current trial (the running one is cut short).
+    ``include_base`` queues ``base``'s own ``(p_min, p_max)`` as a trial of a new study,
+    so the search starts from the current setting and its best is never worse.
+    """
+    if not isinstance(n_trials, int) or n_trials < 1:
+        raise TuningError(f"trials must be a positive integer (got {n_trials!r})")
+    study = open_study(study_name, storage, search, seed, pruner)
+    if include_base and not study.get_trials(deepcopy=False):
+        prime = 0.0 if base.p_min >= 1.0 else (base.p_max - base.p_min) / (1.0 - base.p_min)
+        study.enqueue_trial({"p_min": base.p_min, "p_max_prime": prime}, skip_if_exists=True)
+    cbs = list(callbacks or [])
+    if stop_event is not None:
+        cbs.append(lambda study, trial: study.stop() if stop_event.is_set() else None)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study.optimize(objective(base, space or SearchSpace(), graph, stop_event),
+                   n_trials=n_trials, callbacks=cbs, catch=(ConfigError,))
+    return study
+
+
+def trials_frame(study: optuna.Study) -> pd.DataFrame:
+    """One row per trial: number, state, val_acc, test_acc, p_min, p_max, p_max', ...."""
+    rows = []
+    for t in study.get_trials(deepcopy=False):
+        row = {"trial": t.number, "state": t.state.name,
+               "val_acc": t.value if t.value is not None else math.nan,
+               "test_acc": t.user_attrs.get("test_acc"),
+               "p_min": t.params.get("p_min"), "p_max": t.user_attrs.get("p_max"),
+               "p_max_prime": t.params.get("p_max_prime"),
+               "best_epoch": t.user_attrs.get("best_epoch")}
+        row.update({k: v for k, v in t.params.items() if k in OPTIONAL_PARAMS})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def best_summary(study: optuna.Study) -> dict | None:
+    """The best finished trial: its values, validation and test accuracy (``None`` if none)."""
+    done = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.COMPLETE]
+    if not done:
+        return None
+    best = study.best_trial
+    return {"trial": best.number, "val_acc": best.value, "test_acc": best.user_attrs.get("test_acc"),
+            "p_min": best.params["p_min"], "p_max": best.user_attrs.get("p_max"),
+            "p_max_prime": best.params["p_max_prime"],
+            **{k: v for k, v in best.params.items() if k in OPTIONAL_PARAMS},
+            "finished_trials": len(done)}
