@@ -1,0 +1,94 @@
+"""Edge sampler: which edges each layer keeps (SPEC §3.2)."""
+from __future__ import annotations
+
+import streamlit as st
+
+import app_shared as ui
+from dropedge_core import experiments, figures, samplers
+from dropedge_core.layout import WHOLE_GRAPH_MAX_NODES
+
+# a weighted sampler is shown beside its uniform twin (and vice versa)
+TWIN = {"dropedge++": "lid", "lid": "dropedge++", "fd": "dropedge", "dropedge": "fd"}
+
+sel = ui.selection()
+st.title("Edge sampler")
+graph = ui.current_graph(sel)
+if graph is None:
+    st.stop()
+st.caption(ui.data_source(graph))
+sampler = samplers.make(sel.sampler, p_min=sel.p_min, p_max=sel.p_max)
+
+c1, c2, c3, c4 = st.columns([1.2, 1.2, 1, 1])
+weighted = sampler.weighting == "kernel"
+kernel = c1.selectbox("Kernel (FD / DropEdge++)", samplers.KERNELS, key="kernel",
+                      disabled=not weighted,
+                      help="Weight of an edge from its end points' features: linear x_u·x_v, "
+                           "poly (x_u·x_v)², rbf exp(-6‖x_u−x_v‖²), reverse 1 − x_u·x_v.")
+big = graph.num_nodes > WHOLE_GRAPH_MAX_NODES
+hops = c2.slider("Neighbourhood hops", 1, 3, 2, key="hops", disabled=not big,
+                 help="Big graphs are drawn as the k-hop neighbourhood of one node.")
+max_nodes = 300
+if big:
+    center_default = ui.cached_default_center(graph, ui.graph_key(sel), hops, max_nodes)
+    center = c3.number_input("Centre node", 0, graph.num_nodes - 1, center_default,
+                             key=f"center_{sel.dataset}",
+                             help="The drawn part: this node's k-hop neighbourhood "
+                                  f"(at most {max_nodes} nodes, nearer hops first).")
+else:
+    center = None
+    c3.caption(f"{graph.num_nodes} nodes: drawn whole.")
+st.session_state.setdefault("draw", 0)
+if c4.button("Resample", help="Draw new masks (same seed, next draw)."):
+    st.session_state["draw"] += 1
+draw = st.session_state["draw"]
+c4.caption(f"seed {sel.seed} · draw #{draw}")
+
+lay = ui.cached_layout(graph, ui.graph_key(sel), center, hops, max_nodes)
+masks = experiments.sample_masks(graph, sel.sampler, sel.layers, sel.p_min, sel.p_max,
+                                 sel.seed, kernel, draw)
+weights = samplers.make(sel.sampler, p_min=sel.p_min, p_max=sel.p_max,
+                        kernel=kernel).weights(graph)
+
+animate = st.toggle("Animate over the layers (Plotly frames, play button)", key="animate")
+if animate:
+    fig = figures.layer_edges_animation(graph, masks, lay, weights=weights, sampler=sel.sampler)
+else:
+    if st.session_state.get("edge_layer", 0) > sel.layers - 1:  # fewer layers picked
+        st.session_state["edge_layer"] = sel.layers - 1
+    layer = st.slider("Layer (0 = input)", 0, max(sel.layers - 1, 1), key="edge_layer",
+                      disabled=sel.layers == 1)
+    fig = figures.layer_edges(graph, masks, lay, layer, weights=weights, sampler=sel.sampler)
+st.plotly_chart(fig, key="edges")
+where = (f"the {hops}-hop neighbourhood of node {lay.center} ({lay.num_nodes} nodes"
+         f"{', cut at the cap' if lay.truncated else ''}, {lay.edge_ids.size} edges)"
+         if lay.center is not None else f"the whole graph ({lay.num_nodes} nodes)")
+st.caption(
+    f"Drawn: {where}; positions fixed across layers and samples. Dotted grey: dropped at "
+    "this layer. " + ("Kept edges are coloured by kernel weight (dark = similar "
+                      "features, drawn more often)." if weighted else
+                      f"Kept edges in the {figures.sampler_label(sel.sampler)} colour.")
+    + (" Karate's features are one-hot node ids, so every kernel weight is the same."
+       if weighted and sel.dataset == "karate" else ""))
+
+left, right = st.columns(2)
+with left:
+    counts = experiments.keep_counts_by_sampler(graph, samplers.NAMES, sel.layers, sel.p_min,
+                                                sel.p_max)
+    st.plotly_chart(figures.keep_counts_bar(counts, graph.num_edges), key="counts")
+    st.caption("LI, LID and DropEdge++ grow from p_min·M at the input to p_max·M at the top; "
+               "LDD mirrors them; DropEdge and FD keep (p_min + p_max)/2 · M everywhere.")
+with right:
+    st.plotly_chart(figures.nesting_heatmap(masks, sel.sampler), key="nesting")
+    st.caption("LID / DropEdge++ keep every layer's edges in all layers above (1 on and above "
+               "the diagonal); LDD nests the other way; LI overlaps only by chance; DropEdge "
+               "and FD share one sample (all 1).")
+
+twin = TWIN.get(sel.sampler)
+names = [sel.sampler] + ([twin] if twin else [])
+shares = {n: masks if n == sel.sampler else
+          experiments.sample_masks(graph, n, sel.layers, sel.p_min, sel.p_max, sel.seed, kernel, draw)
+          for n in names}
+st.plotly_chart(figures.intra_inter_share(graph, shares), key="shares")
+st.caption("Share of the intra-class and inter-class edges that each layer keeps. Uniform "
+           "samplers keep both at the same rate; the feature-dependent ones (FD, DropEdge++) "
+           "favour intra-class edges when features carry the class (csbm, Cora, CiteSeer).")

@@ -1,0 +1,44 @@
+"""The paper's reported numbers (``assets/reference/*.csv``), as DataFrames.
+
+These are facts from "Structure-Aware DropEdge Towards Deep Graph Convolutional
+Networks" (DropEdge++): the MEN table of the appendix and the accuracy-by-depth
+tables. Each loader adds ``dataset_key`` (our dataset name, e.g. ``"citeseer"`` for
+the paper's "Citeseer") and lower-cases sampler names, so rows join with measured ones.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+#: ``assets/reference`` of the repository.
+REFERENCE_DIR = Path(__file__).resolve().parent.parent / "assets" / "reference"
+
+
+def dataset_key(paper_name: str) -> str:
+    """Our dataset key for a paper dataset name: ``"Coauthor CS"`` -> ``"coauthor-cs"``."""
+    return str(paper_name).strip().lower().replace(" ", "-")
+
+
+def _read(name: str, directory: Path | None = None) -> pd.DataFrame:
+    path = (directory or REFERENCE_DIR) / name
+    if not path.is_file():
+        raise FileNotFoundError(f"paper reference table {path} is missing")
+    df = pd.read_csv(path)
+    if "dataset" in df:
+        df["dataset_key"] = df["dataset"].map(dataset_key)
+    if "sampler" in df:
+        df["sampler"] = df["sampler"].str.strip().str.lower()
+    return df
+
+
+def paper_men(directory: Path | None = None) -> pd.DataFrame:
+    """The paper's MEN table (appendix, 10 runs, ``p_min = 0.05``, ``p_max = 1.0``):
+    columns ``dataset, sampler, layers, men, dataset_key``."""
+    return _read("paper_men.csv", directory)
+
+
+def paper_accuracy_by_depth(directory: Path | None = None) -> pd.DataFrame:
+    """The paper's test accuracy (%) by depth: ``setting, dataset, backbone, sampler,
+    layers, test_accuracy, dataset_key``."""
+    return _read("paper_accuracy_by_depth.csv", directory)

@@ -1,0 +1,219 @@
+"""The app in a real browser: ``streamlit run app.py`` + Debian's chromium via Playwright.
+
+Every page is opened, its Plotly charts must draw, no exception box may show, and a
+screenshot of each page goes to ``tests/screenshots/`` (gitignored); the main ones are
+copied to ``docs/screenshots/`` for the README. Skipped, with the reason, when
+Playwright or chromium is missing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHOTS = REPO / "tests" / "screenshots"
+DOCS_SHOTS = REPO / "docs" / "screenshots"
+CHROMIUM = os.environ.get("DROPEDGE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TIMEOUT_MS = 120_000
+
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    sync_playwright = None
+
+pytestmark = [
+    pytest.mark.skipif(sync_playwright is None, reason="playwright (python) is not installed"),
+    pytest.mark.skipif(not Path(CHROMIUM).is_file(),
+                       reason=f"chromium not found at {CHROMIUM} (apt-get install chromium)"),
+]
+
+# (url path, title shown, plotly charts expected at least, screenshot name)
+PAGES = [
+    ("", "DropEdge++ Explorer", 1, "home"),
+    ("edge_sampler", "Edge sampler", 4, "edge_sampler"),
+    ("men_explorer", "MEN explorer", 2, "men_explorer"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A Streamlit server on a free port, stopped (by its pid) after the module."""
+    port = _free_port()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    log = open(SHOTS / "streamlit.log", "w")
+    env = dict(os.environ, DROPEDGE_TORCH_THREADS="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "localhost",
+         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://localhost:{port}"
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                pytest.fail(f"streamlit did not start; see {SHOTS / 'streamlit.log'}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+        pg.set_default_timeout(TIMEOUT_MS)
+        yield pg
+        browser.close()
+
+
+def _wait_idle(pg, charts: int) -> None:
+    """Wait until the script run is over (``stApp``'s ``data-test-script-state``), no
+    element is stale or spinning, and ``charts`` Plotly charts are drawn."""
+    pg.wait_for_function(
+        "n => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state')"
+        " === 'notRunning' && !document.querySelector('[data-stale=true], [data-testid=stSpinner]')"
+        " && document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot').length >= n",
+        arg=charts, timeout=TIMEOUT_MS)
+    pg.wait_for_timeout(400)  # Plotly finishes drawing
+
+
+def _wait_main_text(pg, text: str) -> None:
+    """Wait until the main area (not the sidebar) shows ``text``."""
+    pg.wait_for_function(
+        "t => (document.querySelector('[data-testid=stMain]')?.innerText || '').includes(t)",
+        arg=text, timeout=TIMEOUT_MS)
+
+
+def _no_exception(pg) -> None:
+    boxes = pg.locator("[data-testid=stException]")
+    assert boxes.count() == 0, boxes.first.inner_text()
+
+
+def _screenshot(pg, name: str, docs: bool = False) -> Path:
+    """A screenshot of the whole page: the viewport is stretched to the content first
+    (Streamlit scrolls inside its main block, so a full-page shot alone would cut it)."""
+    height = pg.evaluate(
+        "Math.max(document.querySelector('[data-testid=stMainBlockContainer]').scrollHeight + 120,"
+        " document.querySelector('[data-testid=stSidebarContent]')?.scrollHeight || 0)")
+    pg.set_viewport_size({"width": 1400, "height": int(min(max(height, 800), 6000))})
+    pg.wait_for_timeout(600)  # charts resize to the new viewport
+    path = SHOTS / f"{name}.png"
+    pg.screenshot(path=str(path), full_page=True)
+    pg.set_viewport_size({"width": 1400, "height": 1000})
+    if docs:
+        DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, DOCS_SHOTS / path.name)
+    return path
+
+
+def _pick(pg, label: str, option_text: str) -> None:
+    """Choose ``option_text`` in the sidebar selectbox labelled ``label``."""
+    box = pg.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text=label)
+    box.click()
+    pg.get_by_role("option").filter(has_text=option_text).first.click()
+
+
+def _record(name: str, seconds: float) -> None:
+    path = SHOTS / "timings.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[name] = round(seconds, 2)
+    path.write_text(json.dumps(data, indent=1))
+
+
+@pytest.mark.parametrize("path,title,charts,shot", PAGES, ids=[p[3] for p in PAGES])
+def test_page_renders(page, server, path, title, charts, shot):
+    t0 = time.time()
+    page.goto(f"{server}/{path}")
+    _wait_idle(page, charts)
+    _record(f"{shot} (karate, first load)", time.time() - t0)
+    assert page.get_by_role("heading", name=title).count() >= 1
+    _no_exception(page)
+    assert page.locator("[data-testid=stPlotlyChart] .js-plotly-plot").count() >= charts
+    _screenshot(page, shot, docs=True)
+
+
+def test_cora_across_pages(page, server):
+    """Cora picked on Home stays picked on the other pages; each renders its charts."""
+    page.goto(server)
+    _wait_idle(page, 1)
+    t0 = time.time()
+    _pick(page, "Dataset", "cora")
+    _wait_main_text(page, "Data: cora")
+    _wait_idle(page, 1)
+    _record("home (cora, first load of Cora)", time.time() - t0)
+    _no_exception(page)
+    _screenshot(page, "home_cora")
+    for label, shot, charts in (("Edge sampler", "edge_sampler_cora", 4),
+                                ("MEN explorer", "men_explorer_cora", 3)):
+        t0 = time.time()
+        page.get_by_test_id("stSidebarNav").get_by_text(label, exact=True).click()
+        _wait_main_text(page, label)
+        _wait_main_text(page, "Data: cora")  # the shared picker kept its value
+        _wait_idle(page, charts)
+        _record(f"{shot}", time.time() - t0)
+        _no_exception(page)
+        _screenshot(page, shot, docs=True)
+
+
+def test_weighted_sampler_on_csbm(page, server):
+    """csbm + DropEdge++: kept edges in kernel-weight bins; screenshot for the docs."""
+    page.goto(f"{server}/edge_sampler")
+    _wait_idle(page, 4)
+    _pick(page, "Dataset", "csbm")
+    _wait_main_text(page, "Data: csbm")
+    _wait_idle(page, 4)
+    _no_exception(page)
+    legend = page.locator("[data-testid=stPlotlyChart]").first.inner_text()
+    assert "weight" in legend
+    _screenshot(page, "edge_sampler_csbm", docs=True)
+    # the animation: Plotly's own layer slider and play button
+    page.get_by_text("Animate over the layers").click()
+    page.wait_for_selector("[data-testid=stPlotlyChart] .slider-container", timeout=TIMEOUT_MS)
+    _wait_idle(page, 4)
+    _no_exception(page)
+    page.locator("[data-testid=stPlotlyChart] .updatemenu-button").first.click()  # play
+    page.wait_for_timeout(1500)
+    _no_exception(page)
+    _screenshot(page, "edge_sampler_animation")
+
+
+def test_unavailable_dataset_is_an_error_not_a_traceback(page, server):
+    page.goto(server)
+    _wait_idle(page, 1)
+    _pick(page, "Dataset", "pubmed")
+    page.wait_for_selector("[data-testid=stAlertContentError]", timeout=TIMEOUT_MS)
+    _wait_idle(page, 0)
+    _no_exception(page)
+    assert "pubmed" in page.get_by_test_id("stAlertContentError").first.inner_text()
+    _screenshot(page, "unavailable_dataset")
