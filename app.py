@@ -67,6 +67,8 @@ PAGES = [
     st.Page(home, title="Home", icon=":material/home:", default=True),
     st.Page("app_pages/edge_sampler.py", title="Edge sampler", icon=":material/hub:"),
     st.Page("app_pages/men_explorer.py", title="MEN explorer", icon=":material/stacked_line_chart:"),
+    st.Page("app_pages/live_training.py", title="Live training", icon=":material/model_training:"),
+    st.Page("app_pages/tuning.py", title="Tuning", icon=":material/tune:"),
 ]
 
 st.set_page_config(page_title="DropEdge++ Explorer", page_icon=":material/hub:", layout="wide")

@@ -834,3 +834,71 @@ def tuning_surface(trials: pd.DataFrame, x: str = "p_min", y: str = "p_max",
     fig.update_xaxes(title=f"{x} (keep rate, fraction of edges)", range=[0, 1])
     fig.update_yaxes(title=f"{y} (keep rate, fraction of edges)", range=[0, 1])
     return fig
+
+
+def men_over_training(diag_events: Mapping[str, pd.DataFrame | Sequence[Mapping]],
+                      samplers: Mapping[str, str] | None = None) -> go.Figure:
+    """MEN of each epoch's sampled layers over training, several runs overlaid.
+
+    Args:
+        diag_events: ``{run label: events}`` with ``epoch`` and ``men`` (the trainer's
+            ``diagnostics`` events; other event types are skipped); a ``men_stderr``
+            column (estimated MEN on big graphs) is drawn as error bars.
+        samplers: ``{run label: sampler}`` for the colours (as in :func:`training_curves`).
+
+    The MEN of the paper's Definition 1 for the masks drawn at that epoch: NoDrop's is
+    the full graph's (flat), LID/DropEdge++ stay below DropEdge at equal keep rates.
+    """
+    fig = go.Figure()
+    values: list[float] = []
+    for label, events in diag_events.items():
+        df = _as_frame(events, "diagnostics")
+        if "men" not in df or df["men"].isna().all():
+            continue
+        df = df[df["men"].notna()]
+        values.extend(df["men"].astype(float))
+        stderr = df["men_stderr"].astype(float) if "men_stderr" in df else None
+        fig.add_trace(go.Scatter(
+            x=df["epoch"], y=df["men"].astype(float), mode="lines+markers", name=str(label),
+            line=dict(color=sampler_color(_run_sampler(label, df, samplers)), width=1.6),
+            marker=dict(size=4),
+            error_y=dict(type="data", array=stderr, visible=True) if stderr is not None else None,
+            hovertemplate=f"{label} · epoch %{{x}}<br>MEN %{{y:.4g}} node pairs<extra></extra>"))
+    _base_layout(fig, "MEN of each epoch's sample (Definition 1)")
+    fig.update_xaxes(title="epoch")
+    fig.update_yaxes(title="MEN (node pairs, log scale)", **_log_axis(values or [1.0]))
+    return fig
+
+
+def tuning_history(trials: pd.DataFrame, value: str = "val_acc") -> go.Figure:
+    """A study's progress: each finished trial's validation accuracy and the best so far.
+
+    Args:
+        trials: one row per trial (:func:`dropedge_core.tuning.trials_frame`): ``trial``
+            (number), ``state`` and ``value`` (fraction or %); pruned or failed trials
+            (no value) are marked on the axis.
+    """
+    t = trials.sort_values("trial") if "trial" in trials else trials
+    done = t.dropna(subset=[value])
+    fig = go.Figure()
+    z = _percent(done[value]) if len(done) else done[value].astype(float)
+    fig.add_trace(go.Scatter(
+        x=done["trial"], y=z, mode="markers", name="trial",
+        marker=dict(color=SAMPLER_COLORS["dropedge"], size=8),
+        hovertemplate="trial %{x}<br>validation accuracy %{y:.2f}%<extra></extra>"))
+    fig.add_trace(go.Scatter(
+        x=done["trial"], y=z.cummax(), mode="lines", name="best so far",
+        line=dict(color="#d62728", width=2, shape="hv"),
+        hovertemplate="after trial %{x}<br>best validation accuracy %{y:.2f}%<extra></extra>"))
+    other = t[t[value].isna()] if len(t) else t
+    if len(other):
+        low = float(z.min()) if len(z) else 0.0
+        states = other["state"].astype(str).str.lower() if "state" in other else ["no value"] * len(other)
+        fig.add_trace(go.Scatter(
+            x=other["trial"], y=[low] * len(other), mode="markers", name="pruned / stopped",
+            marker=dict(symbol="x", color=DROPPED_COLOR, size=8), customdata=list(states),
+            hovertemplate="trial %{x}: %{customdata}<extra></extra>"))
+    _base_layout(fig, "Study progress: validation accuracy per trial")
+    fig.update_xaxes(title="trial number")
+    fig.update_yaxes(title="validation accuracy (%)")
+    return fig

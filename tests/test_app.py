@@ -181,7 +181,7 @@ def test_unavailable_dataset_is_a_message(tmp_path, monkeypatch):
     at.selectbox(key="dataset").select("pubmed").run()
     _ok(at)
     assert at.error and "pubmed" in at.error[0].value
-    for page in (EDGE_PAGE, MEN_PAGE):
+    for page in (EDGE_PAGE, MEN_PAGE, "app_pages/live_training.py", "app_pages/tuning.py"):
         at.switch_page(page).run()
         _ok(at)
         assert at.error and not at.get("plotly_chart")

@@ -58,7 +58,9 @@ def server():
     port = _free_port()
     SHOTS.mkdir(parents=True, exist_ok=True)
     log = open(SHOTS / "streamlit.log", "w")
-    env = dict(os.environ, DROPEDGE_TORCH_THREADS="1")
+    tuning_storage = SHOTS / "tuning.sqlite"  # a fresh study store for the Tuning page
+    tuning_storage.unlink(missing_ok=True)
+    env = dict(os.environ, DROPEDGE_TORCH_THREADS="1", DROPEDGE_TUNING_STORAGE=str(tuning_storage))
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "localhost",
@@ -217,3 +219,61 @@ def test_unavailable_dataset_is_an_error_not_a_traceback(page, server):
     _no_exception(page)
     assert "pubmed" in page.get_by_test_id("stAlertContentError").first.inner_text()
     _screenshot(page, "unavailable_dataset")
+
+
+CURVE_POINTS = (  # points drawn in the first chart (Plotly keeps decoded traces in _fullData)
+    "() => { const g = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');"
+    " return g && g._fullData ? g._fullData.reduce((n, t) => n + (t.x ? t.x.length : 0), 0) : 0 }")
+
+
+def _set_number(pg, label: str, value: int) -> None:
+    """Type ``value`` into the main area's number input labelled ``label`` (Enter commits)."""
+    box = pg.get_by_test_id("stMain").get_by_label(label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+    _wait_idle(pg, 0)
+
+
+def test_live_training_updates_while_it_trains(page, server):
+    """Compare samplers on karate: the curves grow while the runs train (the fragment
+    polls), the page answers clicks meanwhile, and the finished runs are overlaid."""
+    page.goto(f"{server}/live_training")
+    _wait_main_text(page, "Live training")
+    _wait_idle(page, 0)
+    _set_number(page, "Epochs", 300)
+    _set_number(page, "Diagnostics every", 10)
+    page.get_by_role("button", name="Compare samplers").click()
+    page.wait_for_selector("[data-testid=stProgress]", timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({CURVE_POINTS})() > 0", timeout=TIMEOUT_MS)
+    first = page.evaluate(CURVE_POINTS)
+    # the curves grow without a click: the fragment polls the training thread
+    page.wait_for_function(f"n => ({CURVE_POINTS})() > n", arg=first, timeout=TIMEOUT_MS)
+    _no_exception(page)
+    page.wait_for_selector("[data-testid=stAlertContentSuccess]", timeout=TIMEOUT_MS)
+    _wait_idle(page, 4)
+    _no_exception(page)
+    success = page.get_by_test_id("stAlertContentSuccess").first.inner_text()
+    assert "#3 DropEdge++" in success and "finished" in success and "cpu" in success
+    legend = page.locator("[data-testid=stPlotlyChart]").first.inner_text()
+    assert all(name in legend for name in ("#1 NoDrop", "#2 DropEdge", "#3 DropEdge++"))
+    _screenshot(page, "live_training", docs=True)
+
+
+def test_tuning_study_and_train_this(page, server):
+    page.goto(f"{server}/tuning")
+    _wait_main_text(page, "Tuning")
+    _wait_idle(page, 0)
+    _set_number(page, "Trials", 10)
+    _set_number(page, "Epochs per trial", 20)
+    page.get_by_role("button", name="Start study").click()
+    _wait_main_text(page, "finished 10 trials")
+    _wait_idle(page, 2)
+    _no_exception(page)
+    assert "Best point" in page.get_by_test_id("stMain").inner_text()
+    _screenshot(page, "tuning", docs=True)
+    page.get_by_role("button", name="Train this").click()
+    _wait_main_text(page, "From study")
+    _wait_idle(page, 0)
+    _no_exception(page)
+    assert "/live_training" in page.url
+    _screenshot(page, "live_training_from_tuning")

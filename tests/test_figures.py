@@ -310,3 +310,31 @@ def test_accuracy_vs_depth_before_any_run():
                                     dataset="cora", setting="full")
     assert [a.text for a in fig.layout.annotations] == ["GCN", "ResGCN", "JKNet", "APPNP*"]
     assert fig.data and all("paper" in t.name for t in fig.data)
+
+
+def test_men_over_training():
+    events = {
+        "#1 NoDrop": [{"type": "diagnostics", "epoch": e, "men": 900.0} for e in (5, 10)],
+        "#2 DropEdge++": [{"type": "epoch", "epoch": 1}]
+        + [{"type": "diagnostics", "epoch": e, "men": m, "men_stderr": 4.0}
+           for e, m in ((5, 600.0), (10, 620.0))],
+        "#3 LID": [],  # no diagnostics yet: no line
+    }
+    fig = figures.men_over_training(events, samplers={"#1 NoDrop": "nodrop", "#2 DropEdge++": "dropedge++"})
+    assert [t.name for t in fig.data] == ["#1 NoDrop", "#2 DropEdge++"]
+    assert fig.data[0].line.color == SAMPLER_COLORS["nodrop"]
+    assert list(fig.data[1].x) == [5, 10] and list(fig.data[1].y) == [600.0, 620.0]
+    assert list(fig.data[1].error_y.array) == [4.0, 4.0] and fig.data[0].error_y.array is None
+    assert fig.layout.yaxis.type == "log" and "MEN" in fig.layout.yaxis.title.text
+
+
+def test_tuning_history():
+    trials = pd.DataFrame({"trial": [0, 1, 2, 3], "state": ["COMPLETE", "PRUNED", "COMPLETE", "COMPLETE"],
+                           "val_acc": [0.5, np.nan, 0.7, 0.6]})
+    fig = figures.tuning_history(trials)
+    points, best, other = fig.data
+    assert list(points.x) == [0, 2, 3] and np.allclose(points.y, [50, 70, 60])
+    assert np.allclose(best.y, [50, 70, 70])  # best so far
+    assert list(other.x) == [1] and other.customdata[0] == "pruned"
+    empty = figures.tuning_history(pd.DataFrame({"trial": [], "state": [], "val_acc": []}))
+    assert len(empty.data[0].x) == 0

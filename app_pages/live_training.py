@@ -1,0 +1,237 @@
+"""Live training: train a backbone with a sampler and watch the curves grow (SPEC §3.4).
+
+Runs live in this browser session's :class:`dropedge_core.jobs.TrainingSession`
+(``st.session_state``, never a module global): a background thread trains, the
+fragment below polls it every ``POLL_S`` seconds while a run is active, and its
+watchdog stops a run that nobody polls (a closed tab) after ``jobs.DEFAULT_IDLE_TIMEOUT``.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+import app_shared as ui
+from dropedge_core import figures, jobs, normalization, presets
+from dropedge_core.models import BACKBONES
+from dropedge_core.training import ConfigError, TrainConfig
+
+POLL_S = 0.7
+DIAGNOSTICS = {"dirichlet": "Dirichlet energy", "mad": "MAD (mean average cosine distance)",
+               "subspace_distance": "distance to the over-smoothing subspace M"}
+# train_request keys -> this page's widgets (the rest override the sidebar, see below)
+FORM_KEYS = {"backbone": "lt_backbone", "hidden": "lt_hidden", "dropout": "lt_dropout",
+             "lr": "lt_lr", "weight_decay": "lt_wd", "epochs": "lt_epochs",
+             "normalization": "lt_norm", "self_loop": "lt_loop", "batch_norm": "lt_bn",
+             "alpha": "lt_alpha", "patience": "lt_patience", "diag_every": "lt_diag_every"}
+OVERRIDE_KEYS = ("sampler", "num_layers", "p_min", "p_max", "seed")
+DEFAULTS = {"lt_backbone": "gcn", "lt_mode": "custom", "lt_hidden": 64, "lt_dropout": 0.5,
+            "lt_lr": 0.01, "lt_wd": 5e-4, "lt_norm": "AN", "lt_alpha": 0.1, "lt_loop": False,
+            "lt_bn": False, "lt_epochs": 100, "lt_patience": 100, "lt_diag_every": 5}
+BOUNDS = {"lt_hidden": (1, 1024), "lt_dropout": (0.0, 0.95), "lt_lr": (0.0, 1.0),
+          "lt_wd": (0.0, 1.0), "lt_alpha": (0.0, 1.0), "lt_epochs": (1, 5000),
+          "lt_patience": (0, 5000), "lt_diag_every": (0, 1000)}
+
+ss = st.session_state
+if "live_training" not in ss:  # this browser session's runs
+    ss["live_training"] = jobs.TrainingSession()
+live: jobs.TrainingSession = ss["live_training"]
+started = live.poll().started
+if started:  # a queued run started: the per-layer views follow it once it has diagnostics
+    ss["lt_focus_want"] = started[-1].label
+
+# "Train this" on the Tuning page: pre-fill the form, take its point over the sidebar's
+request = ss.pop("train_request", None)
+try:  # a request is checked like a run's settings: a bad one is a message, not a traceback
+    if request:
+        TrainConfig.from_dict({k: v for k, v in request.items() if k != "source"})
+except ConfigError as exc:
+    st.error(f"Ignored the settings sent from the Tuning page: {exc}")
+    request = None
+if request:
+    for name, key in FORM_KEYS.items():
+        if name in request:  # within the widget's range (a widget refuses other values)
+            low, high = BOUNDS.get(key, (None, None))
+            value = request[name]
+            ss[key] = value if low is None else type(DEFAULTS[key])(min(max(value, low), high))
+    ss["lt_mode"] = "custom"
+    ss["lt_override"] = {k: request[k] for k in OVERRIDE_KEYS if k in request} | {
+        "source": request.get("source", "the Tuning page"), "dataset": request.get("dataset")}
+
+sel = ui.selection()
+st.title("Live training")
+graph = ui.current_graph(sel)
+if graph is None:
+    st.stop()
+st.caption(ui.data_source(graph))
+
+override = ss.get("lt_override")
+setting = {"sampler": sel.sampler, "num_layers": sel.layers, "p_min": sel.p_min,
+           "p_max": sel.p_max, "seed": sel.seed}
+if override:
+    setting.update({k: override[k] for k in OVERRIDE_KEYS if k in override})
+    c1, c2 = st.columns([5, 1])
+    c1.info(f"From {override['source']}: {figures.sampler_label(setting['sampler'])}, "
+            f"L = {setting['num_layers']}, p_min = {setting['p_min']:.3f}, "
+            f"p_max = {setting['p_max']:.3f}, seed {setting['seed']} — used instead of the "
+            "sidebar's sampler, layers, keep rates and seed."
+            + (f" It was tuned on **{override['dataset']}**, not {sel.dataset}."
+               if override.get("dataset") not in (None, sel.dataset) else ""))
+    if c2.button("Use the sidebar", key="lt_drop_override",
+                 help="Forget the tuned point; take the sidebar's settings."):
+        del ss["lt_override"]
+        st.rerun()
+
+for key, default in DEFAULTS.items():  # defaults via the state: a train_request may set them
+    ss.setdefault(key, default)
+c1, c2, c3 = st.columns([1, 1.4, 2.6])
+backbone = c1.selectbox("Backbone", BACKBONES, key="lt_backbone",
+                        format_func=lambda b: figures.BACKBONE_LABELS.get(b.rstrip("*"), b),
+                        help="GCN, ResGCN (residual hidden layers), JKNet (output from all "
+                             "hidden layers), APPNP* (propagation with teleport α).")
+mode = c2.radio("Hyperparameters", ["custom", "paper preset"], key="lt_mode", horizontal=True,
+                help="paper preset: the paper's best hyperparameters for this dataset, split "
+                     "and backbone (layers and keep rates included).")
+preset = None
+if mode == "paper preset":
+    try:
+        preset = presets.paper_preset(sel.dataset, sel.split, backbone)
+    except presets.PresetError as exc:
+        c3.info(f"No paper preset here — {exc}. Using the custom values below.")
+    else:
+        c3.success("Paper preset: " + ", ".join(f"{k} = {v}" for k, v in preset.items())
+                   + ". Its layers and keep rates replace the sidebar's.")
+        setting.update({k: preset[k] for k in ("num_layers", "p_min", "p_max") if k in preset})
+fixed = preset is not None
+c3.caption(f"Sampler **{figures.sampler_label(setting['sampler'])}**, L = {setting['num_layers']}, "
+           f"keep rates {setting['p_min']:.2f} → {setting['p_max']:.2f}, seed {setting['seed']}"
+           + (" (tuned point)" if override else " (sidebar)") + ". Training on "
+           f"**{jobs.device_label()}**.")
+
+row = st.columns(6)
+hidden = row[0].number_input("Hidden width", *BOUNDS["lt_hidden"], key="lt_hidden", disabled=fixed)
+dropout = row[1].slider("Dropout", *BOUNDS["lt_dropout"], step=0.05, key="lt_dropout", disabled=fixed)
+lr = row[2].number_input("Learning rate", *BOUNDS["lt_lr"], step=0.001, format="%.4f", key="lt_lr",
+                         disabled=fixed, help="Adam's step size (> 0).")
+wd = row[3].number_input("Weight decay", *BOUNDS["lt_wd"], step=1e-4, format="%.1e", key="lt_wd",
+                         disabled=fixed)
+norm = row[4].selectbox("Normalisation", normalization.METHODS, key="lt_norm", disabled=fixed,
+                        help="AN: D̃^-1/2 (A+I) D̃^-1/2 (GCN's); NA, FOG, ANS, ARW: the "
+                             "paper's other choices.")
+alpha = row[5].slider("α (APPNP*)", *BOUNDS["lt_alpha"], step=0.05, key="lt_alpha",
+                      disabled=fixed or backbone != "appnp*", help="Teleport back to Z0.")
+row = st.columns(6)
+loop = row[0].checkbox("Self-feature (Loop)", key="lt_loop", disabled=fixed)
+bn = row[1].checkbox("Batch norm", key="lt_bn", disabled=fixed)
+epochs = row[2].number_input("Epochs", *BOUNDS["lt_epochs"], key="lt_epochs")
+patience = row[3].number_input("Patience", *BOUNDS["lt_patience"], key="lt_patience",
+                               help="Early stop after this many epochs without a better "
+                                    "validation accuracy or loss (0: never).")
+diag_every = row[4].number_input("Diagnostics every", *BOUNDS["lt_diag_every"], key="lt_diag_every",
+                                 help="Epochs between diagnostics (layer distances, Dirichlet "
+                                      "energy, MEN); 0: none. On Cora one costs ~10 epochs.")
+
+values = dict(dataset=sel.dataset, split=sel.split, backbone=backbone, hidden=hidden,
+              dropout=dropout, lr=lr, weight_decay=wd, normalization=norm, self_loop=loop,
+              batch_norm=bn, alpha=alpha, epochs=epochs, patience=patience,
+              diag_every=diag_every) | setting | (preset or {})
+
+b = st.columns([1, 1.6, 1, 1, 3])
+start = b[0].button("Start", type="primary", key="lt_start", disabled=live.active)
+compare = b[1].button("Compare samplers", key="lt_compare", disabled=live.active,
+                      help="Queue NoDrop, DropEdge and DropEdge++ with these settings and one "
+                           "seed, one after another.")
+if b[2].button("Stop", key="lt_stop", disabled=not live.active):
+    live.stop()
+if b[3].button("Clear runs", key="lt_clear", disabled=not any(r.over for r in live.runs)):
+    live.clear()
+if start or compare:
+    try:
+        config = TrainConfig(**values)
+        configs = ([config.replace(sampler=s) for s in jobs.COMPARE_SAMPLERS] if compare
+                   else [config])
+    except ConfigError as exc:
+        st.error(f"Cannot train with these settings: {exc}")
+    else:
+        live.submit(configs, graph)
+        ss["lt_focus_want"] = live.runs[-len(configs)].label
+        st.rerun()
+
+
+@st.fragment(run_every=POLL_S if live.active else None)
+def show_runs() -> None:
+    """Poll the session's runs and draw them; rerun the page when a run starts or ends
+    (its buttons follow), stop polling when none is active."""
+    changes = live.poll()
+    if changes.started:
+        ss["lt_focus_want"] = changes.started[-1].label
+    if not live.runs:
+        st.info("Start a run — or “Compare samplers” to train NoDrop, DropEdge and DropEdge++ "
+                "one after another with the same seed and overlay them.")
+        return
+    run = live.current
+    if run is not None:
+        st.progress(min(run.epochs_done / run.config.epochs, 1.0),
+                    text=f"Training {run.label} on {run.device or '…'}: {run.message}"
+                         + (f" · {len(live.queued)} queued" if live.queued else ""))
+    else:
+        last = live.runs[-1]
+        box = {"finished": st.success, "early_stop": st.success, "stopped": st.warning}.get(
+            last.status, st.error)
+        box(f"{last.label}: **{last.status.replace('_', ' ')}** — {last.message} "
+            f"(device {last.device or '?'}).")
+    runs = [r for r in live.runs if r.events]
+    labels = {r.label: r.sampler for r in runs}
+    st.plotly_chart(figures.training_curves({r.label: r.history for r in runs}, samplers=labels),
+                    key="lt_curves")
+    with_diag = [r for r in runs if r.diagnostics]
+    if not with_diag:
+        st.caption("Diagnostics (layer distances, Dirichlet energy, MEN) appear after the first "
+                   f"{values['diag_every'] or '—'} epochs (every “Diagnostics every” epochs).")
+    else:
+        options = [r.label for r in reversed(with_diag)]
+        if ss.get("lt_focus_want") in options:
+            ss["lt_focus"] = ss.pop("lt_focus_want")
+        elif ss.get("lt_focus") not in options:
+            ss["lt_focus"] = options[0]
+        c1, c2 = st.columns([1.3, 1])
+        focus_label = c1.selectbox("Run for the per-layer views", options, key="lt_focus")
+        key = c2.radio("Per-layer diagnostic", list(DIAGNOSTICS), key="lt_diag_key",
+                       format_func=DIAGNOSTICS.get, horizontal=True)
+        focus = next(r for r in with_diag if r.label == focus_label)
+        left, right = st.columns(2)
+        with left:
+            st.plotly_chart(figures.diagnostics_heatmap(focus.diagnostics, key=key),
+                            key="lt_heatmap")
+            st.caption(f"{DIAGNOSTICS[key]} of each hidden layer's output over training "
+                       f"({focus.label}), log colour scale. Over-smoothing shows as energy "
+                       "falling towards the top layers.")
+        with right:
+            if any(d["layer_distances"] for d in focus.diagnostics):
+                dist = (figures.layer_distance_curves(focus.diagnostics) if len(with_diag) == 1
+                        else figures.layer_distance_curves({r.label: r.diagnostics
+                                                            for r in with_diag}, samplers=labels))
+                st.plotly_chart(dist, key="lt_distances")
+                st.caption("D⁽ˡ⁾ = ‖H⁽ˡ⁺¹⁾ − H⁽ˡ⁾‖_F between consecutive hidden layers; the "
+                           "paper's Distance averages l = 1 … L−3. Near 0: the layers stopped "
+                           "changing the representation (over-smoothing)."
+                           + (" One line per run (average)." if len(with_diag) > 1 else ""))
+            else:
+                st.info("Layer distances need at least two hidden layers of the same width "
+                        "(L ≥ 3).")
+        st.plotly_chart(figures.men_over_training({r.label: r.diagnostics for r in with_diag},
+                                                  samplers=labels), key="lt_men")
+        st.caption("MEN of the edges each epoch's sample kept, per run: NoDrop keeps all "
+                   "(flat, highest); DropEdge++/LID stay below DropEdge at equal keep rates.")
+    num = st.column_config.NumberColumn
+    st.dataframe(jobs.runs_frame(live.runs), hide_index=True,
+                 column_order=["run", "dataset", "status", "epochs", "best_epoch", "best_val_acc", "test_acc",
+                               "time_s", "device", "p_min", "p_max", "message"],
+                 column_config={"best_epoch": num("best epoch"),
+                                "best_val_acc": num("best val", format="percent"),
+                                "test_acc": num("test (at best val)", format="percent"),
+                                "time_s": num("time (s)", format="%.1f"),
+                                "p_min": num(format="%.3f"), "p_max": num(format="%.3f")})
+    if changes.changed:
+        st.rerun()
+
+
+show_runs()

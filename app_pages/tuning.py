@@ -1,0 +1,157 @@
+"""Tuning: an Optuna study over the keep rates, watched live (SPEC §3.6).
+
+The study runs in this browser session's :class:`dropedge_core.jobs.TuningJob` (a
+thread, stoppable, with a watchdog), stored in an SQLite file under ``results/`` so it
+can be resumed, shared with ``python -m dropedge_core tune`` workers, and read back.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+import app_shared as ui
+from dropedge_core import figures, jobs, samplers, tuning
+from dropedge_core.models import BACKBONES
+from dropedge_core.training import ConfigError, TrainConfig
+
+POLL_S = 1.0
+STORAGE = os.environ.get("DROPEDGE_TUNING_STORAGE") or str(
+    Path(ui.__file__).resolve().parent / "results" / "tuning.sqlite")
+LIVE_PAGE = "app_pages/live_training.py"
+
+ss = st.session_state
+job: jobs.TuningJob | None = ss.get("tune_job")
+running = job is not None and not job.done
+
+sel = ui.selection()
+st.title("Tuning")
+graph = ui.current_graph(sel)
+if graph is None:
+    st.stop()
+st.caption(ui.data_source(graph))
+st.markdown(
+    f"An Optuna study searches the keep rates of **{figures.sampler_label(sel.sampler)}** "
+    f"(L = {sel.layers}, seed {sel.seed}, from the sidebar) for the best **validation** "
+    "accuracy, over the paper's parametrisation (p_min, p_max' = (p_max − p_min)/(1 − p_min)), "
+    "so every point has p_min ≤ p_max. The first trial is the sidebar's own keep rates; "
+    "unpromising trials are pruned early.")
+
+c = st.columns([1, 1, 1, 1, 1.2, 2])
+backbone = c[0].selectbox("Backbone", BACKBONES, key="tune_backbone",
+                          format_func=lambda b: figures.BACKBONE_LABELS.get(b.rstrip("*"), b))
+epochs = c[1].number_input("Epochs per trial", 5, 1000, 30, key="tune_epochs",
+                           help="Short trials keep a study on karate/csbm to seconds.")
+hidden = c[2].number_input("Hidden width", 4, 512, 32, key="tune_hidden")
+trials = c[3].number_input("Trials", 1, 500, 12, key="tune_trials")
+search = c[4].radio("Search", ["tpe", "random"], key="tune_search", horizontal=True,
+                    help="tpe: Optuna's Bayesian sampler; random: the paper's random search.")
+extra = c[5].multiselect("Also tune", tuning.OPTIONAL_PARAMS, key="tune_extra",
+                         help="lr in [1e-3, 5e-2] (log), dropout in [0, 0.8], weight decay in "
+                              "[1e-6, 1e-2] (log); otherwise 0.01, 0.5 and 5e-4.")
+
+auto_name = (f"{sel.dataset}-{sel.split}-{sel.sampler}-{backbone}-L{sel.layers}-h{hidden}"
+             f"-e{epochs}-s{sel.seed}")
+if ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default name
+    ss["tune_study_auto"] = ss["tune_study"] = auto_name
+name = st.text_input("Study name", key="tune_study", max_chars=200,
+                     help="Trials go into this study of the storage; an existing name "
+                          "resumes it (its trials should share these settings).").strip()
+st.caption(f"Storage: `sqlite:///{STORAGE}` (DROPEDGE_TUNING_STORAGE changes it). Other "
+           "workers given the same storage and study name add their trials to this study.")
+
+b = st.columns([1, 1, 6])
+if b[0].button("Start study", type="primary", key="tune_start", disabled=running or not name):
+    try:
+        base = TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone,
+                           num_layers=sel.layers, sampler=sel.sampler, hidden=hidden,
+                           epochs=epochs, seed=sel.seed, diag_every=0)
+        space = tuning.SearchSpace(extra=tuple(extra))
+        ss["tune_job"] = jobs.TuningJob(base, int(trials), name, f"sqlite:///{STORAGE}",
+                                        search=search, seed=sel.seed, space=space, graph=graph)
+        ss["tune_base"] = base
+        ss.pop("tune_reported", None)
+    except (ConfigError, tuning.TuningError) as exc:
+        st.error(f"Cannot start the study: {exc}".splitlines()[0])
+    except Exception as exc:  # the storage: unwritable folder, not an Optuna database, ...
+        st.error(f"Cannot open the study in {STORAGE}: {type(exc).__name__}: {exc}".splitlines()[0])
+    else:
+        st.rerun()
+if b[1].button("Stop", key="tune_stop", disabled=not running):
+    job.stop()
+
+
+def _study_handle(study_name: str):
+    """A read handle on a stored study, kept in this session once it exists."""
+    handles = ss.setdefault("tune_handles", {})
+    if study_name not in handles:
+        study = jobs.load_study(study_name, f"sqlite:///{STORAGE}")
+        if study is None:
+            return None
+        handles[study_name] = study
+    return handles[study_name]
+
+
+@st.fragment(run_every=POLL_S if running else None)
+def show_study() -> None:
+    """Poll the job, draw the study; rerun the page once when the job ends."""
+    current = ss.get("tune_job")
+    mine = current is not None and current.study_name == name
+    if current is not None:
+        current.heartbeat()
+        stopped = current.stopping or (current.watchdog is not None and current.watchdog.fired)
+        box = (st.info if not current.done else st.error if current.error
+               else st.warning if stopped else st.success)
+        box(f"Study **{current.study_name}**: {current.status}.")
+    try:
+        study = current.study if mine else _study_handle(name)
+    except Exception as exc:  # an unreadable storage is a message, not a traceback
+        st.error(f"Cannot read {STORAGE}: {type(exc).__name__}: {exc}".splitlines()[0])
+        return
+    df = tuning.trials_frame(study) if study is not None else None
+    if df is None or df.empty:
+        st.info(f"No trials in study “{name}” yet: press “Start study”.")
+    else:
+        complete = df[df["state"] == "COMPLETE"]
+        left, right = st.columns([1.2, 1])
+        left.plotly_chart(figures.tuning_surface(complete.rename(columns={"trial": "number"}),
+                                                 value="val_acc"), key="tune_surface")
+        left.caption("Validation accuracy interpolated between the finished trials (white "
+                     "dots; star: the best). Needs 3 trials for the contour.")
+        right.plotly_chart(figures.tuning_history(df), key="tune_history")
+        right.caption(f"{len(complete)} finished, {int((df['state'] == 'PRUNED').sum())} pruned "
+                      f"of {len(df)} trials in this study.")
+        best = tuning.best_summary(study)
+        if best is not None:
+            st.subheader(f"Best point: trial #{best['trial']}")
+            m = st.columns(6)
+            m[0].metric("validation accuracy", f"{best['val_acc']:.1%}")
+            m[1].metric("test accuracy", "—" if best["test_acc"] is None else f"{best['test_acc']:.1%}",
+                        help="At the trial's best validation epoch; not used for the search.")
+            m[2].metric("p_min", f"{best['p_min']:.3f}")
+            m[3].metric("p_max", f"{best['p_max']:.3f}")
+            m[4].metric("p_max'", f"{samplers.p_max_prime(best['p_min'], best['p_max']):.3f}")
+            extras = ", ".join(f"{k} = {best[k]:.3g}" for k in tuning.OPTIONAL_PARAMS if k in best)
+            m[5].caption(extras or "lr, dropout, weight decay: fixed")
+            base = ss.get("tune_base") if mine else None
+            if st.button("Train this", type="primary", key="tune_train_this",
+                         help="Open Live training with this point (and the study's settings)."):
+                base = base or TrainConfig(dataset=sel.dataset, split=sel.split,
+                                           backbone=backbone, num_layers=sel.layers,
+                                           sampler=sel.sampler, hidden=hidden, epochs=epochs,
+                                           seed=sel.seed)
+                ss["train_request"] = jobs.train_request(best, base, name)
+                st.switch_page(LIVE_PAGE)
+        num = st.column_config.NumberColumn
+        st.dataframe(df, hide_index=True,
+                     column_config={"val_acc": num("val acc", format="percent"),
+                                    "test_acc": num("test acc", format="percent"),
+                                    "p_min": num(format="%.3f"), "p_max": num(format="%.3f"),
+                                    "p_max_prime": num("p_max'", format="%.3f")})
+    if current is not None and current.done and not ss.get("tune_reported"):
+        ss["tune_reported"] = True  # once: the page's buttons follow the finished job
+        st.rerun()
+
+
+show_study()

@@ -1,0 +1,227 @@
+"""Background jobs: the watchdog stops what nobody polls; a session's training queue;
+a tuning study in a thread."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from dropedge_core import jobs
+from dropedge_core.training import TrainConfig, TrainingWorker
+
+
+class FakeJob:
+    def __init__(self):
+        self.stopped = threading.Event()
+        self.done = False
+
+    def stop(self):
+        self.stopped.set()
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def _karate(**kw) -> TrainConfig:
+    values = dict(dataset="karate", num_layers=3, hidden=16, epochs=8, diag_every=4)
+    return TrainConfig(**(values | kw))
+
+
+# -- Watchdog ----------------------------------------------------------------------------
+
+
+def test_watchdog_rules_with_a_fake_clock():
+    clock, job = FakeClock(), FakeJob()
+    dog = jobs.Watchdog(job, idle_timeout=10, max_seconds=60, clock=clock, start=False)
+    clock.now += 9
+    assert dog.check() is None and not job.stopped.is_set()
+    dog.heartbeat()  # polled: the idle clock restarts
+    clock.now += 9
+    assert dog.check() is None and dog.idle_seconds == 9
+    clock.now += 2
+    assert dog.check() == "idle" and job.stopped.is_set()
+    assert "10 s" in dog.message and "tab" in dog.message
+    # the wall-time limit holds whatever the heartbeats say
+    clock2, job2 = FakeClock(), FakeJob()
+    dog2 = jobs.Watchdog(job2, idle_timeout=10, max_seconds=60, clock=clock2, start=False)
+    for _ in range(7):
+        clock2.now += 9
+        dog2.heartbeat()
+        dog2.check()
+    assert dog2.fired == "max_seconds" and job2.stopped.is_set()
+    assert "wall-time limit of 60 s" in dog2.message
+    # a finished job is left alone
+    clock3, job3 = FakeClock(), FakeJob()
+    dog3 = jobs.Watchdog(job3, idle_timeout=10, clock=clock3, start=False)
+    job3.done = True
+    clock3.now += 100
+    assert dog3.check() is None and not job3.stopped.is_set()
+
+
+def test_watchdog_thread_stops_an_unpolled_job_and_spares_a_polled_one():
+    polled, idle = FakeJob(), FakeJob()
+    dog_polled = jobs.Watchdog(polled, idle_timeout=0.25, check_every=0.02)
+    dog_idle = jobs.Watchdog(idle, idle_timeout=0.25, check_every=0.02)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 0.8:
+        dog_polled.heartbeat()
+        time.sleep(0.02)
+    assert idle.stopped.is_set() and dog_idle.fired == "idle" and not dog_idle.alive
+    assert not polled.stopped.is_set() and dog_polled.fired is None
+    # the poller goes away: stopped too
+    assert polled.stopped.wait(2.0) and dog_polled.fired == "idle"
+    # cancel retires it without stopping
+    other = FakeJob()
+    dog = jobs.Watchdog(other, idle_timeout=0.1, check_every=0.02)
+    dog.cancel()
+    time.sleep(0.3)
+    assert not other.stopped.is_set() and not dog.alive
+
+
+def test_watchdog_validates():
+    with pytest.raises(TypeError, match="stop"):
+        jobs.Watchdog(object())
+    with pytest.raises(ValueError, match="idle_timeout"):
+        jobs.Watchdog(FakeJob(), idle_timeout=0, start=False)
+
+
+def test_watched_training_worker_stops_by_itself():
+    """A real training thread that nobody polls ends with reason 'stopped'."""
+    worker = jobs.WatchedWorker(TrainingWorker(_karate(epochs=100_000, diag_every=0)),
+                                idle_timeout=0.3, max_seconds=None, check_every=0.05)
+    assert worker.join(10.0), "the watchdog did not stop the run"
+    assert worker.result.reason == "stopped" and worker.watchdog.fired == "idle"
+    assert worker.result.epochs_run < 100_000
+
+
+# -- TrainingSession -------------------------------------------------------------------------
+
+
+def test_session_queue_compare_samplers(karate):
+    session = jobs.TrainingSession(idle_timeout=30)
+    base = _karate()
+    records = session.submit([base.replace(sampler=s) for s in jobs.COMPARE_SAMPLERS], karate)
+    assert [r.status for r in records] == ["running", "queued", "queued"]
+    assert session.active and session.current is records[0]
+    assert session.wait(60)
+    assert [r.status for r in session.runs] == ["finished"] * 3
+    assert [r.sampler for r in session.runs] == ["nodrop", "dropedge", "dropedge++"]
+    assert session.runs[2].label == "#3 DropEdge++ · GCN L=3 · seed 0"
+    for r in session.runs:
+        assert r.epochs_done == 8 and r.device == "cpu" and r.message == "finished 8 epochs"
+        assert [d["epoch"] for d in r.diagnostics] == [4, 8]
+    # one seed: the same weights; NoDrop keeps every edge, so its MEN is the largest
+    men = {r.sampler: r.diagnostics[-1]["men"] for r in session.runs}
+    assert men["nodrop"] >= men["dropedge"] and men["nodrop"] >= men["dropedge++"]
+    table = jobs.runs_frame(session.runs)
+    assert list(table.columns) == list(jobs.RUN_COLUMNS) and len(table) == 3
+    assert table["test_acc"].between(0, 1).all()
+    session.clear()
+    assert session.runs == [] and not session.active
+
+
+def test_session_stop_drops_the_queue(karate):
+    session = jobs.TrainingSession(idle_timeout=30)
+    session.submit([_karate(epochs=100_000, diag_every=0), _karate()], karate)
+    while session.current.epochs_done < 2:
+        session.poll()
+        time.sleep(0.02)
+    session.stop()
+    assert session.wait(10)
+    first, second = session.runs
+    assert first.status == "stopped" and "stopped by request" in first.message
+    assert second.status == "stopped" and "dropped from the queue" in second.message
+
+
+def test_session_watchdog_stops_an_abandoned_queue(karate):
+    """The tab closed mid-run: no poll comes; the run stops, nothing else starts."""
+    session = jobs.TrainingSession(idle_timeout=0.3)
+    session.submit([_karate(epochs=100_000, diag_every=0), _karate()], karate)
+    worker = session._worker
+    assert worker.join(10.0), "the abandoned run kept going"
+    assert not worker.watchdog.alive
+    changes = session.poll()  # the user comes back
+    assert [r.status for r in changes.ended] == ["stopped", "stopped"]
+    assert "watchdog" in session.runs[0].message and "watchdog" in session.runs[1].message
+    assert not session.active
+
+
+def test_session_reports_errors():
+    def broken(config, graph):
+        raise RuntimeError("no GPU left\nsecond line")
+
+    session = jobs.TrainingSession(worker_factory=broken)
+    (record,) = session.submit([_karate()])
+    assert record.status == "error" and record.message == "RuntimeError: no GPU left"
+    assert not session.active
+
+
+def test_sessions_are_independent(karate):
+    a, b = jobs.TrainingSession(), jobs.TrainingSession()
+    a.submit([_karate()], karate)
+    assert a.wait(30)
+    assert len(a.runs) == 1 and b.runs == [] and not b.active
+
+
+def test_device_label():
+    assert jobs.device_label("cpu").startswith("CPU")
+
+
+# -- TuningJob ----------------------------------------------------------------------------
+
+
+def test_tuning_job_runs_stops_and_is_watched(tmp_path, karate):
+    storage = f"sqlite:///{tmp_path / 'tune.sqlite'}"
+    base = TrainConfig(dataset="karate", num_layers=2, hidden=8, epochs=5, diag_every=0)
+    job = jobs.TuningJob(base, 3, "t", storage, search="random", seed=0, graph=karate)
+    assert job.join(60) and job.error is None
+    assert job.finished == 3 and job.status.startswith("finished 3 trials")
+    frame = job.frame()
+    assert len(frame) == 3 and set(frame["state"]) == {"COMPLETE"}
+    assert frame.loc[0, "p_min"] == pytest.approx(base.p_min)  # the base point first
+    best = job.best()
+    request = jobs.train_request(best, base, "t")
+    assert request["p_min"] == best["p_min"] and request["p_max"] >= request["p_min"]
+    assert request["dataset"] == "karate" and "trial #" in request["source"]
+    assert jobs.load_study("t", storage) is not None and jobs.load_study("nope", storage) is None
+    # stop: the study ends after the running trial
+    long = base.replace(epochs=100_000)
+    job = jobs.TuningJob(long, 50, "t2", storage, graph=karate)
+    time.sleep(0.3)
+    job.stop()
+    assert job.join(30) and job.finished <= 1 and "stopped" in job.status
+    # nobody polls: the watchdog stops it
+    job = jobs.TuningJob(long, 50, "t3", storage, graph=karate, idle_timeout=0.3)
+    assert job.join(30) and job.watchdog.fired == "idle" and "watchdog" in job.status
+
+
+class ScriptedWorker:
+    """Replays a fixed event list, as a TrainingWorker would stream it."""
+
+    def __init__(self, events):
+        self._events, self.done, self.stopped = events, True, False
+
+    def events_since(self, i):
+        return list(self._events[i:])
+
+    def stop(self):
+        self.stopped = True
+
+
+def test_session_reports_a_nan_end():
+    end = {"type": "end", "reason": "nan", "message": "training loss became nan at epoch 3 (...)",
+           "best_epoch": 2, "best_val_acc": 0.5, "test_acc": 0.4, "epochs_run": 2, "total_time": 0.1}
+    events = [{"type": "start", "device": "cpu"},
+              {"type": "epoch", "epoch": 1}, {"type": "epoch", "epoch": 2}, end]
+    session = jobs.TrainingSession(worker_factory=lambda config, graph: ScriptedWorker(events))
+    session.submit([_karate()])
+    changes = session.poll()
+    (record,) = changes.ended
+    assert record.status == "nan" and record.message.startswith("training loss became nan")
+    assert record.epochs_done == 2 and record.row()["test_acc"] == 0.4 and not session.active
