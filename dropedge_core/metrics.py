@@ -59,31 +59,35 @@ def _reach_counts(graph: Graph, masks: torch.Tensor, sources: torch.Tensor) -> t
 
 
 def _reach_counts_scipy(graph: Graph, masks: torch.Tensor, sources: torch.Tensor) -> torch.Tensor:
-    """CPU path of :func:`_reach_counts`, same result, with scipy's sparse products.
+    """CPU path of :func:`_reach_counts`, same result, on bit-packed reachability.
 
-    torch's CPU ``sparse.mm`` is OpenMP-parallel and stalls when the cores are shared
-    (another process, or training in the app's background thread): 16 Cora layers x 256
-    sources took 0.62 s with 2 busy threads vs 0.09 s here; exact mode (2708 sources)
-    is also ~2x faster here (0.26 s vs 0.51 s single-threaded torch).
+    Row ``t`` of ``R^T`` is a bitset over the sources (64 per word): the update
+    ``R^T_new[t] = OR_{j -> t kept, or j = t} R^T[j]`` is one gather of the rows of every
+    kept entry, sorted by target, and one ``bitwise_or.reduceat`` over the targets'
+    segments. On Cora that is ~1 ms a layer for all 2708 sources, where a float
+    sparse-dense product costs ~30 ms.
     """
     import numpy as np
-    from scipy.sparse import csr_matrix
 
     directed = graph.directed_mask(masks.cpu()).numpy()
     ei = graph.edge_index.cpu().numpy()
     n, s = graph.num_nodes, sources.numel()
+    words = (s + 63) // 64
+    src = sources.cpu().numpy()
+    reach_t = np.zeros((n, words), dtype=np.uint64)
+    col = np.arange(s)
+    np.bitwise_or.at(reach_t, (src, col // 64), np.left_shift(np.uint64(1), (col % 64).astype(np.uint64)))
     loops = np.arange(n)
-    reach_t = np.zeros((n, s), dtype=np.float32)
-    reach_t[sources.cpu().numpy(), np.arange(s)] = 1.0
     counts = np.empty((directed.shape[0], s), dtype=np.float64)
     for layer, row in enumerate(directed):  # a loop over layers
         kept = ei[:, row]
-        # (A + I)^T acts on R^T, as in _layer_operators; duplicate entries only add up
-        op = csr_matrix((np.ones(kept.shape[1] + n, dtype=np.float32),
-                         (np.concatenate([kept[1], loops]), np.concatenate([kept[0], loops]))),
-                        shape=(n, n))
-        reach_t = (op @ reach_t > 0).astype(np.float32)
-        counts[layer] = reach_t.sum(0)
+        target = np.concatenate([loops, kept[1]])
+        origin = np.concatenate([loops, kept[0]])
+        order = np.argsort(target, kind="stable")
+        starts = np.searchsorted(target[order], loops)  # every node has its self-loop entry
+        reach_t = np.bitwise_or.reduceat(reach_t[origin[order]], starts, axis=0)
+        bits = np.unpackbits(reach_t.view(np.uint8), axis=1, bitorder="little")[:, :s]
+        counts[layer] = bits.sum(0, dtype=np.int64)
     return torch.from_numpy(counts)
 
 
