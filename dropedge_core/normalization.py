@@ -67,23 +67,43 @@ def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
         block-diagonal graph), then split.
     """
     method = check_method(method)
-    directed = graph.directed_mask(masks.to(graph.undirected_edges.device))
-    num_layers, n = directed.size(0), graph.num_nodes
-    device = directed.device
-    ei = graph.edge_index
-    loops = torch.arange(n, device=device)
-    # Entry list shared by all layers: the 2M directed edges, then the N self-loops.
-    entries = torch.cat([ei, loops.expand(2, n)], dim=1)
-    kept = torch.cat([directed, torch.ones(num_layers, n, dtype=torch.bool, device=device)], dim=1)
-    # Degrees of every layer in one product: (L, 2M) kept directions into their rows.
-    deg = torch.zeros(num_layers, n, device=device).index_add_(1, ei[0], directed.float())
-    weight = _weights(deg, ei[0], ei[1], method, dim=1)  # (L, 2M + N), dropped entries too
+    kept, weight = layer_weights(graph, masks, method)
     # nonzero() of the row-major (L, 2M + N) mask lists each layer's kept edges, then its
     # self-loops, layer after layer: gather once, split into per-layer views.
     layer, entry = kept.nonzero(as_tuple=True)
-    index, values = entries[:, entry], weight[layer, entry]
+    index, values = entry_index(graph)[:, entry], weight[layer, entry]
     sizes = kept.sum(1).tolist()
     return list(zip(index.split(sizes, dim=1), values.split(sizes)))
+
+
+def entry_index(graph: Graph) -> torch.Tensor:
+    """``(2, 2M + N)``: the entries every layer's adjacency draws from — the ``2M``
+    directed edges of ``graph.edge_index``, then the ``N`` self-loops."""
+    if "entry_index" not in graph.cache:
+        loops = torch.arange(graph.num_nodes, device=graph.edge_index.device)
+        graph.cache["entry_index"] = torch.cat([graph.edge_index, loops.expand(2, -1)], dim=1)
+    return graph.cache["entry_index"]
+
+
+def layer_weights(graph: Graph, masks: torch.Tensor, method: str = "AN",
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Normalised weights of every layer over the fixed entries of :func:`entry_index`.
+
+    Returns ``(kept, weight)``, both ``(L, 2M + N)``: ``kept`` marks the entries present
+    at each layer (kept directions and all self-loops), ``weight`` their normalised
+    values, exactly zero where ``kept`` is False. One vectorised pass for all layers:
+    the degrees of all layers are one ``index_add`` of the ``(L, 2M)`` kept directions.
+    Consumers with a fixed sparsity pattern (the trainer's CSR matrices) use this
+    directly; :func:`adjacencies` compacts it per layer.
+    """
+    method = check_method(method)
+    directed = graph.directed_mask(masks.to(graph.undirected_edges.device))
+    num_layers, n = directed.size(0), graph.num_nodes
+    ei = graph.edge_index
+    kept = torch.cat([directed, torch.ones(num_layers, n, dtype=torch.bool, device=directed.device)], dim=1)
+    deg = torch.zeros(num_layers, n, device=directed.device).index_add_(1, ei[0], directed.float())
+    weight = _weights(deg, ei[0], ei[1], method, dim=1)
+    return kept, weight * kept
 
 
 def _weights(deg: torch.Tensor, row: torch.Tensor, col: torch.Tensor, method: str,
