@@ -1,0 +1,423 @@
+"""Command line: ``python -m dropedge_core {datasets,train,men,sweep} ...`` (SPEC §2).
+
+Every subcommand has ``--help``; ``--json`` prints machine-readable output to stdout;
+progress bars go to stderr (only when it is a terminal, or never with ``--no-progress``).
+Bad input exits with code 2 and one line ``error: ...`` naming the bad value — never a
+traceback.
+
+Examples::
+
+    python -m dropedge_core datasets
+    python -m dropedge_core train --dataset cora --split semi --backbone gcn --layers 2 \\
+        --sampler nodrop --seeds 0 1 2 --json
+    python -m dropedge_core train --dataset cora --backbone gcn --preset paper --layers 8 \\
+        --sampler dropedge++
+    python -m dropedge_core men --dataset cora --sampler lid li --layers 4 8 16 \\
+        --p-min 0.05 --p-max 1.0 --runs 10
+    python -m dropedge_core sweep --dataset cora --backbones gcn resgcn \\
+        --samplers nodrop dropedge dropedge++ --layers 2 4 8 --seeds 0 1 2 \\
+        --store results/results.sqlite
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import statistics
+import sys
+from collections.abc import Sequence
+
+import torch
+
+from . import datasets, metrics, presets, samplers
+from .models import BACKBONES
+from .normalization import METHODS
+from .training import ConfigError, TrainConfig, train
+
+# CLI flag dest -> TrainConfig field (flags that may override a preset default to None)
+_TRAIN_FLAGS: dict[str, str] = {
+    "p_min": "p_min", "p_max": "p_max", "p": "p", "kernel": "kernel", "directed": "directed",
+    "normalization": "normalization", "hidden": "hidden", "dropout": "dropout", "lr": "lr",
+    "weight_decay": "weight_decay", "epochs": "epochs", "patience": "patience",
+    "self_loop": "self_loop", "batch_norm": "batch_norm", "alpha": "alpha",
+    "diag_every": "diag_every", "device": "device",
+}
+
+
+class CLIError(ValueError):
+    """Bad command-line input that argparse cannot see (e.g. an empty grid)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line ``error: ...`` and exit code 2 (no usage dump)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"error: {message}\n")
+        sys.exit(2)
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """Training flags shared by ``train`` and ``sweep``; ``None`` = not given (a preset or
+    the TrainConfig default applies)."""
+    g = p.add_argument_group("training (override --preset values)")
+    g.add_argument("--split", default=None, help="semi | full (citation graphs); default: the dataset's")
+    g.add_argument("--p-min", type=float, default=None, help="keep rate of the sparsest layer (default 0.3)")
+    g.add_argument("--p-max", type=float, default=None, help="keep rate of the densest layer (default 0.8)")
+    g.add_argument("--p", type=float, default=None,
+                   help="keep rate of dropedge/fd (default (p_min + p_max) / 2)")
+    g.add_argument("--kernel", default=None,
+                   help=f"FD kernel: {', '.join(samplers.KERNELS)} (default linear)")
+    g.add_argument("--directed", action=argparse.BooleanOptionalAction, default=None,
+                   help="sample the two directions of an edge separately (the authors' code)")
+    g.add_argument("--normalization", default=None, help=f"{', '.join(METHODS)} (default AN)")
+    g.add_argument("--hidden", type=int, default=None, help="hidden width (default 128)")
+    g.add_argument("--dropout", type=float, default=None, help="dropout rate in [0, 1) (default 0.5)")
+    g.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.01)")
+    g.add_argument("--weight-decay", type=float, default=None, help="Adam weight decay (default 5e-4)")
+    g.add_argument("--epochs", type=int, default=None, help="epochs (default 200)")
+    g.add_argument("--patience", type=int, default=None,
+                   help="early-stopping patience in epochs, 0 = off (default 100)")
+    g.add_argument("--self-loop", action=argparse.BooleanOptionalAction, default=None,
+                   help="self-feature modelling, the paper's 'Loop'")
+    g.add_argument("--batch-norm", action=argparse.BooleanOptionalAction, default=None,
+                   help="batch normalisation")
+    g.add_argument("--alpha", type=float, default=None, help="APPNP* teleport coefficient (default 0.1)")
+    g.add_argument("--diag-every", type=int, default=None,
+                   help="diagnostics (MEN, layer distances, ...) every k epochs, 0 = off (default 10)")
+    g.add_argument("--device", default=None, help="auto (CUDA if available) | cpu | cuda (default auto)")
+    g.add_argument("--preset", default=None, choices=presets.PRESETS,
+                   help="start from the paper's best hyperparameters for dataset/split/backbone")
+    g.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds, one run each (default 0)")
+
+
+def _add_output_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default $DROPEDGE_TORCH_THREADS or 1: torch's OpenMP "
+                        "pool stalls badly when its cores are shared)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m dropedge_core",
+                     description="DropEdge++ Explorer: samplers, MEN and deep-GCN training "
+                                 "(Structure-Aware DropEdge, the paper's method).")
+    sub = parser.add_subparsers(dest="command", metavar="{datasets,train,men,sweep}")
+    sub.required = True
+
+    p = sub.add_parser("datasets", help="list datasets and whether each is available offline",
+                       description="List the datasets and where each would load from now.")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+
+    p = sub.add_parser("train", help="train one configuration over one or more seeds",
+                       description="Train a backbone with an edge sampler; report the test accuracy "
+                                   "at the best-validation epoch, per seed and averaged.")
+    p.add_argument("--dataset", default="cora", help=f"{', '.join(datasets.NAMES)} (default cora)")
+    p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
+    p.add_argument("--layers", type=int, default=None, help="number of layers L (default 2)")
+    p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
+    _add_run_flags(p)
+    p.add_argument("--store", default=None, metavar="PATH", help="also store the runs in this results store")
+    _add_output_flags(p)
+
+    p = sub.add_parser("men", help="Mean-Edge-Number of samplers by depth",
+                       description="MEN = (1/L) sum_l |prod_{i<=l} (A^(i) + I)| averaged over runs "
+                                   "(paper Definition 1), per sampler and depth.")
+    p.add_argument("--dataset", default="cora", help=f"{', '.join(datasets.NAMES)} (default cora)")
+    p.add_argument("--split", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--sampler", "--samplers", dest="samplers", nargs="+",
+                   default=["dropedge", "li", "lid", "ldd"], help="samplers (default dropedge li lid ldd)")
+    p.add_argument("--layers", type=int, nargs="+", default=[4, 8, 16], help="depths (default 4 8 16)")
+    p.add_argument("--p-min", type=float, default=0.05, help="default 0.05 (the paper's MEN table)")
+    p.add_argument("--p-max", type=float, default=1.0, help="default 1.0")
+    p.add_argument("--p", type=float, default=None, help="keep rate of dropedge/fd (default (p_min+p_max)/2)")
+    p.add_argument("--kernel", default="linear", help=f"{', '.join(samplers.KERNELS)} (default linear)")
+    p.add_argument("--directed", action="store_true", help="sample directions separately")
+    p.add_argument("--runs", type=int, default=10, help="samples per sampler and depth (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample generator (default 0)")
+    p.add_argument("--estimate", action="store_true", help="estimate MEN from sampled source nodes")
+    p.add_argument("--sources", type=int, default=512, help="source nodes for --estimate (default 512)")
+    _add_output_flags(p)
+
+    p = sub.add_parser("sweep", help="depth x sampler x backbone x seeds into the results store (resumable)",
+                       description="Train every combination and store each run; runs already in the "
+                                   "store are skipped, so an interrupted sweep resumes where it stopped.")
+    p.add_argument("--datasets", "--dataset", dest="datasets", nargs="+", default=["cora"],
+                   help="datasets (default cora)")
+    p.add_argument("--backbones", "--backbone", dest="backbones", nargs="+", default=["gcn"],
+                   help=f"{', '.join(BACKBONES)} (default gcn)")
+    p.add_argument("--samplers", "--sampler", dest="samplers", nargs="+",
+                   default=["nodrop", "dropedge", "dropedge++"], help="default nodrop dropedge dropedge++")
+    p.add_argument("--layers", type=int, nargs="+", default=[2, 4, 8], help="depths (default 2 4 8)")
+    _add_run_flags(p)
+    p.add_argument("--store", default=None, metavar="PATH",
+                   help="results store (default $DROPEDGE_RESULTS or results/results.sqlite)")
+    _add_output_flags(p)
+    return parser
+
+
+# --------------------------------------------------------------------------- helpers
+def _progress(total: int, desc: str, args: argparse.Namespace):
+    from tqdm import tqdm
+
+    disable = True if args.no_progress else None  # None: only when stderr is a terminal
+    return tqdm(total=total, desc=desc, file=sys.stderr, disable=disable, leave=False,
+                dynamic_ncols=True)
+
+
+def make_config(args: argparse.Namespace, dataset: str, backbone: str, **grid) -> TrainConfig:
+    """TrainConfig defaults ← ``--preset`` values ← explicit flags ← the grid point."""
+    values: dict = {"dataset": dataset, "split": args.split, "backbone": backbone}
+    if args.preset:
+        values.update(presets.preset(args.preset, dataset, args.split, backbone))
+    values.update({field: getattr(args, dest) for dest, field in _TRAIN_FLAGS.items()
+                   if getattr(args, dest) is not None})
+    values.update({k: v for k, v in grid.items() if v is not None})
+    return TrainConfig.from_dict(values)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
+    values = [v for v in values if v is not None]
+    if not values:
+        return None, None
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def _finite(obj):
+    """NaN/inf → ``None`` everywhere, so that stdout is strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def _print_json(obj) -> None:
+    sys.stdout.write(json.dumps(_finite(obj), indent=2, allow_nan=False) + "\n")
+
+
+def _load(dataset: str, split: str | None) -> datasets.Graph:
+    return datasets.load(dataset, split)
+
+
+def _train_runs(configs: list[TrainConfig], graph, args, store=None, desc="train"):
+    """Train each config (graph shared), with a per-run epoch progress bar."""
+    results = []
+    for config in configs:
+        bar = _progress(config.epochs, f"{desc} seed {config.seed}", args)
+
+        def on_event(event, bar=bar):
+            if event["type"] == "epoch":
+                bar.update(1)
+                bar.set_postfix(loss=f"{event['train_loss']:.3f}", val=f"{event['val_acc']:.3f}",
+                                refresh=False)
+
+        try:
+            result = train(config, graph=graph, on_event=on_event)
+        finally:
+            bar.close()
+        if store is not None:
+            store.put(result)
+        results.append(result)
+    return results
+
+
+# --------------------------------------------------------------------------- commands
+def cmd_datasets(args: argparse.Namespace) -> int:
+    rows = datasets.available()
+    if args.json:
+        _print_json(rows)
+        return 0
+    print(f"{'name':<18}{'available from':<16}{'offline':<9}splits")
+    for r in rows:
+        print(f"{r['name']:<18}{r['availability']:<16}{'yes' if r['offline'] else 'no':<9}{r['splits']}")
+    print("(download = needs the internet; set DROPEDGE_DATA to a folder with PyG's raw layout)")
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    configs = [make_config(args, args.dataset, args.backbone, num_layers=args.layers,
+                           sampler=args.sampler, seed=seed) for seed in args.seeds]
+    store = None
+    if args.store:
+        from .store import ResultStore
+
+        store = ResultStore(args.store)
+    graph = _load(configs[0].dataset, configs[0].split)
+    results = _train_runs(configs, graph, args, store=store)
+    mean, std = _mean_std([r.test_acc for r in results])
+    if args.json:
+        base = configs[0].to_dict()
+        base.pop("seed")
+        _print_json({"config": base, "seeds": list(args.seeds), "test_acc_mean": mean,
+                     "test_acc_std": std, "runs": [r.summary() for r in results],
+                     "store": str(store.path) if store else None})
+        return 0
+    c = configs[0]
+    print(f"{c.dataset}/{c.split} {c.backbone} L={c.num_layers} sampler={c.sampler} "
+          f"p_min={c.p_min:g} p_max={c.p_max:g} norm={c.normalization} hidden={c.hidden} "
+          f"dropout={c.dropout:g} lr={c.lr:g} wd={c.weight_decay:g} epochs={c.epochs} "
+          f"device={results[0].device}")
+    for r in results:
+        print(f"  seed {r.config.seed}: test {_pct(r.test_acc)} (best val {_pct(r.best_val_acc)} at "
+              f"epoch {r.best_epoch}; {r.epochs_run} epochs, {r.total_time:.1f} s, "
+              f"{(r.mean_epoch_time or 0):.4f} s/epoch) [{r.reason}]")
+        if r.reason == "nan":
+            print(f"    {r.message}")
+    std_txt = f" ± {100 * std:.1f}" if std is not None else ""
+    print(f"mean test accuracy: {_pct(mean)}{std_txt} over {len(results)} seed(s)")
+    if store:
+        print(f"stored in {store.path}")
+    return 0
+
+
+def cmd_men(args: argparse.Namespace) -> int:
+    if args.runs < 1:
+        raise CLIError(f"--runs must be >= 1 (got {args.runs})")
+    if args.sources < 1:
+        raise CLIError(f"--sources must be >= 1 (got {args.sources})")
+    for layers in args.layers:
+        samplers.check_layers(layers)
+    made = [samplers.make(name, p_min=args.p_min, p_max=args.p_max, p=args.p, kernel=args.kernel,
+                          directed=args.directed) for name in args.samplers]
+    graph = _load(args.dataset, args.split)
+    if not args.estimate and graph.num_nodes > metrics.EXACT_MAX_NODES:
+        raise CLIError(f"{graph.name} has {graph.num_nodes} nodes > {metrics.EXACT_MAX_NODES}: "
+                       "exact MEN needs an N x N matrix; add --estimate")
+    gen = torch.Generator().manual_seed(args.seed)
+    rows = []
+    bar = _progress(len(made) * len(args.layers) * args.runs, "MEN", args)
+    try:
+        for sampler, layers in itertools.product(made, args.layers):
+            values, curves, errs = [], [], []
+            for _ in range(args.runs):
+                masks = sampler.sample(graph, layers, generator=gen)
+                if args.estimate:
+                    est = metrics.men_estimate(graph, masks, args.sources, generator=gen)
+                    values.append(est.value)
+                    errs.append(est.stderr)
+                    curves.append(list(est.edge_numbers))
+                else:
+                    counts = metrics.edge_numbers(graph, masks)
+                    values.append(sum(counts) / len(counts))
+                    curves.append(counts)
+                bar.update(1)
+            mean, std = _mean_std(values)
+            cols = list(zip(*curves))
+            row = {"sampler": sampler.name, "layers": layers, "men_mean": mean, "men_std": std,
+                   "runs": args.runs, "edge_numbers_mean": [statistics.fmean(c) for c in cols],
+                   "edge_numbers_std": [statistics.stdev(c) if len(c) > 1 else 0.0 for c in cols],
+                   "estimate": bool(args.estimate)}
+            if args.estimate:
+                row["men_stderr_mean"] = statistics.fmean(errs)
+            rows.append(row)
+    finally:
+        bar.close()
+    if args.json:
+        _print_json({"dataset": graph.name, "num_nodes": graph.num_nodes, "num_edges": graph.num_edges,
+                     "p_min": args.p_min, "p_max": args.p_max, "rows": rows})
+        return 0
+    print(f"MEN on {graph.name} (N={graph.num_nodes}, M={graph.num_edges}), p_min={args.p_min:g}, "
+          f"p_max={args.p_max:g}, {args.runs} runs{' (estimated)' if args.estimate else ''}")
+    print(f"{'sampler':<12}{'layers':>7}{'MEN mean':>14}{'std':>12}")
+    for r in rows:
+        print(f"{r['sampler']:<12}{r['layers']:>7}{r['men_mean']:>14.4g}{r['men_std']:>12.3g}")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .store import ResultStore
+
+    store = ResultStore(args.store)
+    grid = []
+    for dataset, backbone, layers, sampler, seed in itertools.product(
+            args.datasets, args.backbones, args.layers, args.samplers, args.seeds):
+        grid.append(make_config(args, dataset, backbone, num_layers=layers, sampler=sampler, seed=seed))
+    if not grid:
+        raise CLIError("the sweep grid is empty")
+    graphs = {}
+    for c in grid:  # load (and fail on) every dataset before the first run
+        if (c.dataset, c.split) not in graphs:
+            graphs[(c.dataset, c.split)] = _load(c.dataset, c.split)
+    stored = store.keys()
+    from .store import run_key
+
+    todo = [c for c in grid if run_key(c) not in stored]
+    skipped = len(grid) - len(todo)
+    bar = _progress(len(grid), "sweep", args)
+    bar.update(skipped)
+    ran = []
+    try:
+        for c in todo:
+            bar.set_postfix_str(f"{c.dataset} {c.backbone} L={c.num_layers} {c.sampler} seed={c.seed}")
+            result = train(c, graph=graphs[(c.dataset, c.split)])
+            store.put(result)  # one transaction per run: a kill loses at most the run in flight
+            ran.append(result)
+            bar.update(1)
+    finally:
+        bar.close()
+    keys = {run_key(c) for c in grid}
+    df = store.to_frame()
+    df = df[df["key"].isin(keys)]
+    table = []
+    if len(df):
+        grouped = df.groupby(["dataset", "split", "backbone", "num_layers", "sampler"], sort=True)
+        for (dataset, split, backbone, layers, sampler), part in grouped:
+            mean, std = _mean_std([v for v in part["test_acc"].tolist() if v == v])
+            table.append({"dataset": dataset, "split": split, "backbone": backbone,
+                          "num_layers": int(layers), "sampler": sampler, "runs": int(len(part)),
+                          "test_acc_mean": mean, "test_acc_std": std})
+    if args.json:
+        _print_json({"store": str(store.path), "total": len(grid), "skipped": skipped, "ran": len(ran),
+                     "not_finite": [r.config.to_dict() for r in ran if r.reason == "nan"],
+                     "results": table})
+        return 0
+    print(f"sweep: {len(grid)} runs, {skipped} already stored, {len(ran)} trained -> {store.path}")
+    print(f"{'dataset':<10}{'backbone':<9}{'L':>4}  {'sampler':<12}{'runs':>5}{'test acc':>16}")
+    for r in table:
+        std = "" if r["test_acc_std"] is None else f" ± {100 * r['test_acc_std']:.1f}"
+        print(f"{r['dataset']:<10}{r['backbone']:<9}{r['num_layers']:>4}  {r['sampler']:<12}"
+              f"{r['runs']:>5}{_pct(r['test_acc_mean']):>9}{std}")
+    return 0
+
+
+COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep": cmd_sweep}
+
+
+def _set_threads(args: argparse.Namespace) -> None:
+    threads = getattr(args, "threads", None)
+    if threads is None:
+        value = os.environ.get("DROPEDGE_TORCH_THREADS", "1").strip() or "1"
+        if not value.isdigit() or int(value) < 1:
+            raise CLIError(f"DROPEDGE_TORCH_THREADS must be a positive integer (got {value!r})")
+        threads = int(value)
+    if threads < 1:
+        raise CLIError(f"--threads must be >= 1 (got {threads})")
+    torch.set_num_threads(threads)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command != "datasets":
+            _set_threads(args)
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        return 130
+    except ValueError as exc:  # DatasetError, SamplerError, NormalizationError, ConfigError, ...
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        sys.stderr.write(f"error: {message}\n")
+        return 2
+
+
+__all__ = ["CLIError", "ConfigError", "build_parser", "main", "make_config"]

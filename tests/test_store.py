@@ -1,0 +1,110 @@
+"""The results store: keys, roundtrip, frames and exports, concurrent writers."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from dropedge_core.store import ResultStore, StoreError, canonical_json, default_path, run_key
+from dropedge_core.training import RunResult, TrainConfig, train
+
+from .conftest import REPO
+
+
+def fake_result(seed: int = 0, **changes) -> RunResult:
+    config = TrainConfig(dataset="karate", seed=seed, **changes)
+    history = [{"type": "epoch", "epoch": e, "train_loss": 1.0 / e, "val_loss": 1.0, "train_acc": 0.5,
+                "val_acc": 0.5, "test_acc": 0.4, "epoch_time": 0.01, "sample_time": 0.001}
+               for e in (1, 2)]
+    diags = [{"type": "diagnostics", "epoch": 2, "men": 100.0, "edge_numbers": [50, 150]}]
+    return RunResult(config=config, reason="finished", message="finished 2 epochs", best_epoch=2,
+                     best_val_acc=0.5, test_acc=0.4, epochs_run=2, total_time=0.1, device="cpu",
+                     history=history, diagnostics=diags)
+
+
+def test_run_key_is_the_hash_of_the_canonical_config():
+    c = TrainConfig(dataset="karate")
+    assert run_key(c) == run_key(c.to_dict()) == run_key(TrainConfig(dataset="KARATE"))
+    assert run_key(c) != run_key(c.replace(seed=1))
+    assert len(run_key(c)) == 64
+    assert json.loads(canonical_json(c)) == c.to_dict()
+
+
+def test_roundtrip(tmp_path, karate):
+    store = ResultStore(tmp_path / "sub" / "r.sqlite")
+    result = train(TrainConfig(dataset="karate", hidden=8, epochs=4, diag_every=2), graph=karate)
+    assert not store.has(result.config)
+    key = store.put(result)
+    assert key == run_key(result.config)
+    assert store.has(key) and store.has(result.config) and len(store) == 1
+    row = store.get(key)
+    assert row["config"] == result.config.to_dict()
+    assert row["history"] == result.history and row["diagnostics"] == result.diagnostics
+    assert row["test_acc"] == result.test_acc and row["ran_on"] == "cpu"
+    assert row["num_layers"] == 2 and row["self_loop"] is False
+    assert store.get("0" * 64) is None
+    store.put(result)  # replacing keeps one row
+    assert len(store) == 1 and store.keys() == {key}
+    assert store.delete(key) and not store.has(key)
+
+
+def test_frame_and_exports(tmp_path):
+    store = ResultStore(tmp_path / "r.sqlite")
+    for seed in range(3):
+        store.put(fake_result(seed, sampler="lid"))
+    df = store.to_frame()
+    assert len(df) == 3 and set(df["seed"]) == {0, 1, 2}
+    assert {"dataset", "backbone", "num_layers", "sampler", "test_acc", "mean_epoch_time"} <= set(df.columns)
+    assert df["directed"].dtype == bool
+    curves = store.to_frame(curves=True)
+    assert curves["history"].iloc[0][0]["epoch"] == 1
+    csv = store.export(tmp_path / "out" / "runs.csv")
+    assert csv.read_text().splitlines()[0].startswith("key,")
+    pytest.importorskip("pyarrow")
+    import pandas as pd
+
+    assert len(pd.read_parquet(store.export(tmp_path / "runs.parquet"))) == 3
+    with pytest.raises(StoreError, match="unknown export format '.xlsx'"):
+        store.export(tmp_path / "runs.xlsx")
+
+
+def test_bad_paths(tmp_path):
+    with pytest.raises(StoreError, match="is a directory"):
+        ResultStore(tmp_path)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="not a usable SQLite"):
+        ResultStore(junk)
+
+
+def test_default_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "x.sqlite"))
+    assert default_path() == tmp_path / "x.sqlite"
+    monkeypatch.delenv("DROPEDGE_RESULTS")
+    assert default_path().as_posix() == "results/results.sqlite"
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from tests.test_store import fake_result
+    from dropedge_core.store import ResultStore
+    store = ResultStore(sys.argv[1], timeout=60)
+    offset = int(sys.argv[2])
+    for seed in range(offset, offset + 40):
+        store.put(fake_result(seed))
+""")
+
+
+def test_two_processes_writing_lose_no_rows(tmp_path):
+    path = tmp_path / "shared.sqlite"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(offset)], cwd=REPO,
+                              stderr=subprocess.PIPE, text=True) for offset in (0, 1000)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+    store = ResultStore(path)
+    assert len(store) == 80
+    assert set(store.to_frame()["seed"]) == set(range(40)) | set(range(1000, 1040))
