@@ -1,4 +1,4 @@
-"""Command line: ``python -m dropedge_core {datasets,train,men,sweep} ...`` (SPEC §2).
+"""Command line: ``python -m dropedge_core {datasets,train,men,sweep,tune} ...`` (SPEC §2).
 
 Every subcommand has ``--help``; ``--json`` prints machine-readable output to stdout;
 progress bars go to stderr (only when it is a terminal, or never with ``--no-progress``).
@@ -17,6 +17,8 @@ Examples::
     python -m dropedge_core sweep --dataset cora --backbones gcn resgcn \\
         --samplers nodrop dropedge dropedge++ --layers 2 4 8 --seeds 0 1 2 \\
         --store results/results.sqlite
+    python -m dropedge_core tune --dataset csbm --backbone gcn --layers 8 --trials 20 \\
+        --study demo --storage sqlite:///results/tuning.sqlite
 """
 from __future__ import annotations
 
@@ -104,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m dropedge_core",
                      description="DropEdge++ Explorer: samplers, MEN and deep-GCN training "
                                  "(Structure-Aware DropEdge, the paper's method).")
-    sub = parser.add_subparsers(dest="command", metavar="{datasets,train,men,sweep}")
+    sub = parser.add_subparsers(dest="command", metavar="{datasets,train,men,sweep,tune}")
     sub.required = True
 
     p = sub.add_parser("datasets", help="list datasets and whether each is available offline",
@@ -154,6 +156,28 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_flags(p)
     p.add_argument("--store", default=None, metavar="PATH",
                    help="results store (default $DROPEDGE_RESULTS or results/results.sqlite)")
+    _add_output_flags(p)
+
+    p = sub.add_parser("tune", help="Optuna study over p_min / p_max' (and lr, dropout, weight decay)",
+                       description="Search the keep rates (the paper's p_min and p_max') with Optuna, "
+                                   "maximising validation accuracy; report the best trial's test "
+                                   "accuracy. Workers started with the same --storage and --study "
+                                   "share one study.")
+    p.add_argument("--dataset", default="cora", help=f"{', '.join(datasets.NAMES)} (default cora)")
+    p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
+    p.add_argument("--layers", type=int, default=None, help="number of layers L (default 2)")
+    p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
+    p.add_argument("--trials", type=int, default=20, help="trials this worker runs (default 20)")
+    p.add_argument("--study", default="dropedge", help="study name (default dropedge)")
+    p.add_argument("--storage", default=None,
+                   help="Optuna storage URL or SQLite file (default sqlite:///results/tuning.sqlite); "
+                        "postgresql://... or mysql://... for workers on several machines")
+    p.add_argument("--search", default="tpe", choices=("tpe", "random"),
+                   help="TPE (default) or random search (the paper's)")
+    p.add_argument("--tune", dest="tune_extra", nargs="*", default=[], metavar="PARAM",
+                   help="also tune these: lr, dropout, weight_decay")
+    p.add_argument("--no-pruning", action="store_true", help="run every trial to the end")
+    _add_run_flags(p)
     _add_output_flags(p)
     return parser
 
@@ -389,7 +413,49 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep": cmd_sweep}
+def cmd_tune(args: argparse.Namespace) -> int:
+    from . import tuning
+
+    if len(args.seeds) != 1:
+        raise CLIError(f"tune takes one --seeds value (got {args.seeds})")
+    base = make_config(args, args.dataset, args.backbone, num_layers=args.layers,
+                       sampler=args.sampler, seed=args.seeds[0])
+    graph = _load(base.dataset, base.split)
+    space = tuning.SearchSpace(extra=tuple(args.tune_extra))
+    bar = _progress(args.trials, f"tune {args.study}", args)
+
+    def on_trial(study, trial) -> None:
+        bar.update(1)
+        best = tuning.best_summary(study)
+        if best:
+            bar.set_postfix(best_val=f"{best['val_acc']:.3f}", refresh=False)
+
+    try:
+        study = tuning.tune(base, args.trials, args.study, storage=args.storage, search=args.search,
+                            seed=None, space=space, graph=graph, pruner=not args.no_pruning,
+                            callbacks=[on_trial])
+    finally:
+        bar.close()
+    best = tuning.best_summary(study)
+    frame = tuning.trials_frame(study)
+    if args.json:
+        _print_json({"study": args.study, "storage": tuning.resolve_storage(args.storage),
+                     "best": best, "trials": frame.to_dict(orient="records")})
+        return 0
+    counts = frame.state.value_counts().to_dict()
+    print(f"study {args.study!r} in {tuning.resolve_storage(args.storage)}: "
+          + ", ".join(f"{n} {state.lower()}" for state, n in counts.items()))
+    if best is None:
+        print("no finished trial yet")
+        return 0
+    print(f"best trial #{best['trial']}: val {_pct(best['val_acc'])}, test {_pct(best['test_acc'])} "
+          f"at p_min={best['p_min']:.3f}, p_max={best['p_max']:.3f} (p_max'={best['p_max_prime']:.3f})"
+          + "".join(f", {k}={best[k]:.3g}" for k in tuning.OPTIONAL_PARAMS if k in best))
+    return 0
+
+
+COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep": cmd_sweep,
+            "tune": cmd_tune}
 
 
 def _set_threads(args: argparse.Namespace) -> None:

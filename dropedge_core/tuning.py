@@ -170,6 +170,7 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     """
     if not isinstance(n_trials, int) or n_trials < 1:
         raise TuningError(f"trials must be a positive integer (got {n_trials!r})")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = open_study(study_name, storage, search, seed, pruner)
     if include_base and not study.get_trials(deepcopy=False):
         prime = 0.0 if base.p_min >= 1.0 else (base.p_max - base.p_min) / (1.0 - base.p_min)
@@ -177,7 +178,6 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     cbs = list(callbacks or [])
     if stop_event is not None:
         cbs.append(lambda study, trial: study.stop() if stop_event.is_set() else None)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     study.optimize(objective(base, space or SearchSpace(), graph, stop_event),
                    n_trials=n_trials, callbacks=cbs, catch=(ConfigError,))
     return study

@@ -1,9 +1,9 @@
 """Tuning with Optuna: shared storage across worker processes, a useful search."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
-import textwrap
 
 import optuna
 import pytest
@@ -13,24 +13,20 @@ from dropedge_core.training import TrainConfig, train
 
 from .conftest import REPO
 
-WORKER = textwrap.dedent("""
-    import sys
-    from dropedge_core import tuning
-    from dropedge_core.training import TrainConfig
-    base = TrainConfig(dataset="karate", backbone="gcn", num_layers=2, sampler="dropedge++",
-                       epochs=15, patience=0, diag_every=0, hidden=16)
-    tuning.tune(base, 4, "shared", storage=sys.argv[1], search="random", pruner=False)
-""")
 
-
-def test_two_workers_share_one_sqlite_study(tmp_path):
+def test_two_cli_workers_share_one_sqlite_study(tmp_path):
+    """Two `tune` processes, 4 trials each, one SQLite storage: 8 finished trials."""
     storage = f"sqlite:///{tmp_path / 'study.sqlite'}"
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, storage], cwd=REPO,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = [sys.executable, "-m", "dropedge_core", "tune", "--dataset", "karate", "--layers", "2",
+           "--trials", "4", "--study", "shared", "--storage", storage, "--search", "random",
+           "--no-pruning", "--epochs", "15", "--hidden", "16", "--diag-every", "0",
+           "--threads", "1", "--json", "--no-progress"]
+    procs = [subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     for p in procs:
-        _, err = p.communicate(timeout=300)
+        out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err[-2000:]
+        assert json.loads(out)["best"]["val_acc"] is not None
     study = optuna.load_study(study_name="shared", storage=storage)
     states = [t.state for t in study.get_trials()]
     assert len(states) == 8
