@@ -211,22 +211,19 @@ def resolve_device(name: str = "auto") -> torch.device:
 class AdjacencyBuilder:
     """Per-layer normalised adjacencies as sparse CSR matrices, fast enough for every epoch.
 
-    The sparsity pattern of the full graph plus self-loops (``2M + N`` entries) is sorted
-    into CSR order once; every call normalises the kept edges of all layers in one
-    vectorised pass (:func:`normalization.normalized_weights` on the layers stacked
-    block-diagonally, as :func:`normalization.adjacencies` does) and scatters the weights
-    into that fixed pattern, dropped edges getting an explicit zero. Products are the
-    same as with ``normalization.to_sparse(*normalization.adjacencies(...)[l], N)``, with
-    no per-layer sort or coalesce.
+    The entries every layer draws from (:func:`normalization.entry_index`: the ``2M``
+    directions, then ``N`` self-loops) are sorted into CSR order once; every call takes
+    the weights of all layers from :func:`normalization.layer_weights` (one vectorised
+    pass, dropped edges exactly zero) and permutes them into that fixed pattern. Products
+    are the same as with ``normalization.to_sparse(*normalization.adjacencies(...)[l], N)``,
+    with no per-layer compaction, sort or coalesce.
     """
 
     def __init__(self, graph: Graph, method: str = "AN"):
         self.graph = graph
         self.method = normalization.check_method(method)
         n = graph.num_nodes
-        ei = graph.edge_index
-        loops = torch.arange(n, device=ei.device)
-        rows, cols = torch.cat([ei[0], loops]), torch.cat([ei[1], loops])
+        rows, cols = normalization.entry_index(graph)
         self.perm = torch.argsort(rows * n + cols)
         counts = torch.bincount(rows, minlength=n)
         self.crow = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
@@ -239,18 +236,8 @@ class AdjacencyBuilder:
 
     def __call__(self, masks: torch.Tensor) -> list[torch.Tensor]:
         """``masks`` ``(L, M)`` (or ``(L, 2M)``) bool → ``L`` sparse CSR ``(N, N)``."""
-        g = self.graph
-        directed = g.directed_mask(masks.to(g.edge_index.device))
-        num_layers, n, two_m = directed.size(0), g.num_nodes, g.edge_index.size(1)
-        layer, edge = directed.nonzero(as_tuple=True)
-        offset = layer * n
-        row, col = g.edge_index[0, edge] + offset, g.edge_index[1, edge] + offset
-        _, weight = normalization.normalized_weights(row, col, num_layers * n, self.method)
-        values = torch.zeros(num_layers, self.num_entries, dtype=weight.dtype, device=weight.device)
-        values[layer, edge] = weight[: edge.numel()]
-        values[:, two_m:] = weight[edge.numel():].view(num_layers, n)
-        values = values[:, self.perm]
-        return [self._csr(v) for v in values]
+        _, weight = normalization.layer_weights(self.graph, masks, self.method)
+        return [self._csr(v) for v in weight[:, self.perm]]
 
     def full(self) -> torch.Tensor:
         """The normalised adjacency of the whole graph (evaluation)."""
