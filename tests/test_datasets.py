@@ -117,3 +117,27 @@ def test_read_only_data_dir_is_never_written(cora, tmp_path, monkeypatch):
     finally:
         for p in [src, src / "Cora", src / "Cora" / "raw"]:
             os.chmod(p, stat.S_IRWXU)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+def test_corrupt_raw_file_is_one_line_error(cora, tmp_path, monkeypatch, damage):
+    src = tmp_path / "bad"
+    (src / "Cora" / "raw").mkdir(parents=True)
+    for f in (datasets.data_dir() / "Cora" / "raw").iterdir():
+        data = f.read_bytes()
+        if f.name == "ind.cora.graph":
+            data = data[: len(data) // 3] if damage == "truncate" else b"not a pickle at all\n" * 10
+        (src / "Cora" / "raw" / f.name).write_bytes(data)
+    monkeypatch.setenv("DROPEDGE_DATA", str(src))
+    monkeypatch.setenv("DROPEDGE_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(DatasetError, match="cannot read cora raw files") as info:
+        datasets.load("cora")
+    assert "\n" not in str(info.value)
+
+
+def test_missing_data_dir_is_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("DROPEDGE_DATA", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("DROPEDGE_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(DatasetUnavailable, match="is not a readable directory"):
+        datasets.load("cora")
+    assert datasets.load("karate").num_nodes == 34  # built-in data never need it
