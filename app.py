@@ -53,7 +53,11 @@ def home() -> None:
         "fall. Change the layers, the keep rates or the sampler in the sidebar.")
     st.markdown("**Pages** — *Edge sampler*: what each sampler keeps, layer by layer. "
                 "*MEN explorer*: the Mean-Edge-Number of every sampler against depth, "
-                "beside the paper's table.")
+                "beside the paper's table. *Live training*: train a backbone and watch its "
+                "curves and over-smoothing diagnostics grow; compare samplers. *Depth study*: "
+                "test accuracy against depth for NoDrop, DropEdge and DropEdge++, beside the "
+                "paper's numbers. *Tuning*: search the keep rates with Optuna and train the "
+                "best point.")
 
 
 @st.cache_data(show_spinner="Propagating…", max_entries=64)
@@ -68,6 +72,7 @@ PAGES = [
     st.Page("app_pages/edge_sampler.py", title="Edge sampler", icon=":material/hub:"),
     st.Page("app_pages/men_explorer.py", title="MEN explorer", icon=":material/stacked_line_chart:"),
     st.Page("app_pages/live_training.py", title="Live training", icon=":material/model_training:"),
+    st.Page("app_pages/depth_study.py", title="Depth study", icon=":material/show_chart:"),
     st.Page("app_pages/tuning.py", title="Tuning", icon=":material/tune:"),
 ]
 

@@ -31,7 +31,7 @@ max_nodes = 300
 if big:
     center_default = ui.cached_default_center(graph, ui.graph_key(sel), hops, max_nodes)
     center = c3.number_input("Centre node", 0, graph.num_nodes - 1, center_default,
-                             key=f"center_{sel.dataset}",
+                             key=f"center_{ui.data_id(sel)}",
                              help="The drawn part: this node's k-hop neighbourhood "
                                   f"(at most {max_nodes} nodes, nearer hops first).")
 else:
@@ -68,7 +68,10 @@ st.caption(
                       "features, drawn more often)." if weighted else
                       f"Kept edges in the {figures.sampler_label(sel.sampler)} colour.")
     + (" Karate's features are one-hot node ids, so every kernel weight is the same."
-       if weighted and sel.dataset == "karate" else ""))
+       if weighted and sel.dataset == "karate" else "")
+    + (" Your graph has no features file (one constant feature), so every kernel weight is the "
+       "same." if weighted and graph.info.get("source") == "upload"
+       and "features" not in graph.info.get("files", {}) else ""))
 
 left, right = st.columns(2)
 with left:
@@ -85,10 +88,15 @@ with right:
 
 twin = TWIN.get(sel.sampler)
 names = [sel.sampler] + ([twin] if twin else [])
-shares = {n: masks if n == sel.sampler else
-          experiments.sample_masks(graph, n, sel.layers, sel.p_min, sel.p_max, sel.seed, kernel, draw)
-          for n in names}
-st.plotly_chart(figures.intra_inter_share(graph, shares), key="shares")
-st.caption("Share of the intra-class and inter-class edges that each layer keeps. Uniform "
-           "samplers keep both at the same rate; the feature-dependent ones (FD, DropEdge++) "
-           "favour intra-class edges when features carry the class (csbm, Cora, CiteSeer).")
+if graph.num_classes == 0:
+    st.info("No labels: the share of intra- and inter-class edges kept needs node labels "
+            "(upload a labels file in the sidebar).")
+else:
+    shares = {n: masks if n == sel.sampler else
+              experiments.sample_masks(graph, n, sel.layers, sel.p_min, sel.p_max, sel.seed, kernel,
+                                       draw)
+              for n in names}
+    st.plotly_chart(figures.intra_inter_share(graph, shares), key="shares")
+    st.caption("Share of the intra-class and inter-class edges that each layer keeps. Uniform "
+               "samplers keep both at the same rate; the feature-dependent ones (FD, DropEdge++) "
+               "favour intra-class edges when features carry the class (csbm, Cora, CiteSeer).")

@@ -62,6 +62,7 @@ graph = ui.current_graph(sel)
 if graph is None:
     st.stop()
 st.caption(ui.data_source(graph))
+ui.require_labels(graph)
 
 override = ss.get("lt_override")
 setting = {"sampler": sel.sampler, "num_layers": sel.layers, "p_min": sel.p_min,
@@ -91,7 +92,10 @@ mode = c2.radio("Hyperparameters", ["custom", "paper preset"], key="lt_mode", ho
                 help="paper preset: the paper's best hyperparameters for this dataset, split "
                      "and backbone (layers and keep rates included).")
 preset = None
-if mode == "paper preset":
+if mode == "paper preset" and sel.dataset == ui.UPLOAD:
+    c3.info("No paper preset for your own graph: the paper's presets are per dataset. Using "
+            "the custom values below.")
+elif mode == "paper preset":
     try:
         preset = presets.paper_preset(sel.dataset, sel.split, backbone)
     except presets.PresetError as exc:

@@ -29,9 +29,9 @@ p_min, p_max = ((experiments.PAPER_MEN_SETTING["p_min"], experiments.PAPER_MEN_S
 depths = c2.multiselect("Depths L", DEPTHS, default=[2, 4, 8, 16], key="men_depths")
 # per-dataset keys: a big graph starts with fewer runs and the estimate, whatever was
 # picked for a small one
-runs = c3.slider("Runs", 1, 10, 3 if big else 5, key=f"men_runs_{sel.dataset}",
+runs = c3.slider("Runs", 1, 10, 3 if big else 5, key=f"men_runs_{ui.data_id(sel)}",
                  help="Independent samples per sampler and depth (the paper: 10).")
-exact = c4.toggle("Exact MEN", value=not big, key=f"men_exact_{sel.dataset}",
+exact = c4.toggle("Exact MEN", value=not big, key=f"men_exact_{ui.data_id(sel)}",
                   help="Exact: every node is a source. Off: 256 sampled source nodes, "
                        "scaled up, with a standard error (fast on big graphs).")
 names = st.multiselect("Samplers", samplers.NAMES, default=list(samplers.NAMES),
@@ -73,7 +73,8 @@ if not paper_setting:
     st.info("The paper's table uses p_min = 0.05, p_max = 1.0: tick “Paper's setting” to "
             "compare.")
 elif paper_here.empty:
-    st.info(f"The paper reports MEN for Cora and CiteSeer only (not {sel.dataset}).")
+    st.info("The paper reports MEN for Cora and CiteSeer only (not "
+            f"{'your graph' if sel.dataset == ui.UPLOAD else sel.dataset}).")
 else:
     comp = experiments.men_comparison(df, paper, sel.dataset)
     comp["sampler"] = comp["sampler"].map(figures.sampler_label)

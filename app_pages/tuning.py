@@ -31,6 +31,7 @@ graph = ui.current_graph(sel)
 if graph is None:
     st.stop()
 st.caption(ui.data_source(graph))
+ui.require_labels(graph)
 st.markdown(
     f"An Optuna study searches the keep rates of **{figures.sampler_label(sel.sampler)}** "
     f"(L = {sel.layers}, seed {sel.seed}, from the sidebar) for the best **validation** "
@@ -51,7 +52,7 @@ extra = c[5].multiselect("Also tune", tuning.OPTIONAL_PARAMS, key="tune_extra",
                          help="lr in [1e-3, 5e-2] (log), dropout in [0, 0.8], weight decay in "
                               "[1e-6, 1e-2] (log); otherwise 0.01, 0.5 and 5e-4.")
 
-auto_name = (f"{sel.dataset}-{sel.split}-{sel.sampler}-{backbone}-L{sel.layers}-h{hidden}"
+auto_name = (f"{ui.data_id(sel)}-{sel.split}-{sel.sampler}-{backbone}-L{sel.layers}-h{hidden}"
              f"-e{epochs}-s{sel.seed}")
 if ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default name
     ss["tune_study_auto"] = ss["tune_study"] = auto_name

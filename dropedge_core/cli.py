@@ -19,6 +19,14 @@ Examples::
         --store results/results.sqlite
     python -m dropedge_core tune --dataset csbm --backbone gcn --layers 8 --trials 20 \\
         --study demo --storage sqlite:///results/tuning.sqlite
+    python -m dropedge_core train --edges my_edges.csv --features my_features.csv \\
+        --labels my_labels.csv --layers 4 --sampler dropedge++
+
+Your own graph: ``--edges PATH [--features PATH] [--labels PATH]`` on ``men``, ``train``
+and ``tune`` instead of ``--dataset`` (:mod:`dropedge_core.upload`: CSV text, read as
+data only, never unpickled or evaluated; repairs are printed to stderr as ``note: ...``
+lines, an unusable file is exit 2 with one ``error: ...`` line). Its split is 20/30
+labelled nodes per class from seed 0; training needs ``--labels``.
 """
 from __future__ import annotations
 
@@ -33,10 +41,13 @@ from collections.abc import Sequence
 
 import torch
 
-from . import datasets, metrics, presets, samplers
+from . import datasets, metrics, presets, samplers, upload
 from .models import BACKBONES
 from .normalization import METHODS
-from .training import ConfigError, TrainConfig, train
+from .training import UPLOAD_DATASET, ConfigError, TrainConfig, train
+
+DEFAULT_DATASET = "cora"
+UPLOAD_SPLIT_SEED = 0  # the per-class split of an uploaded graph (like the app's)
 
 # CLI flag dest -> TrainConfig field (flags that may override a preset default to None)
 _TRAIN_FLAGS: dict[str, str] = {
@@ -94,6 +105,20 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds, one run each (default 0)")
 
 
+def _add_upload_flags(p: argparse.ArgumentParser) -> None:
+    """``--edges/--features/--labels``: the user's own graph instead of ``--dataset``."""
+    g = p.add_argument_group("your own graph, instead of --dataset (CSV text; read as data only)")
+    g.add_argument("--edges", metavar="PATH", default=None,
+                   help="edge list: rows 'source,target' of integer node ids 0..N-1 (a header row, "
+                        "spaces or tabs are fine; self-loops and duplicates are dropped)")
+    g.add_argument("--features", metavar="PATH", default=None,
+                   help="node features: one row of numbers per node, row i = node i "
+                        "(default: one constant feature)")
+    g.add_argument("--labels", metavar="PATH", default=None,
+                   help="node labels: one per node in node order, or rows 'node,label'; integers or "
+                        "class names, -1 or empty = unlabelled (train and tune need them)")
+
+
 def _add_output_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -116,18 +141,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train one configuration over one or more seeds",
                        description="Train a backbone with an edge sampler; report the test accuracy "
                                    "at the best-validation epoch, per seed and averaged.")
-    p.add_argument("--dataset", default="cora", help=f"{', '.join(datasets.NAMES)} (default cora)")
+    p.add_argument("--dataset", default=None, help=f"{', '.join(datasets.NAMES)} (default cora)")
     p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
     p.add_argument("--layers", type=int, default=None, help="number of layers L (default 2)")
     p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
     _add_run_flags(p)
     p.add_argument("--store", default=None, metavar="PATH", help="also store the runs in this results store")
+    _add_upload_flags(p)
     _add_output_flags(p)
 
     p = sub.add_parser("men", help="Mean-Edge-Number of samplers by depth",
                        description="MEN = (1/L) sum_l |prod_{i<=l} (A^(i) + I)| averaged over runs "
                                    "(paper Definition 1), per sampler and depth.")
-    p.add_argument("--dataset", default="cora", help=f"{', '.join(datasets.NAMES)} (default cora)")
+    p.add_argument("--dataset", default=None, help=f"{', '.join(datasets.NAMES)} (default cora)")
     p.add_argument("--split", default=None, help=argparse.SUPPRESS)
     p.add_argument("--sampler", "--samplers", dest="samplers", nargs="+",
                    default=["dropedge", "li", "lid", "ldd"], help="samplers (default dropedge li lid ldd)")
@@ -141,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the sample generator (default 0)")
     p.add_argument("--estimate", action="store_true", help="estimate MEN from sampled source nodes")
     p.add_argument("--sources", type=int, default=512, help="source nodes for --estimate (default 512)")
+    _add_upload_flags(p)
     _add_output_flags(p)
 
     p = sub.add_parser("sweep", help="depth x sampler x backbone x seeds into the results store (resumable)",
@@ -163,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "maximising validation accuracy; report the best trial's test "
                                    "accuracy. Workers started with the same --storage and --study "
                                    "share one study.")
-    p.add_argument("--dataset", default="cora", help=f"{', '.join(datasets.NAMES)} (default cora)")
+    p.add_argument("--dataset", default=None, help=f"{', '.join(datasets.NAMES)} (default cora)")
     p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
     p.add_argument("--layers", type=int, default=None, help="number of layers L (default 2)")
     p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
@@ -178,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also tune these: lr, dropout, weight_decay")
     p.add_argument("--no-pruning", action="store_true", help="run every trial to the end")
     _add_run_flags(p)
+    _add_upload_flags(p)
     _add_output_flags(p)
     return parser
 
@@ -194,6 +222,9 @@ def _progress(total: int, desc: str, args: argparse.Namespace):
 def make_config(args: argparse.Namespace, dataset: str, backbone: str, **grid) -> TrainConfig:
     """TrainConfig defaults ← ``--preset`` values ← explicit flags ← the grid point."""
     values: dict = {"dataset": dataset, "split": args.split, "backbone": backbone}
+    if args.preset and str(dataset).strip().lower() == UPLOAD_DATASET:
+        raise CLIError(f"--preset {args.preset} has no values for your own graph (the paper's presets "
+                       "are per dataset); give the training flags instead")
     if args.preset:
         values.update(presets.preset(args.preset, dataset, args.split, backbone))
     values.update({field: getattr(args, dest) for dest, field in _TRAIN_FLAGS.items()
@@ -229,7 +260,46 @@ def _print_json(obj) -> None:
 
 
 def _load(dataset: str, split: str | None) -> datasets.Graph:
+    if str(dataset).strip().lower() == UPLOAD_DATASET:
+        raise CLIError("dataset 'upload' is your own graph: give its files with --edges PATH "
+                       "[--features PATH] [--labels PATH] (men, train, tune)")
     return datasets.load(dataset, split)
+
+
+def _dataset(args: argparse.Namespace) -> str:
+    """The dataset of ``men``/``train``/``tune``: ``"upload"`` with ``--edges``, else
+    ``--dataset`` (default cora); the two exclude each other."""
+    if args.edges is None:
+        for flag in ("features", "labels"):
+            if getattr(args, flag) is not None:
+                raise CLIError(f"--{flag} needs --edges PATH (the edge list of your graph)")
+        if args.dataset is not None and str(args.dataset).strip().lower() == UPLOAD_DATASET:
+            _load(UPLOAD_DATASET, None)  # says how to give the files
+        return args.dataset if args.dataset is not None else DEFAULT_DATASET
+    if args.dataset is not None and str(args.dataset).strip().lower() != UPLOAD_DATASET:
+        raise CLIError(f"give either --dataset ({args.dataset}) or your own graph (--edges), not both")
+    return UPLOAD_DATASET
+
+
+def _graph(args: argparse.Namespace, dataset: str, split: str | None, needs_labels: bool = False):
+    """The graph to run on: a named dataset, or the files of ``--edges/--features/--labels``
+    (:func:`dropedge_core.upload.load_files`; its notes go to stderr)."""
+    if dataset != UPLOAD_DATASET:
+        return _load(dataset, split)
+    graph, notes = upload.load_files(args.edges, args.features, args.labels, seed=UPLOAD_SPLIT_SEED)
+    for note in notes:
+        sys.stderr.write(f"note: {note}\n")
+    if needs_labels and graph.num_classes == 0:
+        raise CLIError(f"{graph.name} has no labels, so there is nothing to train on; give --labels PATH "
+                       "(one label per node, or rows 'node,label')")
+    return graph
+
+
+def _upload_summary(graph) -> dict:
+    """What ``--json`` says about an uploaded graph."""
+    return {"name": graph.name, "files": graph.info.get("files", {}), "num_nodes": graph.num_nodes,
+            "num_edges": graph.num_edges, "num_classes": graph.num_classes,
+            "notes": graph.info.get("notes", [])}
 
 
 def _train_runs(configs: list[TrainConfig], graph, args, store=None, desc="train"):
@@ -268,25 +338,33 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    configs = [make_config(args, args.dataset, args.backbone, num_layers=args.layers,
+    dataset = _dataset(args)
+    configs = [make_config(args, dataset, args.backbone, num_layers=args.layers,
                            sampler=args.sampler, seed=seed) for seed in args.seeds]
+    if args.store and dataset == UPLOAD_DATASET:
+        raise CLIError("--store keeps runs under their dataset's name, which an uploaded graph (--edges) "
+                       "does not have; use --json to keep the results")
+    graph = _graph(args, dataset, configs[0].split, needs_labels=True)
     store = None
     if args.store:
         from .store import ResultStore
 
         store = ResultStore(args.store)
-    graph = _load(configs[0].dataset, configs[0].split)
     results = _train_runs(configs, graph, args, store=store)
     mean, std = _mean_std([r.test_acc for r in results])
     if args.json:
         base = configs[0].to_dict()
         base.pop("seed")
-        _print_json({"config": base, "seeds": list(args.seeds), "test_acc_mean": mean,
-                     "test_acc_std": std, "runs": [r.summary() for r in results],
-                     "store": str(store.path) if store else None})
+        out = {"config": base, "seeds": list(args.seeds), "test_acc_mean": mean,
+               "test_acc_std": std, "runs": [r.summary() for r in results],
+               "store": str(store.path) if store else None}
+        if dataset == UPLOAD_DATASET:
+            out["upload"] = _upload_summary(graph)
+        _print_json(out)
         return 0
     c = configs[0]
-    print(f"{c.dataset}/{c.split} {c.backbone} L={c.num_layers} sampler={c.sampler} "
+    where = f"{graph.name} (uploaded)" if dataset == UPLOAD_DATASET else c.dataset
+    print(f"{where}/{c.split} {c.backbone} L={c.num_layers} sampler={c.sampler} "
           f"p_min={c.p_min:g} p_max={c.p_max:g} norm={c.normalization} hidden={c.hidden} "
           f"dropout={c.dropout:g} lr={c.lr:g} wd={c.weight_decay:g} epochs={c.epochs} "
           f"device={results[0].device}")
@@ -312,7 +390,8 @@ def cmd_men(args: argparse.Namespace) -> int:
         samplers.check_layers(layers)
     made = [samplers.make(name, p_min=args.p_min, p_max=args.p_max, p=args.p, kernel=args.kernel,
                           directed=args.directed) for name in args.samplers]
-    graph = _load(args.dataset, args.split)
+    dataset = _dataset(args)
+    graph = _graph(args, dataset, args.split)
     if not args.estimate and graph.num_nodes > metrics.EXACT_MAX_NODES:
         raise CLIError(f"{graph.name} has {graph.num_nodes} nodes > {metrics.EXACT_MAX_NODES}: "
                        "exact MEN needs an N x N matrix; add --estimate")
@@ -346,8 +425,11 @@ def cmd_men(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     if args.json:
-        _print_json({"dataset": graph.name, "num_nodes": graph.num_nodes, "num_edges": graph.num_edges,
-                     "p_min": args.p_min, "p_max": args.p_max, "rows": rows})
+        out = {"dataset": graph.name, "num_nodes": graph.num_nodes, "num_edges": graph.num_edges,
+               "p_min": args.p_min, "p_max": args.p_max, "rows": rows}
+        if dataset == UPLOAD_DATASET:
+            out["upload"] = _upload_summary(graph)
+        _print_json(out)
         return 0
     print(f"MEN on {graph.name} (N={graph.num_nodes}, M={graph.num_edges}), p_min={args.p_min:g}, "
           f"p_max={args.p_max:g}, {args.runs} runs{' (estimated)' if args.estimate else ''}")
@@ -418,9 +500,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     if len(args.seeds) != 1:
         raise CLIError(f"tune takes one --seeds value (got {args.seeds})")
-    base = make_config(args, args.dataset, args.backbone, num_layers=args.layers,
+    dataset = _dataset(args)
+    base = make_config(args, dataset, args.backbone, num_layers=args.layers,
                        sampler=args.sampler, seed=args.seeds[0])
-    graph = _load(base.dataset, base.split)
+    graph = _graph(args, dataset, base.split, needs_labels=True)
     space = tuning.SearchSpace(extra=tuple(args.tune_extra))
     bar = _progress(args.trials, f"tune {args.study}", args)
 

@@ -729,7 +729,8 @@ def _backbone_key(name: str) -> str:
 
 
 def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
-                      dataset: str | None = None, setting: str | None = None) -> go.Figure:
+                      dataset: str | None = None, setting: str | None = None,
+                      backbones: Sequence[str] | None = None) -> go.Figure:
     """Test accuracy vs depth, one panel per backbone, mean ± std over seeds per sampler;
     the paper's numbers overlaid as dashed lines with open markers.
 
@@ -739,6 +740,8 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
         paper_df: :func:`dropedge_core.reference.paper_accuracy_by_depth` rows; filtered
             to ``dataset`` (key, e.g. ``"cora"``) and ``setting`` (``"semi"``/``"full"``)
             when given, and to the backbones present in ``df`` when it has rows.
+        backbones: the panels, in this order (runs and paper rows of other backbones
+            are left out); default: the backbones of ``df`` and then of ``paper_df``.
     """
     value = "test_acc" if "test_acc" in df else "test_accuracy"
     if df.empty:  # nothing measured yet: the paper's numbers alone
@@ -753,10 +756,16 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
             paper = paper[paper["dataset_key"] == dataset]
         if setting is not None:
             paper = paper[paper["setting"] == setting]
-        if len(measured):
+        if backbones is None and len(measured):
             paper = paper[paper["backbone_key"].isin(set(measured["backbone_key"]))]
-    keys = list(dict.fromkeys(list(measured["backbone_key"]) +
-                              (list(paper["backbone_key"]) if paper is not None else [])))
+    if backbones is not None:
+        keys = list(dict.fromkeys(_backbone_key(b) for b in backbones))
+        measured = measured[measured["backbone_key"].isin(keys)]
+        if paper is not None:
+            paper = paper[paper["backbone_key"].isin(keys)]
+    else:
+        keys = list(dict.fromkeys(list(measured["backbone_key"]) +
+                                  (list(paper["backbone_key"]) if paper is not None else [])))
     if not keys:
         keys = ["gcn"]
     fig = make_subplots(rows=1, cols=len(keys), shared_yaxes=True,
@@ -795,7 +804,9 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
                                          if paper is not None else [])
         fig.update_xaxes(title="depth L (layers)", row=1, col=col, **_depth_axis(depths or [2]))
     fig.update_yaxes(title="test accuracy (%)", row=1, col=1)
-    _base_layout(fig, "Test accuracy vs depth (mean ± std over seeds; dashed: paper)", height=440)
+    with_paper = paper is not None and len(paper) > 0
+    _base_layout(fig, "Test accuracy vs depth (mean ± std over seeds"
+                 + ("; dashed: paper)" if with_paper else ")"), height=440)
     return fig
 
 

@@ -442,6 +442,169 @@ def device_label(name: str = "auto") -> str:
 
 
 # --------------------------------------------------------------------------------------
+# Sweeps into the results store
+
+
+class SweepJob:
+    """Train configs one after another in one background thread and put every finished
+    run into a :class:`~dropedge_core.store.ResultStore` (the Depth study page's "Run
+    missing"; the same as ``python -m dropedge_core sweep`` but stoppable and watched).
+
+    Runs are never redone: when a config's turn comes and the store already has its run
+    key (another session or a CLI sweep made it meanwhile), it is skipped. A run cut
+    short by :meth:`stop` (or the watchdog) is not stored — a partial run would pass for
+    a finished one. A run that fails (an exception) is reported in :attr:`failures` and
+    the sweep goes on; a store that cannot be written ends it (:attr:`error`).
+
+    Args:
+        configs: the runs, in the order to train them.
+        store: where finished runs go.
+        graph: the loaded graph of the configs' dataset and split (passed to every run;
+            required for an uploaded graph); ``None``: each run loads its own.
+        idle_timeout, max_seconds: the watchdog's limits (see :class:`Watchdog`).
+        train_fn: ``(config, graph, on_event, stop_event) -> RunResult`` (tests pass fakes;
+            default :func:`dropedge_core.training.train`).
+
+    Progress, for a poller: :attr:`stored`, :attr:`skipped`, :attr:`failures`,
+    :attr:`current` (the config training now), :attr:`epoch` (its last finished epoch),
+    :attr:`progress` (0..1, epochs of the running run counted) and :attr:`status` (words).
+    """
+
+    def __init__(self, configs: Sequence[TrainConfig], store, graph=None,
+                 idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+                 max_seconds: float | None = DEFAULT_MAX_SECONDS, train_fn: Callable | None = None,
+                 start: bool = True):
+        from .training import train
+
+        self.configs = [c.replace() for c in configs]  # validated copies the caller cannot change
+        self.store = store
+        self.graph = graph
+        self.train_fn = train_fn or (lambda config, graph, on_event, stop_event: train(
+            config, graph, on_event=on_event, stop_event=stop_event))
+        self.idle_timeout, self.max_seconds = idle_timeout, max_seconds
+        self.stored = 0
+        self.skipped = 0
+        self.failures: list[tuple[TrainConfig, str]] = []
+        self.stored_keys: list[str] = []
+        self.current: TrainConfig | None = None
+        self.epoch = 0
+        self.error: str | None = None
+        self.started_at = time.time()
+        self.ended_at: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dropedge-sweep", daemon=True)
+        self.watchdog: Watchdog | None = None
+        if start:
+            self.start()
+
+    def start(self) -> SweepJob:
+        if self._thread.ident is None:
+            self._thread.start()
+            self.watchdog = Watchdog(self, idle_timeout=self.idle_timeout, max_seconds=self.max_seconds)
+        return self
+
+    @property
+    def total(self) -> int:
+        return len(self.configs)
+
+    @property
+    def over(self) -> int:
+        """Configs dealt with: stored, skipped or failed."""
+        return self.stored + self.skipped + len(self.failures)
+
+    def _on_event(self, event: dict) -> None:
+        if event["type"] == "epoch":
+            self.epoch = event["epoch"]
+
+    def _run(self) -> None:
+        try:
+            for config in self.configs:
+                if self._stop.is_set():
+                    break
+                if self.store.has(config):  # made meanwhile (another session, a CLI sweep)
+                    self.skipped += 1
+                    continue
+                self.current, self.epoch = config, 0
+                try:
+                    result = self.train_fn(config, self.graph, self._on_event, self._stop)
+                except Exception as exc:  # reported, and the sweep goes on
+                    self.failures.append((config, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+                    continue
+                if result.reason == "stopped":  # cut short: not a result
+                    break
+                self.stored_keys.append(self.store.put(result))
+                self.stored += 1
+        except Exception as exc:  # the store itself failed: nothing more can be kept
+            self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        finally:
+            self.current = None
+            self.ended_at = time.time()
+
+    def heartbeat(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.heartbeat()
+
+    def stop(self) -> None:
+        """Stop: the running run ends at its next epoch (and is not stored), the rest
+        are not started."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    @property
+    def done(self) -> bool:
+        return self._thread.ident is not None and not self._thread.is_alive()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> bool:
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+        return self.done
+
+    @property
+    def progress(self) -> float:
+        """Fraction of the sweep done, the running run's epochs included."""
+        if not self.total:
+            return 1.0
+        current = self.current
+        part = min(self.epoch / current.epochs, 1.0) if current is not None and current.epochs else 0.0
+        return min((self.over + part) / self.total, 1.0)
+
+    @property
+    def status(self) -> str:
+        """One line: the running run and the counts while running, how it ended once done."""
+        counts = f"{self.stored} of {self.total} runs trained and stored"
+        if self.skipped:
+            counts += f", {self.skipped} found in the store meanwhile"
+        if self.failures:
+            counts += f", {len(self.failures)} failed ({self.failures[-1][1]})"
+        if not self.done:
+            current = self.current
+            if self.stopping:
+                return f"stopping after the running epoch · {counts}"
+            if current is None:
+                return f"starting · {counts}"
+            backbone = BACKBONE_LABELS.get(current.backbone.rstrip("*"), current.backbone)
+            return (f"run {self.over + 1} of {self.total}: {sampler_label(current.sampler)} · "
+                    f"{backbone} L={current.num_layers} · seed {current.seed}, epoch {self.epoch} "
+                    f"of {current.epochs} · {counts}")
+        if self.error:
+            return f"failed: {self.error} · {counts}"
+        took = f" in {self.ended_at - self.started_at:.1f} s" if self.ended_at else ""
+        note = self.watchdog.message if self.watchdog is not None and self.watchdog.fired else None
+        if note:
+            return f"{counts}; {note}"
+        if self.stopping:
+            return f"stopped · {counts}{took}"
+        return f"finished · {counts}{took}"
+
+
+# --------------------------------------------------------------------------------------
 # Tuning studies
 
 
@@ -592,5 +755,5 @@ def train_request(best: dict, base: TrainConfig, study_name: str) -> dict:
 
 
 __all__ = ["COMPARE_SAMPLERS", "DEFAULT_IDLE_TIMEOUT", "DEFAULT_MAX_SECONDS", "PollResult",
-           "RunRecord", "TrainingSession", "TuningJob", "WatchedWorker", "Watchdog",
+           "RunRecord", "SweepJob", "TrainingSession", "TuningJob", "WatchedWorker", "Watchdog",
            "device_label", "load_study", "run_label", "runs_frame", "train_request"]

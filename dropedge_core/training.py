@@ -52,6 +52,10 @@ MAX_LAYERS = 256
 END_REASONS = ("finished", "early_stop", "stopped", "nan")
 SPARSE_FEATURES_BELOW = 0.3  # feature density under which X is kept as a sparse matrix
 MAD_NODES = 1000  # MAD's node subset: 2000 nodes cost 0.44 s per diagnostics at 16 layers, 1000 0.09 s
+#: ``TrainConfig.dataset`` of a user's own graph (:mod:`dropedge_core.upload`): no name
+#: can load it, so :func:`train` needs it passed as ``graph``; its split is per class.
+UPLOAD_DATASET = "upload"
+UPLOAD_SPLITS: tuple[str, ...] = ("per-class",)
 
 # torch flags sparse CSR as beta on every construction; the trainer builds L per epoch
 warnings.filterwarnings("ignore", message=r".*Sparse CSR tensor support is in beta.*")
@@ -71,6 +75,8 @@ class TrainConfig:
     """Everything that determines a training run (the results store keys on it).
 
     Rates are **keep** rates (SPEC §1). ``split=None`` takes the dataset's default split.
+    ``dataset="upload"`` is a user's uploaded graph (split ``"per-class"``), which
+    :func:`train` must be given as ``graph``.
     ``patience`` counts epochs without a new best validation accuracy or loss (``0``
     disables early stopping); ``diag_every = 0`` disables diagnostics. Names are
     normalised on construction (``"APPNP*"`` → ``"appnp*"``, ``"an"`` → ``"AN"``) and
@@ -106,11 +112,14 @@ class TrainConfig:
 
     def validate(self) -> TrainConfig:
         """Check and normalise every field in place; raise :class:`ConfigError`."""
-        try:
-            self.dataset = datasets.check_name(self.dataset)
-        except datasets.DatasetError as exc:
-            raise ConfigError(str(exc)) from None
-        splits = datasets.SOURCES[self.dataset].splits
+        if str(self.dataset).strip().lower() == UPLOAD_DATASET:
+            self.dataset, splits = UPLOAD_DATASET, UPLOAD_SPLITS
+        else:
+            try:
+                self.dataset = datasets.check_name(self.dataset)
+            except datasets.DatasetError as exc:
+                raise ConfigError(str(exc)) from None
+            splits = datasets.SOURCES[self.dataset].splits
         self.split = splits[0] if self.split is None else str(self.split).strip().lower()
         if self.split not in splits:
             raise ConfigError(f"unknown split {self.split!r} for {self.dataset}; valid: {', '.join(splits)}")
@@ -357,7 +366,8 @@ def train(config: TrainConfig, graph: Graph | None = None,
 
     Args:
         config: the run's settings (validated again here).
-        graph: a loaded graph; default ``datasets.load(config.dataset, config.split)``.
+        graph: a loaded graph; default ``datasets.load(config.dataset, config.split)``
+            (required for ``dataset="upload"``).
         on_event: called with every event dict (see the module docstring), in order.
         stop_event: when set, the run stops before the next epoch (reason ``"stopped"``).
 
@@ -370,6 +380,8 @@ def train(config: TrainConfig, graph: Graph | None = None,
     t_start = time.perf_counter()
     device = resolve_device(config.device)
     if graph is None:
+        if config.dataset == UPLOAD_DATASET:
+            raise ConfigError(f"dataset {UPLOAD_DATASET!r} needs the uploaded graph (pass graph=...)")
         graph = datasets.load(config.dataset, config.split)
     g = graph if graph.x.device == device else graph.to(device)
     num_layers = config.num_layers
@@ -381,6 +393,8 @@ def train(config: TrainConfig, graph: Graph | None = None,
     x = prepare_features(g.x)
     y = g.y
     train_mask, val_mask, test_mask = g.train_mask, g.val_mask, g.test_mask
+    if g.num_classes == 0:
+        raise ConfigError(f"{g.name} has no labels: training needs labelled nodes (a labels file)")
     if not bool(train_mask.any()):
         raise ConfigError(f"{g.name} has no training nodes in split {config.split!r}")
 
@@ -569,5 +583,5 @@ class TrainingWorker:
 
 
 __all__ = ["AdjacencyBuilder", "BACKBONES", "ConfigError", "END_REASONS", "RunResult",
-           "TrainConfig", "TrainingWorker", "diagnostics", "prepare_features", "resolve_device",
-           "train"]
+           "TrainConfig", "TrainingWorker", "UPLOAD_DATASET", "UPLOAD_SPLITS", "diagnostics",
+           "prepare_features", "resolve_device", "train"]

@@ -43,6 +43,7 @@ PAGES = [
     ("", "DropEdge++ Explorer", 1, "home"),
     ("edge_sampler", "Edge sampler", 4, "edge_sampler"),
     ("men_explorer", "MEN explorer", 2, "men_explorer"),
+    ("depth_study", "Depth study", 0, "depth_study"),  # karate, nothing run yet: no chart
 ]
 
 
@@ -60,7 +61,11 @@ def server():
     log = open(SHOTS / "streamlit.log", "w")
     tuning_storage = SHOTS / "tuning.sqlite"  # a fresh study store for the Tuning page
     tuning_storage.unlink(missing_ok=True)
-    env = dict(os.environ, DROPEDGE_TORCH_THREADS="1", DROPEDGE_TUNING_STORAGE=str(tuning_storage))
+    results_store = SHOTS / "results.sqlite"  # a fresh results store for the Depth study page
+    for path in SHOTS.glob("results.sqlite*"):
+        path.unlink()
+    env = dict(os.environ, DROPEDGE_TORCH_THREADS="1", DROPEDGE_TUNING_STORAGE=str(tuning_storage),
+               DROPEDGE_RESULTS=str(results_store))
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "localhost",
@@ -177,7 +182,8 @@ def test_cora_across_pages(page, server):
     _no_exception(page)
     _screenshot(page, "home_cora")
     for label, shot, charts in (("Edge sampler", "edge_sampler_cora", 4),
-                                ("MEN explorer", "men_explorer_cora", 3)):
+                                ("MEN explorer", "men_explorer_cora", 3),
+                                ("Depth study", "depth_study_cora", 1)):  # the paper's curves
         t0 = time.time()
         page.get_by_test_id("stSidebarNav").get_by_text(label, exact=True).click()
         _wait_main_text(page, label)
@@ -277,3 +283,72 @@ def test_tuning_study_and_train_this(page, server):
     _no_exception(page)
     assert "/live_training" in page.url
     _screenshot(page, "live_training_from_tuning")
+
+
+def test_depth_study_run_missing(page, server):
+    """Depth study on karate: "Run missing" trains in the background, the progress bar
+    moves, the figure fills in as runs are stored; then every cell is measured."""
+    page.goto(f"{server}/depth_study")
+    _wait_main_text(page, "Depth study")
+    _wait_idle(page, 0)
+    depths = page.get_by_test_id("stMultiSelect").filter(has_text="Depths")
+    for depth in (64, 32):  # the deep ones are the slow ones
+        depths.get_by_role("button", name=f"Remove {depth}", exact=True).click()
+        _wait_idle(page, 0)
+    _set_number(page, "Seeds", 2)
+    _set_number(page, "Epochs", 100)
+    page.get_by_role("button", name="Run missing (24)").click()
+    page.wait_for_selector("[data-testid=stProgress]", timeout=TIMEOUT_MS)
+    _no_exception(page)
+    page.wait_for_selector("[data-testid=stPlotlyChart] .js-plotly-plot", timeout=TIMEOUT_MS)  # first runs in
+    _wait_main_text(page, "finished · 24 of 24 runs trained and stored")
+    _wait_idle(page, 1)
+    _no_exception(page)
+    main = page.get_by_test_id("stMain").inner_text()
+    assert "24 from the results store" in main and "Every requested cell is measured" in main
+    legend = page.locator("[data-testid=stPlotlyChart]").first.inner_text()
+    assert all(name in legend for name in ("NoDrop", "DropEdge", "DropEdge++"))
+    _screenshot(page, "depth_study", docs=True)
+
+
+def _uploader(pg, label: str):
+    """The file input of the sidebar's uploader labelled ``label``."""
+    return (pg.get_by_test_id("stSidebar").get_by_test_id("stFileUploader").filter(has_text=label)
+            .locator("input[type=file]"))
+
+
+def _csv(name: str, content: bytes) -> dict:
+    return {"name": name, "mimeType": "text/csv", "buffer": content}
+
+
+def test_upload_your_own_graph(page, server):
+    """"upload (your CSV)": files put in the sidebar's uploaders (Playwright's
+    ``set_input_files``) become the graph of the Edge sampler; a bad CSV is one error line."""
+    from .test_app_upload import sbm_csv
+
+    files = sbm_csv()
+    page.goto(f"{server}/edge_sampler")
+    _wait_idle(page, 4)
+    _pick(page, "Dataset", "upload (your CSV)")
+    _wait_main_text(page, "Upload your graph in the sidebar")
+    _wait_idle(page, 0)
+    _no_exception(page)
+    _uploader(page, "Edge list").set_input_files(_csv("edges.csv", files["edges"]))
+    _wait_main_text(page, "uploaded: edges.csv ·")
+    _uploader(page, "Node labels").set_input_files(_csv("labels.csv", files["labels"]))
+    _wait_main_text(page, "uploaded: edges.csv (+labels.csv)")
+    _wait_idle(page, 4)  # the edges, the counts, the nesting and the class shares
+    _no_exception(page)
+    assert "dropped 1 self-loop" in page.get_by_test_id("stSidebar").inner_text()
+    assert "N = 120 nodes" in page.get_by_test_id("stMain").inner_text()
+    _screenshot(page, "edge_sampler_upload")
+    # a bad edge list replaces it: one error line, no exception, no chart
+    _uploader(page, "Edge list").set_input_files(_csv("bad.csv", b"source,target\n0,1\n1,x\n"))
+    page.wait_for_selector("[data-testid=stAlertContentError]", timeout=TIMEOUT_MS)
+    _wait_idle(page, 0)
+    _no_exception(page)
+    error = page.get_by_test_id("stAlertContentError").first.inner_text()
+    assert error.strip() == ("Cannot use your upload: bad.csv line 3: 'x' is not a non-negative "
+                             "integer node id")
+    assert page.locator("[data-testid=stMain] [data-testid=stPlotlyChart]").count() == 0
+    _screenshot(page, "upload_error")

@@ -1,0 +1,426 @@
+"""Depth-study results: one row per training run, from the results store and from the
+CSVs bundled with the app under ``assets/results/`` (SPEC §3.5 "Depth study").
+
+**The run CSV format** — what :func:`export_runs` writes and :func:`bundled_results`
+reads; one row per training run, columns in this order (:data:`RUN_COLUMNS`):
+
+=============  ==========================================================================
+``dataset``    our dataset key (``cora``, ``citeseer``, ``karate``, ...)
+``split``      the split the run used (``semi``, ``full``, ``per-class``)
+``backbone``   ``gcn``, ``resgcn``, ``jknet`` or ``appnp*``
+``sampler``    ``nodrop``, ``dropedge``, ``dropedge++`` (or another sampler name)
+``layers``     depth L (the config's ``num_layers``)
+``seed``       the run's seed
+``test_acc``   test accuracy at the best-validation epoch, a fraction in [0, 1] (empty
+               when the run produced none, e.g. a NaN loss at epoch 1)
+``best_val_acc``  the best validation accuracy, a fraction
+``epochs_run`` epochs actually trained (early stopping ends a run before its ``epochs``)
+``key``        :func:`dropedge_core.store.run_key` of the run's full config (64 hex
+               digits): the identity of the run — a page asks for configs, and a run
+               of the CSV counts for a config exactly when the keys are equal
+=============  ==========================================================================
+
+The descriptive columns are for people and for grouping; only ``key`` says under which
+settings (hidden width, learning rate, epochs, keep rates, ...) a run was made.
+
+Example:
+    >>> from dropedge_core import results
+    >>> configs = results.depth_configs("karate", None, ["gcn"], [2, 4],
+    ...                                 ["nodrop", "dropedge++"], seeds=2, epochs=50)
+    >>> len(configs), configs[0].diag_every
+    (8, 0)
+    >>> runs = results.requested_runs(configs, results.empty_runs())
+    >>> runs["source"].unique().tolist()
+    ['missing']
+"""
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from . import presets
+from .models import BACKBONES, check_backbone
+from .samplers import NAMES as SAMPLER_NAMES
+from .store import ResultStore, run_key
+from .training import TrainConfig
+
+REPO = Path(__file__).resolve().parent.parent
+#: Where the bundled run CSVs live (every ``*.csv`` below it is read).
+BUNDLED_DIR = REPO / "assets" / "results"
+#: Columns of the run CSV format, in order.
+RUN_COLUMNS: tuple[str, ...] = ("dataset", "split", "backbone", "sampler", "layers", "seed",
+                                "test_acc", "best_val_acc", "epochs_run", "key")
+#: What one cell of the depth study is: the runs of a cell differ only in their seed.
+GROUP_COLUMNS: tuple[str, ...] = ("dataset", "split", "backbone", "sampler", "layers")
+#: Depths the page offers (the paper's).
+DEPTHS: tuple[int, ...] = (2, 4, 8, 16, 32, 64)
+#: The samplers the paper compares by depth.
+STUDY_SAMPLERS: tuple[str, ...] = ("nodrop", "dropedge", "dropedge++")
+#: "Quick" settings: TrainConfig's defaults, the settings of the bundled sweep results
+#: (keep rates come from the caller, the app's sidebar).
+QUICK_SETTINGS: dict = {"hidden": 128, "dropout": 0.5, "lr": 0.01, "weight_decay": 5e-4,
+                        "normalization": "AN"}
+#: Fixed for every depth-study run: accuracy only, no diagnostics (they cost ~10 epochs
+#: each on Cora, and ``diag_every`` is part of the run key).
+STUDY_FIXED: dict = {"diag_every": 0}
+_INT_COLUMNS = ("layers", "seed", "epochs_run")
+_FLOAT_COLUMNS = ("test_acc", "best_val_acc")
+_STR_COLUMNS = ("dataset", "split", "backbone", "sampler", "key")
+
+
+class ResultsError(ValueError):
+    """A run CSV that cannot be read (missing columns, bad values); the message names
+    the file."""
+
+
+def store_path() -> Path:
+    """The results store the app uses: ``$DROPEDGE_RESULTS``, else
+    ``results/results.sqlite`` of the repository (not of the working directory, so
+    the app finds it wherever it is started from)."""
+    value = os.environ.get("DROPEDGE_RESULTS", "").strip()
+    return Path(value).expanduser() if value else REPO / "results" / "results.sqlite"
+
+
+def empty_runs() -> pd.DataFrame:
+    """A run table with no rows (the columns of :data:`RUN_COLUMNS`, typed)."""
+    return _typed(pd.DataFrame({c: [] for c in RUN_COLUMNS}))
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    """The run columns in order with their types: ints for layers/seed/epochs, floats for
+    accuracies (NaN when empty), lower-case strings for the names."""
+    out = pd.DataFrame(index=df.index)
+    for c in _STR_COLUMNS:
+        out[c] = df[c].astype(str).str.strip()
+        if c != "key":
+            out[c] = out[c].str.lower()
+    for c in _FLOAT_COLUMNS:
+        out[c] = pd.to_numeric(df[c], errors="raise").astype(float)
+    for c in _INT_COLUMNS:
+        out[c] = pd.to_numeric(df[c], errors="raise").astype("int64")
+    return out[list(RUN_COLUMNS)].reset_index(drop=True)
+
+
+def read_runs(path: str | Path) -> pd.DataFrame:
+    """One run CSV (the format above) as a typed table.
+
+    Raises:
+        ResultsError: a required column is missing or a value is not a number where one
+            is needed (the message names the file and the columns).
+    """
+    path = Path(path)
+    try:
+        df = pd.read_csv(path, dtype={"key": str, "dataset": str, "split": str, "backbone": str,
+                                      "sampler": str})
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"cannot read run CSV {path}: {exc}".splitlines()[0]) from None
+    except pd.errors.EmptyDataError:
+        return empty_runs()
+    missing = [c for c in RUN_COLUMNS if c not in df.columns]
+    if missing:
+        raise ResultsError(f"run CSV {path} lacks column(s) {', '.join(missing)}; "
+                           f"expected {', '.join(RUN_COLUMNS)}")
+    for c in ("dataset", "split", "backbone", "sampler", "layers", "seed", "key", "epochs_run"):
+        if df[c].isna().any():
+            raise ResultsError(f"run CSV {path} has empty {c!r} cells (row "
+                               f"{int(df[c].isna().to_numpy().argmax()) + 2})")
+    try:
+        return _typed(df)
+    except (ValueError, TypeError) as exc:
+        raise ResultsError(f"run CSV {path} has a bad value: {exc}".splitlines()[0]) from None
+
+
+def bundled_files(directory: str | Path | None = None) -> list[Path]:
+    """The run CSVs under ``directory`` (default :data:`BUNDLED_DIR`), sorted."""
+    root = Path(directory) if directory is not None else BUNDLED_DIR
+    return sorted(p for p in root.rglob("*.csv") if p.is_file()) if root.is_dir() else []
+
+
+def bundled_signature(directory: str | Path | None = None) -> tuple:
+    """What changes when a bundled CSV is added, removed or rewritten (a cache key)."""
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in bundled_files(directory))
+
+
+def bundled_results(directory: str | Path | None = None) -> pd.DataFrame:
+    """Every run of the CSVs under ``directory`` (default ``assets/results/``), in the
+    run CSV format; a run (key) in several files counts once. No folder or no files:
+    an empty table.
+
+    Raises:
+        ResultsError: a file that does not follow the format.
+    """
+    frames = [read_runs(p) for p in bundled_files(directory)]
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return empty_runs()
+    return pd.concat(frames, ignore_index=True).drop_duplicates("key").reset_index(drop=True)
+
+
+def store_runs(store: ResultStore) -> pd.DataFrame:
+    """The store's runs in the run CSV format (``num_layers`` becomes ``layers``)."""
+    df = store.to_frame()
+    if df.empty:
+        return empty_runs()
+    return _typed(df.rename(columns={"num_layers": "layers"}))
+
+
+def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None = None) -> Path:
+    """Write the store's runs (only those with a key in ``keys`` when given) as a run
+    CSV — e.g. into ``assets/results/`` to bundle a sweep with the app. Rows are sorted
+    by dataset, split, backbone, sampler (NoDrop first), depth and seed. Returns the path."""
+    path = Path(path).expanduser()
+    if path.suffix.lower() != ".csv":
+        raise ResultsError(f"run exports are CSV files; got {str(path)!r}")
+    df = store_runs(store)
+    if keys is not None:
+        df = df[df["key"].isin(set(keys))]
+    df = df.sort_values([*GROUP_COLUMNS, "seed"], key=_display_order, kind="stable")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(path, index=False)
+    return path
+
+
+def cached_runs(store_df: pd.DataFrame | None = None,
+                bundled_df: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The runs available without training, with a ``source`` column (``"store"`` or
+    ``"bundled"``); a run in both counts once, from the store."""
+    parts = []
+    for df, source in ((store_df, "store"), (bundled_df, "bundled")):
+        if df is not None and len(df):
+            parts.append(df[list(RUN_COLUMNS)].assign(source=source))
+    if not parts:
+        return empty_runs().assign(source=pd.Series(dtype=str))
+    return pd.concat(parts, ignore_index=True).drop_duplicates("key").reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------
+# The requested grid
+
+
+def study_settings(dataset: str, split: str | None, backbone: str, preset: bool = False,
+                   p_min: float = 0.3, p_max: float = 0.8) -> tuple[dict, str]:
+    """The :class:`~dropedge_core.training.TrainConfig` fields of one backbone's runs
+    (depth, sampler, seed and epochs aside) and where they come from.
+
+    Returns:
+        ``(fields, origin)``: with ``preset=True`` and a paper preset for ``(dataset,
+        split, backbone)``, the preset's fields (its keep rates included, its depth
+        left out) and ``"paper"``; otherwise :data:`QUICK_SETTINGS` with ``p_min``/
+        ``p_max`` and ``"quick"``.
+
+    The paper tuned each preset for one depth (its ``num_layers``); at other depths it
+    may not train at all — e.g. Cora/semi GCN's ``ANS`` normalisation (I + Â, spectral
+    radius 2) at 8 layers or more.
+    """
+    if preset:
+        try:
+            fields = presets.paper_preset(dataset, split, backbone)
+        except presets.PresetError:
+            pass
+        else:
+            fields.pop("num_layers", None)
+            return fields, "paper"
+    return {**QUICK_SETTINGS, "p_min": float(p_min), "p_max": float(p_max)}, "quick"
+
+
+def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], layers: Sequence[int],
+                  samplers: Sequence[str] = STUDY_SAMPLERS, seeds: int | Sequence[int] = 3,
+                  epochs: int = 200, preset: bool = False, p_min: float = 0.3,
+                  p_max: float = 0.8) -> list[TrainConfig]:
+    """The runs of a depth study: backbone × depth × sampler × seed, validated.
+
+    Args:
+        dataset, split: the data (``split=None``: the dataset's default).
+        backbones, layers, samplers: the grid.
+        seeds: a count ``n`` (seeds ``0 .. n-1``) or the seeds themselves.
+        epochs: epochs per run (with TrainConfig's early stopping, patience 100).
+        preset: the paper's best hyperparameters per backbone where the paper has them
+            (:func:`study_settings`), else (and by default) the quick settings.
+        p_min, p_max: keep rates of the quick settings.
+
+    The order is the order to train them in: seed by seed, so that every cell gets a
+    first value before any gets its second; within a seed by backbone, the shallow
+    (cheap) depths first, and the samplers side by side. ``diag_every`` is 0
+    (:data:`STUDY_FIXED`). The same grid from ``python -m dropedge_core sweep`` makes
+    the same run keys (:func:`sweep_commands`).
+    """
+    seed_list = list(range(int(seeds))) if isinstance(seeds, int) else [int(s) for s in seeds]
+    split = TrainConfig(dataset=dataset, split=split).split
+    base = {b: study_settings(dataset, split, b, preset, p_min, p_max)[0] for b in backbones}
+    return [TrainConfig.from_dict({"dataset": dataset, "split": split, "backbone": b, **base[b],
+                                   "epochs": int(epochs), **STUDY_FIXED, "num_layers": int(L),
+                                   "sampler": s, "seed": seed})
+            for seed in seed_list for b in backbones for L in sorted(layers) for s in samplers]
+
+
+def sweep_commands(dataset: str, split: str | None, backbones: Sequence[str], layers: Sequence[int],
+                   samplers: Sequence[str] = STUDY_SAMPLERS, seeds: int | Sequence[int] = 3,
+                   epochs: int = 200, preset: bool = False, p_min: float = 0.3, p_max: float = 0.8,
+                   store: str | Path | None = None) -> list[str]:
+    """``python -m dropedge_core sweep ...`` command lines that train the runs of
+    :func:`depth_configs` with the same arguments (the same keys): one line per group of
+    backbones that share an origin of settings (paper preset or quick)."""
+    seed_list = list(range(int(seeds))) if isinstance(seeds, int) else [int(s) for s in seeds]
+    split = TrainConfig(dataset=dataset, split=split).split
+    groups: dict[str, list[str]] = {}
+    for b in backbones:
+        groups.setdefault(study_settings(dataset, split, b, preset, p_min, p_max)[1], []).append(b)
+    lines = []
+    for origin, members in groups.items():
+        args = ["python", "-m", "dropedge_core", "sweep", "--datasets", dataset, "--split", split,
+                "--backbones", *members, "--samplers", *samplers,
+                "--layers", *map(str, sorted(layers)), "--seeds", *map(str, seed_list),
+                "--epochs", str(int(epochs)), "--diag-every", str(STUDY_FIXED["diag_every"])]
+        if origin == "paper":
+            args += ["--preset", "paper"]
+        else:
+            q = QUICK_SETTINGS
+            args += ["--hidden", str(q["hidden"]), "--dropout", f"{q['dropout']:g}", "--lr", f"{q['lr']:g}",
+                     "--weight-decay", f"{q['weight_decay']:g}", "--normalization", q["normalization"],
+                     "--p-min", repr(float(p_min)), "--p-max", repr(float(p_max))]
+        if store is not None:
+            args += ["--store", str(store)]
+        lines.append(shlex.join(args))
+    return lines
+
+
+def run_row(config: TrainConfig) -> dict:
+    """The descriptive columns of a config in the run CSV format (no metrics)."""
+    return {"dataset": config.dataset, "split": config.split, "backbone": config.backbone,
+            "sampler": config.sampler, "layers": config.num_layers, "seed": config.seed,
+            "key": run_key(config)}
+
+
+def requested_runs(configs: Sequence[TrainConfig], cached: pd.DataFrame) -> pd.DataFrame:
+    """One row per requested config: the run CSV columns plus ``source`` — ``"store"``
+    or ``"bundled"`` (the metrics come from there) or ``"missing"`` (NaN metrics).
+
+    ``cached`` is :func:`cached_runs` (a table without ``source`` counts as ``"store"``).
+    """
+    wanted = pd.DataFrame([run_row(c) for c in configs],
+                          columns=["dataset", "split", "backbone", "sampler", "layers", "seed", "key"])
+    have = cached if "source" in cached else cached.assign(source="store")
+    have = have.drop_duplicates("key")[["key", "test_acc", "best_val_acc", "epochs_run", "source"]]
+    out = wanted.merge(have, on="key", how="left")
+    out["source"] = out["source"].fillna("missing")
+    out["epochs_run"] = out["epochs_run"].astype("Int64")
+    return out[[*RUN_COLUMNS, "source"]]
+
+
+def other_runs(cached: pd.DataFrame, requested: pd.DataFrame, dataset: str, split: str) -> int:
+    """How many cached runs of ``dataset``/``split`` are not among ``requested`` (made
+    with other settings, seeds or depths)."""
+    if cached.empty:
+        return 0
+    here = cached[(cached["dataset"] == dataset) & (cached["split"] == split)]
+    return int((~here["key"].isin(set(requested["key"]))).sum())
+
+
+# --------------------------------------------------------------------------------------
+# Aggregation
+
+
+def paper_rows(paper: pd.DataFrame, dataset: str, split: str, backbones: Sequence[str] | None = None,
+               samplers: Sequence[str] | None = None, layers: Sequence[int] | None = None) -> pd.DataFrame:
+    """The rows of :func:`dropedge_core.reference.paper_accuracy_by_depth` for one dataset
+    and split (the paper's ``setting``), optionally only some backbones, samplers and
+    depths; with a ``backbone_key`` column in our spelling (``"APPNP*"`` → ``"appnp*"``)."""
+    rows = paper[(paper["dataset_key"] == dataset) & (paper["setting"] == split)]
+    rows = rows.assign(backbone_key=rows["backbone"].map(check_backbone))
+    if backbones is not None:
+        rows = rows[rows["backbone_key"].isin({check_backbone(b) for b in backbones})]
+    if samplers is not None:
+        rows = rows[rows["sampler"].isin(set(samplers))]
+    if layers is not None:
+        rows = rows[rows["layers"].isin({int(v) for v in layers})]
+    return rows.reset_index(drop=True)
+
+
+def depth_table(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Test accuracy per cell ``(dataset, split, backbone, sampler, layers)``: mean, std
+    and number of runs, over the seeds.
+
+    Args:
+        runs: one row per run in the run CSV format; an optional ``source`` column
+            (:func:`requested_runs`) where ``"missing"`` rows are requested runs not
+            made yet.
+        paper: :func:`dropedge_core.reference.paper_accuracy_by_depth` (percent); its
+            number for each cell is added as ``paper_test_acc`` (a fraction, NaN where
+            the paper has none).
+
+    Returns:
+        One row per cell, sorted: the group columns, ``test_acc_mean``, ``test_acc_std``
+        (sample std, NaN below 2 runs), ``best_val_acc_mean``, ``n`` (runs with a test
+        accuracy), ``missing`` (requested runs not made), ``n_store``/``n_bundled`` (where
+        the ``n`` runs came from; with ``source`` only), ``status`` — ``"measured"``
+        (nothing missing), ``"partial"`` or ``"missing"`` (no run) — and, with ``paper``,
+        ``paper_test_acc`` and ``diff_vs_paper`` (mean − paper, a fraction).
+
+    Example:
+        >>> df = pd.DataFrame({"dataset": "cora", "split": "semi", "backbone": "gcn",
+        ...     "sampler": "nodrop", "layers": 2, "seed": [0, 1], "test_acc": [0.8, 0.82],
+        ...     "best_val_acc": 0.79, "epochs_run": 200, "key": ["a", "b"]})
+        >>> row = depth_table(df).iloc[0]
+        >>> round(float(row.test_acc_mean), 3), int(row.n), row.status
+        (0.81, 2, 'measured')
+    """
+    df = runs.copy()
+    if "source" not in df:
+        df["source"] = "store"
+    done = df["source"] != "missing"
+    df["_measured"] = done & df["test_acc"].notna()
+    df["_missing"] = ~done
+    df["_store"] = df["_measured"] & (df["source"] == "store")
+    df["_bundled"] = df["_measured"] & (df["source"] == "bundled")
+    df["test_acc"] = df["test_acc"].where(done).astype(float)
+    df["best_val_acc"] = df["best_val_acc"].where(done).astype(float)
+    keys = list(GROUP_COLUMNS)
+    columns = [*keys, "test_acc_mean", "test_acc_std", "best_val_acc_mean", "n", "missing",
+               "n_store", "n_bundled", "status"]
+    if df.empty:
+        table = pd.DataFrame({c: [] for c in columns})
+    else:
+        grouped = df.groupby(keys, sort=True)
+        table = grouped.agg(test_acc_mean=("test_acc", "mean"), test_acc_std=("test_acc", "std"),
+                            best_val_acc_mean=("best_val_acc", "mean"), n=("_measured", "sum"),
+                            missing=("_missing", "sum"), n_store=("_store", "sum"),
+                            n_bundled=("_bundled", "sum")).reset_index()
+        table["status"] = "partial"
+        table.loc[table["missing"] == 0, "status"] = "measured"
+        table.loc[table["n"] == 0, "status"] = "missing"
+    for c in ("n", "missing", "n_store", "n_bundled", "layers"):
+        table[c] = table[c].astype("int64")
+    for c in ("test_acc_mean", "test_acc_std", "best_val_acc_mean"):
+        table[c] = table[c].astype(float)
+    table = table[columns]
+    if paper is not None:
+        ref = pd.DataFrame({"dataset": paper["dataset_key"], "split": paper["setting"],
+                            "backbone": paper["backbone"].map(check_backbone),
+                            "sampler": paper["sampler"], "layers": paper["layers"].astype("int64"),
+                            "paper_test_acc": paper["test_accuracy"].astype(float) / 100.0})
+        ref = ref.drop_duplicates(keys)
+        table = table.merge(ref, on=keys, how="left")
+        table["diff_vs_paper"] = table["test_acc_mean"] - table["paper_test_acc"]
+    return table.sort_values(keys, key=_display_order, kind="stable").reset_index(drop=True)
+
+
+def _display_order(column: pd.Series) -> pd.Series:
+    """Backbones in :data:`~dropedge_core.models.BACKBONES` order and samplers in
+    :data:`~dropedge_core.samplers.NAMES` order (NoDrop, DropEdge, ..., DropEdge++);
+    other columns as they are."""
+    order = {"backbone": BACKBONES, "sampler": SAMPLER_NAMES}.get(column.name)
+    if order is None:
+        return column
+    rank = {name: i for i, name in enumerate(order)}
+    return column.map(lambda v: rank.get(v, len(rank)))
+
+
+__all__ = ["BUNDLED_DIR", "DEPTHS", "GROUP_COLUMNS", "QUICK_SETTINGS", "RUN_COLUMNS", "ResultsError",
+           "STUDY_FIXED", "STUDY_SAMPLERS", "bundled_files", "bundled_results", "bundled_signature",
+           "cached_runs", "depth_configs", "depth_table", "empty_runs", "export_runs", "other_runs",
+           "paper_rows", "read_runs", "requested_runs", "run_row", "store_path", "store_runs",
+           "study_settings", "sweep_commands"]

@@ -1,0 +1,179 @@
+"""The Depth study page through ``AppTest``: a temporary results store
+(``DROPEDGE_RESULTS``) pre-filled with tiny karate runs, bundled runs from a temporary
+folder, the paper's overlay on Cora, and "Run missing" training into the store."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from dropedge_core import datasets, results
+from dropedge_core.figures import SAMPLER_COLORS
+from dropedge_core.jobs import SweepJob
+from dropedge_core.store import ResultStore, run_key
+
+from .test_app import _app, _charts, _ok, _values
+
+PAGE = "app_pages/depth_study.py"
+EPOCHS = 4
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    """An empty results store the page uses, and no bundled runs."""
+    monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
+    monkeypatch.setattr(results, "BUNDLED_DIR", tmp_path / "bundled")
+    return ResultStore(tmp_path / "results.sqlite")
+
+
+def _fill(store: ResultStore, configs, graph) -> None:
+    """Train ``configs`` (tiny) into ``store``."""
+    job = SweepJob(configs, store, graph=graph, idle_timeout=None)
+    assert job.join(120) and not job.failures and job.error is None
+
+
+def _page(depths=(2, 4), seeds=2, epochs=EPOCHS, dataset=None):
+    at = _app()
+    if dataset:
+        at.selectbox(key="dataset").select(dataset).run()
+    at.switch_page(PAGE).run()
+    _ok(at)
+    at.multiselect(key="ds_depths").set_value(list(depths)).run()
+    at.number_input(key="ds_seeds").set_value(seeds).run()
+    at.number_input(key="ds_epochs").set_value(epochs).run()
+    _ok(at)
+    return at
+
+
+def _lines(fig: dict, paper: bool) -> dict[str, dict]:
+    return {t["name"]: t for t in fig["data"] if ("(paper)" in t["name"]) == paper}
+
+
+def _table(at):
+    return at.dataframe[0].value
+
+
+def test_cached_runs_show_at_once_store_and_bundled(store, tmp_path, karate):
+    configs = results.depth_configs("karate", None, ["gcn"], [2, 4], results.STUDY_SAMPLERS, seeds=2,
+                                    epochs=EPOCHS, preset=False)
+    stored, bundled = configs[:9], configs[9:]  # seed 0 and half of seed 1 / the rest
+    _fill(store, stored, karate)
+    other = ResultStore(tmp_path / "other.sqlite")
+    _fill(other, bundled, karate)
+    results.export_runs(other, tmp_path / "bundled" / "karate.csv")
+
+    at = _page()
+    assert at.title[0].value == "Depth study"
+    assert any("**GCN**: quick settings — hidden 128" in c.value for c in at.caption)
+    # karate has no paper preset: the quick settings (the same runs), said so
+    at.radio(key="ds_mode").set_value("paper preset").run()
+    _ok(at)
+    assert any("**GCN**: quick settings — hidden 128" in c.value and "no preset here for karate" in c.value
+               for c in at.caption)
+    assert at.button(key="ds_run").label == "Run missing (0)" and at.button(key="ds_run").disabled
+    assert any("**9 from the results store**, **3 bundled with the app**, **0 missing**" in c.value
+               for c in at.caption)
+    fig = _charts(at)["ds_figure"]
+    measured = _lines(fig, paper=False)
+    assert list(measured) == ["NoDrop", "DropEdge", "DropEdge++"] and not _lines(fig, paper=True)
+    assert measured["DropEdge++"]["line"]["color"] == SAMPLER_COLORS["dropedge++"]
+    for trace in measured.values():
+        assert _values(trace["x"]).astype(int).tolist() == [2, 4]
+    assert [a["text"] for a in fig["layout"]["annotations"]] == ["GCN"]
+    # the figure's points are the means of the stored + bundled runs
+    runs = results.requested_runs(configs, results.cached_runs(results.store_runs(store),
+                                                               results.bundled_results()))
+    want = runs[runs["sampler"] == "nodrop"].groupby("layers")["test_acc"].mean() * 100
+    assert np.allclose(_values(measured["NoDrop"]["y"]).astype(float), want.values)
+    table = _table(at)
+    assert len(table) == 6 and (table["status"] == "measured").all() and (table["n"] == 2).all()
+    assert table["n_store"].sum() == 9 and table["n_bundled"].sum() == 3
+    assert table["paper_test_acc"].isna().all()
+    assert any("reports no numbers for karate" in c.value for c in at.caption)
+    # the CSV download of that table
+    buttons = {b.proto.label: b for b in at.get("download_button")}
+    assert "Download this table (CSV)" in buttons
+    # one seed more: those cells become partial and the button offers the missing runs
+    at.number_input(key="ds_seeds").set_value(3).run()
+    _ok(at)
+    assert at.button(key="ds_run").label == "Run missing (6)" and not at.button(key="ds_run").disabled
+    assert (_table(at)["status"] == "partial").all()
+
+
+def test_run_missing_trains_into_the_store(store):
+    at = _page(seeds=1)
+    assert at.info and "Nothing measured" in at.info[0].value and not _charts(at)
+    configs = results.depth_configs("karate", None, ["gcn"], [2, 4], results.STUDY_SAMPLERS, seeds=1,
+                                    epochs=EPOCHS, preset=False)
+    assert not any(store.has(c) for c in configs)
+    at.button(key="ds_run").click().run()
+    _ok(at)
+    job = at.session_state["ds_job"]
+    deadline = time.monotonic() + 60
+    while not job.done:  # the fragment polls it
+        assert time.monotonic() < deadline, "the sweep did not finish"
+        time.sleep(0.2)
+        at.run()
+        _ok(at)
+    at.run()
+    _ok(at)
+    assert job.stored == 6 and all(store.has(c) for c in configs)
+    assert set(job.stored_keys) == {run_key(c) for c in configs}
+    assert at.success and "finished · 6 of 6 runs trained and stored" in at.success[0].value
+    assert at.button(key="ds_run").label == "Run missing (0)" and at.button(key="ds_stop").disabled
+    fig = _charts(at)["ds_figure"]
+    assert list(_lines(fig, paper=False)) == ["NoDrop", "DropEdge", "DropEdge++"]
+    assert (_table(at)["status"] == "measured").all()
+    # stored runs are never redone: with a second seed only seed 1's runs are missing
+    at.number_input(key="ds_seeds").set_value(2).run()
+    assert at.button(key="ds_run").label == "Run missing (6)"
+    at.button(key="ds_run").click().run()
+    _ok(at)
+    second = at.session_state["ds_job"]
+    assert second is not job and {c.seed for c in second.configs} == {1}
+    assert second.join(60) and second.stored == 6 and len(store) == 12
+
+
+def test_cora_paper_overlay(store, cora):
+    configs = results.depth_configs("cora", "semi", ["gcn"], [2], ["nodrop"], seeds=1, epochs=EPOCHS,
+                                    preset=True)
+    _fill(store, configs, cora)
+    at = _page(depths=(2, 64), seeds=1, dataset="cora")
+    at.radio(key="ds_mode").set_value("paper preset").run()
+    _ok(at)
+    assert any("**GCN**: the paper preset (tuned for L = 4) — hidden 256" in c.value for c in at.caption)
+    fig = _charts(at)["ds_figure"]
+    paper = _lines(fig, paper=True)
+    assert list(paper) == ["NoDrop (paper)", "DropEdge (paper)", "DropEdge++ (paper)"]
+    assert all(t["line"]["dash"] == "dash" for t in paper.values())
+    assert _values(paper["NoDrop (paper)"]["y"]).astype(float).tolist() == [81.1, 28.7]
+    assert _values(paper["DropEdge++ (paper)"]["y"]).astype(float).tolist() == [82.9, 55.2]
+    measured = _lines(fig, paper=False)
+    assert list(measured) == ["NoDrop"] and _values(measured["NoDrop"]["x"]).astype(int).tolist() == [2]
+    table = _table(at).set_index(["sampler", "layers"])
+    assert table.loc[("NoDrop", 2), "status"] == "measured"
+    assert table.loc[("NoDrop", 64), "status"] == "missing"
+    assert table.loc[("NoDrop", 64), "paper_test_acc"] == pytest.approx(28.7)  # shown in %
+    assert at.button(key="ds_run").label == "Run missing (5)"
+    assert any("Dashed lines, open circles" in c.value for c in at.caption)
+    # the full split: other paper numbers, no measured run
+    at.selectbox(key="split").select("full").run()
+    _ok(at)
+    paper = _lines(_charts(at)["ds_figure"], paper=True)
+    assert _values(paper["NoDrop (paper)"]["y"]).astype(float)[0] != 81.1
+
+
+def test_unusable_store_and_unavailable_dataset(tmp_path, monkeypatch):
+    monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path))  # a directory: no store
+    monkeypatch.setattr(results, "BUNDLED_DIR", tmp_path / "bundled")
+    (tmp_path / "bundled").mkdir()
+    (tmp_path / "bundled" / "bad.csv").write_text("dataset,split\nkarate,per-class\n")
+    at = _page(depths=(2,), seeds=1)
+    assert any("cannot be opened" in c.value and "is a directory" in c.value for c in at.caption)
+    assert at.warning and "bad.csv lacks column(s)" in at.warning[0].value
+    assert at.button(key="ds_run").disabled and at.button(key="ds_run").label == "Run missing (3)"
+    if datasets.availability("pubmed") == "download":
+        at.selectbox(key="dataset").select("pubmed").run()
+        _ok(at)
+        assert at.error and "pubmed" in at.error[0].value and not at.get("plotly_chart")
