@@ -1,9 +1,10 @@
 """The app in a real browser: ``streamlit run app.py`` + Debian's chromium via Playwright.
 
 Every page is opened, its Plotly charts must draw, no exception box may show, and a
-screenshot of each page goes to ``tests/screenshots/`` (gitignored); the main ones are
-copied to ``docs/screenshots/`` for the README. Skipped, with the reason, when
-Playwright or chromium is missing.
+screenshot of each page goes to ``tests/screenshots/`` (gitignored); with
+``DROPEDGE_UPDATE_SCREENSHOTS=1`` the main ones are also copied to ``docs/screenshots/``
+for the README (so that a plain test run leaves the tracked tree alone). Skipped, with
+the reason, when Playwright or chromium is missing.
 """
 from __future__ import annotations
 
@@ -138,7 +139,7 @@ def _screenshot(pg, name: str, docs: bool = False) -> Path:
     path = SHOTS / f"{name}.png"
     pg.screenshot(path=str(path), full_page=True)
     pg.set_viewport_size({"width": 1400, "height": 1000})
-    if docs:
+    if docs and os.environ.get("DROPEDGE_UPDATE_SCREENSHOTS") == "1":
         DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, DOCS_SHOTS / path.name)
     return path
