@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import torch
 
+from .background import ThreadedJob
 from .figures import BACKBONE_LABELS, sampler_label
 from .training import TrainConfig, TrainingWorker
 
@@ -445,7 +446,7 @@ def device_label(name: str = "auto") -> str:
 # Sweeps into the results store
 
 
-class SweepJob:
+class SweepJob(ThreadedJob):
     """Train configs one after another in one background thread and put every finished
     run into a :class:`~dropedge_core.store.ResultStore` (the Depth study page's "Run
     missing"; the same as ``python -m dropedge_core sweep`` but stoppable and watched).
@@ -544,28 +545,6 @@ class SweepJob:
         if self.watchdog is not None:
             self.watchdog.heartbeat()
 
-    def stop(self) -> None:
-        """Stop: the running run ends at its next epoch (and is not stored), the rest
-        are not started."""
-        self._stop.set()
-
-    @property
-    def stopping(self) -> bool:
-        return self._stop.is_set()
-
-    @property
-    def done(self) -> bool:
-        return self._thread.ident is not None and not self._thread.is_alive()
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
-    def join(self, timeout: float | None = None) -> bool:
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
-        return self.done
-
     @property
     def progress(self) -> float:
         """Fraction of the sweep done, the running run's epochs included."""
@@ -608,7 +587,7 @@ class SweepJob:
 # Tuning studies
 
 
-class TuningJob:
+class TuningJob(ThreadedJob):
     """:func:`dropedge_core.tuning.tune` in a background thread, stoppable, watched.
 
     Args:
@@ -678,26 +657,6 @@ class TuningJob:
     def heartbeat(self) -> None:
         if self.watchdog is not None:
             self.watchdog.heartbeat()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    @property
-    def stopping(self) -> bool:
-        return self._stop.is_set()
-
-    @property
-    def done(self) -> bool:
-        return self._thread.ident is not None and not self._thread.is_alive()
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
-    def join(self, timeout: float | None = None) -> bool:
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
-        return self.done
 
     @property
     def status(self) -> str:

@@ -45,6 +45,7 @@ import torch
 import torch.nn.functional as F
 
 from . import datasets, metrics, normalization, samplers
+from .background import ThreadedJob
 from .graph import Graph
 from .models import BACKBONES, ModelError, check_backbone, make_model
 
@@ -505,7 +506,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
     return result
 
 
-class TrainingWorker:
+class TrainingWorker(ThreadedJob):
     """Runs :func:`train` in a background daemon thread and buffers its events.
 
     The app polls it from a fragment::
@@ -564,22 +565,6 @@ class TrainingWorker:
     def events(self) -> list[dict]:
         return self.events_since(0)
 
-    def stop(self) -> None:
-        self._stop.set()
-
-    @property
-    def done(self) -> bool:
-        return self._thread.ident is not None and not self._thread.is_alive()
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait up to ``timeout`` seconds; ``True`` when the run is done."""
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
-        return self.done
 
 
 __all__ = ["AdjacencyBuilder", "BACKBONES", "ConfigError", "END_REASONS", "RunResult",
