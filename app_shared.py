@@ -288,6 +288,20 @@ def data_source(graph: Graph) -> str:
             f"M = {graph.num_edges} edges · {classes}")
 
 
+def page_header(title: str, sel: Selection, labels: bool = False) -> Graph:
+    """Every page's top: the title, the selected graph (the page stops, after a one-line
+    message, when there is none) and the data-source line; ``labels=True`` also stops a
+    training page on a graph without labels."""
+    st.title(title)
+    graph = current_graph(sel)
+    if graph is None:
+        st.stop()
+    st.caption(data_source(graph))
+    if labels:
+        require_labels(graph)
+    return graph
+
+
 def require_labels(graph: Graph) -> None:
     """Stop a training page, with one ``st.info``, on a graph without labels."""
     if graph.num_classes == 0:

@@ -66,11 +66,7 @@ job: jobs.SweepJob | None = ss.get("ds_job")
 running = job is not None and not job.done
 
 sel = ui.selection()
-st.title("Depth study")
-graph = ui.current_graph(sel)
-if graph is None:
-    st.stop()
-st.caption(ui.data_source(graph))
+graph = ui.page_header("Depth study", sel)
 if sel.dataset == ui.UPLOAD:
     st.info("The Depth study is not available for an uploaded graph: it keeps its runs in the "
             "results store under the dataset's name, which your graph does not have. Compare "

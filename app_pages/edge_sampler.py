@@ -11,11 +11,7 @@ from dropedge_core.layout import WHOLE_GRAPH_MAX_NODES
 TWIN = {"dropedge++": "lid", "lid": "dropedge++", "fd": "dropedge", "dropedge": "fd"}
 
 sel = ui.selection()
-st.title("Edge sampler")
-graph = ui.current_graph(sel)
-if graph is None:
-    st.stop()
-st.caption(ui.data_source(graph))
+graph = ui.page_header("Edge sampler", sel)
 sampler = samplers.make(sel.sampler, p_min=sel.p_min, p_max=sel.p_max)
 
 c1, c2, c3, c4 = st.columns([1.2, 1.2, 1, 1])

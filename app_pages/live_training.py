@@ -57,12 +57,7 @@ if request:
         "source": request.get("source", "the Tuning page"), "dataset": request.get("dataset")}
 
 sel = ui.selection()
-st.title("Live training")
-graph = ui.current_graph(sel)
-if graph is None:
-    st.stop()
-st.caption(ui.data_source(graph))
-ui.require_labels(graph)
+graph = ui.page_header("Live training", sel, labels=True)
 
 override = ss.get("lt_override")
 setting = {"sampler": sel.sampler, "num_layers": sel.layers, "p_min": sel.p_min,

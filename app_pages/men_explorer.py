@@ -9,11 +9,7 @@ from dropedge_core import experiments, figures, reference, samplers
 DEPTHS = (2, 4, 8, 16, 32)
 
 sel = ui.selection()
-st.title("MEN explorer")
-graph = ui.current_graph(sel)
-if graph is None:
-    st.stop()
-st.caption(ui.data_source(graph))
+graph = ui.page_header("MEN explorer", sel)
 st.markdown(
     r"$\mathrm{MEN} = \frac{1}{L}\sum_{l=0}^{L-1} \left|\prod_{i=0}^{l} (A^{(i)} + I)\right|$: "
     "how many node pairs the first l + 1 sampled layers connect, averaged over the layers "

@@ -26,12 +26,7 @@ job: jobs.TuningJob | None = ss.get("tune_job")
 running = job is not None and not job.done
 
 sel = ui.selection()
-st.title("Tuning")
-graph = ui.current_graph(sel)
-if graph is None:
-    st.stop()
-st.caption(ui.data_source(graph))
-ui.require_labels(graph)
+graph = ui.page_header("Tuning", sel, labels=True)
 st.markdown(
     f"An Optuna study searches the keep rates of **{figures.sampler_label(sel.sampler)}** "
     f"(L = {sel.layers}, seed {sel.seed}, from the sidebar) for the best **validation** "
