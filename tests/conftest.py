@@ -14,6 +14,17 @@ if not os.environ.get("DROPEDGE_DATA") and _default_data.is_dir():
     os.environ["DROPEDGE_DATA"] = str(_default_data)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def one_thread():
+    """torch's OpenMP pool stalls on shared cores (a 2-core machine running a Streamlit
+    server or a second process); one intra-op thread keeps every test fast, as the app
+    and the CLI do by default."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _have(name: str) -> bool:
     from dropedge_core import datasets
 

@@ -10,15 +10,6 @@ from dropedge_core.models import BACKBONES, ModelError, check_backbone, make_mod
 from dropedge_core.training import AdjacencyBuilder, prepare_features
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """torch's OpenMP pool stalls on shared cores; one thread keeps these tests fast."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def full_adjs(graph, num_layers, method="AN"):
     return [AdjacencyBuilder(graph, method).full()] * num_layers
 

@@ -25,15 +25,6 @@ from dropedge_core.training import (
 FAST = dict(hidden=16, epochs=4, patience=0, diag_every=2)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """torch's OpenMP pool stalls on shared cores; one thread keeps these tests fast."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def strict_json(obj) -> str:
     return json.dumps(obj, allow_nan=False)
 
