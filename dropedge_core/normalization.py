@@ -38,19 +38,6 @@ def check_method(method: str) -> str:
     return key
 
 
-def normalized_weights(row: torch.Tensor, col: torch.Tensor, num_nodes: int,
-                       method: str = "AN") -> tuple[torch.Tensor, torch.Tensor]:
-    """Normalise one adjacency given by its directed entries ``(row, col)`` (no self-loops).
-
-    Returns ``(edge_index, edge_weight)`` with the ``N`` self-loop entries appended.
-    """
-    method = check_method(method)
-    deg = torch.bincount(row, minlength=num_nodes).float()
-    loops = torch.arange(num_nodes, device=row.device)
-    edge_index = torch.stack([torch.cat([row, loops]), torch.cat([col, loops])])
-    return edge_index, _weights(deg, row, col, method)
-
-
 def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
                 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Normalised adjacency of every layer, from a sampler's masks.
