@@ -179,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"{', '.join(BACKBONES)} (default gcn)")
     p.add_argument("--samplers", "--sampler", dest="samplers", nargs="+",
                    default=["nodrop", "dropedge", "dropedge++"], help="default nodrop dropedge dropedge++")
-    p.add_argument("--layers", type=int, nargs="+", default=[2, 4, 8], help="depths (default 2 4 8)")
+    p.add_argument("--layers", type=int, nargs="+", default=None,
+                   help="depths (default 2 4 8; with --preset, each preset's own depth)")
     _add_run_flags(p)
     p.add_argument("--store", default=None, metavar="PATH",
                    help="results store (default $DROPEDGE_RESULTS or results/results.sqlite)")
@@ -439,14 +440,22 @@ def cmd_men(args: argparse.Namespace) -> int:
     return 0
 
 
+def sweep_grid(args: argparse.Namespace) -> list[TrainConfig]:
+    """Every (dataset, backbone, depth, sampler, seed) of a ``sweep``. Without ``--layers``
+    the depths are 2 4 8, or with ``--preset`` each preset's own depth (the paper's
+    best-per-backbone table)."""
+    # None = keep the preset's depth (make_config ignores None grid values)
+    depths = args.layers or ([None] if args.preset else [2, 4, 8])
+    return [make_config(args, dataset, backbone, num_layers=layers, sampler=sampler, seed=seed)
+            for dataset, backbone, layers, sampler, seed in itertools.product(
+                args.datasets, args.backbones, depths, args.samplers, args.seeds)]
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .store import ResultStore
 
     store = ResultStore(args.store)
-    grid = []
-    for dataset, backbone, layers, sampler, seed in itertools.product(
-            args.datasets, args.backbones, args.layers, args.samplers, args.seeds):
-        grid.append(make_config(args, dataset, backbone, num_layers=layers, sampler=sampler, seed=seed))
+    grid = sweep_grid(args)
     if not grid:
         raise CLIError("the sweep grid is empty")
     graphs = {}

@@ -123,6 +123,21 @@ def test_preset_fills_config_and_flags_override():
     assert (config.num_layers, config.normalization, config.self_loop, config.hidden) == (4, "AN", True, 64)
 
 
+def test_sweep_with_preset_uses_each_presets_depth():
+    parser = cli.build_parser()
+    args = parser.parse_args(["sweep", "--datasets", "cora", "citeseer", "--split", "semi", "--backbones",
+                              "gcn", "jknet", "--preset", "paper", "--samplers", "dropedge++",
+                              "--seeds", "0", "1"])
+    depths = {(c.dataset, c.backbone): c.num_layers for c in cli.sweep_grid(args)}
+    assert depths == {("cora", "gcn"): 4, ("cora", "jknet"): 64, ("citeseer", "gcn"): 2,
+                      ("citeseer", "jknet"): 8}
+    assert len(cli.sweep_grid(args)) == 8
+    args = parser.parse_args(["sweep", "--dataset", "cora", "--preset", "paper", "--layers", "2", "16"])
+    assert sorted({c.num_layers for c in cli.sweep_grid(args)}) == [2, 16]
+    args = parser.parse_args(["sweep", "--dataset", "cora"])
+    assert sorted({c.num_layers for c in cli.sweep_grid(args)}) == [2, 4, 8]
+
+
 def test_men_json(capsys):
     code, out, _ = run_cli(capsys, "men", "--dataset", "karate", "--sampler", "lid", "dropedge",
                            "--layers", "2", "3", "--runs", "3", "--json", "--no-progress")
