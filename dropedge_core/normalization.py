@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from .graph import Graph
+from .graph import Graph, GraphError
 
 METHODS = ("NA", "FOG", "AN", "ANS", "ARW")
 
@@ -50,13 +50,12 @@ def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
 
     Returns:
         ``L`` pairs ``(edge_index (2, E_l + N), edge_weight (E_l + N,))``, self-loops
-        included. All layers are normalised in one vectorised pass (stacked as one
-        block-diagonal graph), then split.
+        included, entries sorted by (row, column). All layers are normalised in one
+        vectorised pass (:func:`layer_weights`), then split.
     """
-    method = check_method(method)
     kept, weight = layer_weights(graph, masks, method)
-    # nonzero() of the row-major (L, 2M + N) mask lists each layer's kept edges, then its
-    # self-loops, layer after layer: gather once, split into per-layer views.
+    # nonzero() of the row-major (L, 2M + N) mask lists each layer's entries layer after
+    # layer: gather once, split into per-layer views.
     layer, entry = kept.nonzero(as_tuple=True)
     index, values = entry_index(graph)[:, entry], weight[layer, entry]
     sizes = kept.sum(1).tolist()
@@ -65,51 +64,105 @@ def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
 
 def entry_index(graph: Graph) -> torch.Tensor:
     """``(2, 2M + N)``: the entries every layer's adjacency draws from — the ``2M``
-    directed edges of ``graph.edge_index``, then the ``N`` self-loops."""
+    directed edges of ``graph.edge_index`` and the ``N`` self-loops — sorted by (row,
+    column), i.e. in CSR order, so that a layer's weights over these entries are the
+    values of a CSR matrix with a fixed pattern."""
     if "entry_index" not in graph.cache:
-        loops = torch.arange(graph.num_nodes, device=graph.edge_index.device)
-        graph.cache["entry_index"] = torch.cat([graph.edge_index, loops.expand(2, -1)], dim=1)
+        _build_entries(graph)
     return graph.cache["entry_index"]
+
+
+def entry_columns(graph: Graph, width: int) -> torch.Tensor:
+    """``(2M + N,)`` long: for each entry of :func:`entry_index`, its column in a mask of
+    ``width`` columns (``M``: undirected edge id; ``2M``: direction, i.e. column of
+    ``edge_index``), and ``width`` for a self-loop (a column that is always kept)."""
+    m = graph.num_edges
+    if width not in (m, 2 * m):
+        raise GraphError(f"mask width {width} matches neither M={m} nor 2M={2 * m}")
+    key = ("entry_columns", width)
+    if key not in graph.cache:
+        if "entry_index" not in graph.cache:
+            _build_entries(graph)
+        direction = graph.cache["entry_direction"]  # -1 for self-loops
+        column = direction % m if width == m else direction
+        graph.cache[key] = torch.where(direction < 0, torch.full_like(direction, width), column)
+    return graph.cache[key]
+
+
+def _build_entries(graph: Graph) -> None:
+    n = graph.num_nodes
+    loops = torch.arange(n, device=graph.edge_index.device)
+    index = torch.cat([graph.edge_index, loops.expand(2, -1)], dim=1)
+    direction = torch.cat([torch.arange(graph.edge_index.size(1), device=loops.device),
+                           torch.full_like(loops, -1)])
+    order = torch.argsort(index[0] * n + index[1])
+    graph.cache["entry_index"] = index[:, order]
+    graph.cache["entry_direction"] = direction[order]
 
 
 def layer_weights(graph: Graph, masks: torch.Tensor, method: str = "AN",
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     """Normalised weights of every layer over the fixed entries of :func:`entry_index`.
 
-    Returns ``(kept, weight)``, both ``(L, 2M + N)``: ``kept`` marks the entries present
-    at each layer (kept directions and all self-loops), ``weight`` their normalised
-    values, exactly zero where ``kept`` is False. One vectorised pass for all layers:
-    the degrees of all layers are one ``index_add`` of the ``(L, 2M)`` kept directions.
-    Consumers with a fixed sparsity pattern (the trainer's CSR matrices) use this
-    directly; :func:`adjacencies` compacts it per layer.
+    Returns ``(kept, weight)``, both ``(L, 2M + N)`` in CSR order: ``kept`` (bool) marks
+    the entries present at each layer (kept directions and all self-loops), ``weight``
+    (:func:`layer_values`) their normalised values, exactly zero where ``kept`` is False.
+    :func:`adjacencies` compacts these per layer.
     """
+    kept, weight = _layer_weights(graph, masks, method)
+    return kept.bool(), weight
+
+
+def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN") -> torch.Tensor:
+    """``(L, 2M + N)``: the normalised weight of every entry of :func:`entry_index` at
+    every layer, zero for dropped edges — the values of ``L`` CSR matrices with one fixed
+    pattern (the trainer's :class:`~dropedge_core.training.AdjacencyBuilder`).
+
+    One vectorised pass for all layers, a handful of whole-array operations whatever
+    ``L``: the masks gathered into entry order, the degrees of all layers as one
+    ``index_add``, two gathers of the degree scalings.
+    """
+    return _layer_weights(graph, masks, method)[1]
+
+
+def _layer_weights(graph: Graph, masks: torch.Tensor, method: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(kept, weight)`` with ``kept`` as 0/1 floats (see :func:`layer_weights`)."""
     method = check_method(method)
-    directed = graph.directed_mask(masks.to(graph.undirected_edges.device))
-    num_layers, n = directed.size(0), graph.num_nodes
-    ei = graph.edge_index
-    kept = torch.cat([directed, torch.ones(num_layers, n, dtype=torch.bool, device=directed.device)], dim=1)
-    deg = torch.zeros(num_layers, n, device=directed.device).index_add_(1, ei[0], directed.float())
-    weight = _weights(deg, ei[0], ei[1], method, dim=1)
-    return kept, weight * kept
-
-
-def _weights(deg: torch.Tensor, row: torch.Tensor, col: torch.Tensor, method: str,
-             dim: int = 0) -> torch.Tensor:
-    """Entry weights ``[edges..., self-loops of every node]`` from the degrees ``deg`` of
-    the kept adjacency; ``deg`` may carry leading layer dimensions (then ``dim=1``)."""
+    device = graph.edge_index.device
+    num_layers, width = masks.shape
+    columns = entry_columns(graph, width)
+    rows, cols = entry_index(graph)
+    # float, not bool: torch's index_select along dim 1 is ~6x faster on floats
+    padded = torch.ones(num_layers, width + 1, device=device)
+    padded[:, :width] = masks
+    kept = padded.index_select(1, columns)
+    # degrees of A + I (every kept entry of a row, its self-loop included); summed over
+    # the transposed (entries, L) layout, where index_add moves contiguous rows
+    deg = torch.zeros(graph.num_nodes, num_layers, device=device).index_add_(
+        0, rows, padded.t().contiguous().index_select(0, columns)).t()
     augmented = method in ("AN", "ANS", "ARW")
-    d = deg + 1.0 if augmented else deg
+    if not augmented:
+        deg = deg - 1.0
     if method == "ARW":
-        d_inv = d.reciprocal()
-        w_edge, w_loop = d_inv.index_select(dim, row), d_inv
-    else:
-        # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, so a zero row, not inf
-        d_isqrt = torch.where(d > 0, d.rsqrt(), torch.zeros_like(d))
-        w_edge = d_isqrt.index_select(dim, row) * d_isqrt.index_select(dim, col)
-        w_loop = d_isqrt * d_isqrt if augmented else torch.zeros_like(d)
-    if method in ("FOG", "ANS"):
-        w_loop = w_loop + 1.0
-    return torch.cat([w_edge, w_loop], dim=dim)
+        return kept, deg.reciprocal().contiguous().index_select(1, rows).mul_(kept)
+    if augmented:  # every degree is >= 1 (the self-loop)
+        d_isqrt = deg.contiguous().rsqrt_()
+    else:  # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, so a zero row, not inf
+        d_isqrt = torch.where(deg > 0, deg.rsqrt(), torch.zeros_like(deg)).contiguous()
+    weight = d_isqrt.index_select(1, rows).mul_(d_isqrt.index_select(1, cols)).mul_(kept)
+    if method in ("NA", "FOG"):  # D^-1/2 A D^-1/2 has no diagonal
+        weight[:, entry_loops(graph)] = 0.0
+    if method in ("FOG", "ANS"):  # ... plus I
+        weight[:, entry_loops(graph)] += 1.0
+    return kept, weight
+
+
+def entry_loops(graph: Graph) -> torch.Tensor:
+    """``(N,)`` long: the positions of the self-loops among :func:`entry_index`."""
+    if "entry_loops" not in graph.cache:
+        rows, cols = entry_index(graph)
+        graph.cache["entry_loops"] = (rows == cols).nonzero().flatten()
+    return graph.cache["entry_loops"]
 
 
 def full_adjacency(graph: Graph, method: str = "AN") -> tuple[torch.Tensor, torch.Tensor]:

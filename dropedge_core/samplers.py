@@ -218,50 +218,52 @@ def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     # Fresh keys for every layer, drawn in one call: successive sampling of k items is
     # "the k smallest of E_i / w_i" with E_i ~ Exp(1) (Efraimidis-Spirakis), so a layer's
     # draw from the layer before is the k smallest keys of its row among that pool.
-    keys = -torch.log(torch.rand((num_layers, n), generator=generator, device=device)
-                      .clamp_min_(torch.finfo(torch.float32).tiny))
-    keys = keys / weights.float().unsqueeze(0)
+    keys = torch.rand((num_layers, n), generator=generator, device=device)
+    keys.clamp_min_(torch.finfo(torch.float32).tiny).log_().neg_().div_(weights.float())  # in place: L*E floats
     steps = list(range(num_layers - 1, -1, -1) if increasing else range(num_layers))
     counts_list = counts.tolist()
+    never = num_layers if increasing else -1  # the "last layer" of an item never drawn
     if device.type == "cpu":
-        pools = _nested_pools_numpy(keys.numpy(), steps, counts_list)
+        last = torch.from_numpy(_last_layers_numpy(keys.numpy(), steps, counts_list, never))
     else:
-        pools = _nested_pools_torch(keys, steps, counts_list)
-    masks = torch.zeros(num_layers, n, dtype=torch.bool, device=device)
-    layer_of = torch.repeat_interleave(torch.tensor(steps, device=device),
-                                       torch.tensor([p.numel() for p in pools], device=device))
-    masks[layer_of, torch.cat(pools).to(device)] = True
-    return masks
+        last = _last_layers_torch(keys, steps, counts_list, never)
+    # an item is in layer l iff the nested draw reached l: last <= l (increasing draws
+    # go top-down, so `last` is its lowest layer), or l <= last (decreasing)
+    layers = torch.arange(num_layers, device=device).unsqueeze(1)
+    return last.unsqueeze(0) <= layers if increasing else layers <= last.unsqueeze(0)
 
 
-def _nested_pools_numpy(keys, steps: list[int], counts: list[int]) -> list[torch.Tensor]:
+def _last_layers_numpy(keys, steps: list[int], counts: list[int], never: int):
     """The sequential part of :func:`nested_masks` on the CPU: each layer keeps the
-    ``counts[layer]`` smallest keys of its row among the previous layer's pool.
-    numpy's ``argpartition`` has a far smaller per-call cost than torch's ``topk``,
-    and the loop runs once per layer (64 layers: ~1 ms)."""
+    ``counts[layer]`` smallest keys of its row among the previous layer's pool. Returns
+    ``(E,)`` the last layer (in drawing order) whose pool holds each item, ``never`` for
+    items never drawn.
+    numpy's ``argpartition`` has a far smaller per-call cost than torch's ``topk``, and
+    the loop runs once per layer (64 layers: ~1 ms)."""
     import numpy as np
 
+    last = np.full(keys.shape[1], never, dtype=np.int64)
     pool = np.arange(keys.shape[1])
-    pools = []
     for layer in steps:  # a loop over layers: each draw is from the previous one's set
         k = counts[layer]
-        if k < pool.size:
-            sub = keys[layer, pool]
-            pool = pool[np.argpartition(sub, k)[:k]] if k > 0 else pool[:0]
-        pools.append(torch.from_numpy(pool))
-    return pools
+        if k < pool.size:  # (take: numpy's fancy indexing costs more per call)
+            pool = pool.take(np.argpartition(keys[layer].take(pool), k)[:k]) if k > 0 else pool[:0]
+        last[pool] = layer
+    return last
 
 
-def _nested_pools_torch(keys: torch.Tensor, steps: list[int], counts: list[int]) -> list[torch.Tensor]:
-    """:func:`_nested_pools_numpy` for tensors on an accelerator (no host round trips)."""
-    pool = torch.arange(keys.size(1), device=keys.device)
-    pools = []
+def _last_layers_torch(keys: torch.Tensor, steps: list[int], counts: list[int], never: int,
+                       ) -> torch.Tensor:
+    """:func:`_last_layers_numpy` for tensors on an accelerator (no host round trips)."""
+    n = keys.size(1)
+    last = torch.full((n,), never, dtype=torch.long, device=keys.device)
+    pool = torch.arange(n, device=keys.device)
     for layer in steps:  # a loop over layers
         k = counts[layer]
         if k < pool.numel():
             pool = pool[torch.topk(keys[layer, pool], k, largest=False, sorted=False).indices]
-        pools.append(pool)
-    return pools
+        last[pool] = layer
+    return last
 
 
 @dataclass

@@ -222,22 +222,19 @@ class AdjacencyBuilder:
     """Per-layer normalised adjacencies as sparse CSR matrices, fast enough for every epoch.
 
     The entries every layer draws from (:func:`normalization.entry_index`: the ``2M``
-    directions, then ``N`` self-loops) are sorted into CSR order once; every call takes
-    the weights of all layers from :func:`normalization.layer_weights` (one vectorised
-    pass, dropped edges exactly zero) and permutes them into that fixed pattern. Products
+    directions and ``N`` self-loops, already in CSR order) give one fixed CSR pattern;
+    every call takes the weights of all layers from :func:`normalization.layer_values`
+    (one vectorised pass, dropped edges exactly zero) as that pattern's values. Products
     are the same as with ``normalization.to_sparse(*normalization.adjacencies(...)[l], N)``,
-    with no per-layer compaction, sort or coalesce.
+    with no per-layer compaction, permutation, sort or coalesce.
     """
 
     def __init__(self, graph: Graph, method: str = "AN"):
         self.graph = graph
         self.method = normalization.check_method(method)
-        n = graph.num_nodes
-        rows, cols = normalization.entry_index(graph)
-        self.perm = torch.argsort(rows * n + cols)
-        counts = torch.bincount(rows, minlength=n)
+        rows, self.col = normalization.entry_index(graph)
+        counts = torch.bincount(rows, minlength=graph.num_nodes)
         self.crow = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
-        self.col = cols[self.perm]
         self.num_entries = rows.numel()
 
     def _csr(self, values: torch.Tensor) -> torch.Tensor:
@@ -246,8 +243,7 @@ class AdjacencyBuilder:
 
     def __call__(self, masks: torch.Tensor) -> list[torch.Tensor]:
         """``masks`` ``(L, M)`` (or ``(L, 2M)``) bool → ``L`` sparse CSR ``(N, N)``."""
-        _, weight = normalization.layer_weights(self.graph, masks, self.method)
-        return [self._csr(v) for v in weight[:, self.perm]]
+        return [self._csr(v) for v in normalization.layer_values(self.graph, masks, self.method)]
 
     def full(self) -> torch.Tensor:
         """The normalised adjacency of the whole graph (evaluation)."""

@@ -238,6 +238,22 @@ def test_nested_weighted_marginals_match_brute_force():
     assert (freq - ref).abs().max() < 0.025, (freq, ref)
 
 
+@pytest.mark.parametrize("increasing", [True, False])
+def test_nested_pools_accelerator_path_matches_cpu_path(increasing):
+    """The torch loop (GPU) and the numpy loop (CPU) of nested_masks pick the same sets
+    from the same keys, with each layer's exact count."""
+    keys = torch.rand(6, 50, generator=gen(7), dtype=torch.float32)
+    counts = [5, 12, 20, 29, 37, 45] if increasing else [45, 37, 29, 20, 12, 5]
+    steps = list(range(5, -1, -1)) if increasing else list(range(6))
+    never = 6 if increasing else -1
+    on_cpu = samplers._last_layers_numpy(keys.numpy(), steps, counts, never)
+    on_gpu = samplers._last_layers_torch(keys, steps, counts, never)
+    assert on_gpu.tolist() == on_cpu.tolist()
+    layers = torch.arange(6).unsqueeze(1)
+    masks = on_gpu <= layers if increasing else layers <= on_gpu
+    assert masks.sum(1).tolist() == counts
+
+
 def test_nested_redraw_is_not_prefix_of_one_ordering():
     """The reference itself: redrawing from the layer above (Algorithm 1) gives other
     marginals than prefixes of one weighted ordering; we implement the former."""
