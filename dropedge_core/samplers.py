@@ -215,49 +215,68 @@ def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,
         rank = torch.empty(n, dtype=torch.long, device=device)
         rank[torch.argsort(keys, descending=True)] = torch.arange(n, device=device)
         return rank.unsqueeze(0) < counts.unsqueeze(1)
-    # Fresh keys for every layer, drawn in one call: successive sampling of k items is
-    # "the k smallest of E_i / w_i" with E_i ~ Exp(1) (Efraimidis-Spirakis), so a layer's
-    # draw from the layer before is the k smallest keys of its row among that pool.
-    keys = torch.rand((num_layers, n), generator=generator, device=device)
-    keys.clamp_min_(torch.finfo(torch.float32).tiny).log_().neg_().div_(weights.float())  # in place: L*E floats
+    # Fresh keys for every layer: successive sampling of k items is "the k smallest of
+    # E_i / w_i" with E_i ~ Exp(1) (Efraimidis-Spirakis), so a layer's draw from the layer
+    # before is the k smallest fresh keys among that pool.
     steps = list(range(num_layers - 1, -1, -1) if increasing else range(num_layers))
-    counts_list = counts.tolist()
     never = num_layers if increasing else -1  # the "last layer" of an item never drawn
-    if device.type == "cpu":
-        last = torch.from_numpy(_last_layers_numpy(keys.numpy(), steps, counts_list, never))
-    else:
-        last = _last_layers_torch(keys, steps, counts_list, never)
+    draw = _last_layers_numpy if device.type == "cpu" else _last_layers_torch
+    last = draw(weights, steps, counts.tolist(), never, generator)
     # an item is in layer l iff the nested draw reached l: last <= l (increasing draws
     # go top-down, so `last` is its lowest layer), or l <= last (decreasing)
     layers = torch.arange(num_layers, device=device).unsqueeze(1)
     return last.unsqueeze(0) <= layers if increasing else layers <= last.unsqueeze(0)
 
 
-def _last_layers_numpy(keys, steps: list[int], counts: list[int], never: int):
-    """The sequential part of :func:`nested_masks` on the CPU: each layer keeps the
-    ``counts[layer]`` smallest keys of its row among the previous layer's pool. Returns
-    ``(E,)`` the last layer (in drawing order) whose pool holds each item, ``never`` for
-    items never drawn.
-    numpy's ``argpartition`` has a far smaller per-call cost than torch's ``topk``, and
-    the loop runs once per layer (64 layers: ~1 ms)."""
+def _last_layers_numpy(weights: torch.Tensor, steps: list[int], counts: list[int], never: int,
+                       generator: torch.Generator | None) -> torch.Tensor:
+    """The sequential part of :func:`nested_masks` on the CPU. Layer by layer in drawing
+    order (``steps``), keep the ``counts[layer]`` smallest of fresh keys ``E / w`` over the
+    previous layer's pool. Returns ``(E,)`` long: the last layer whose pool holds each
+    item, ``never`` for items never drawn.
+
+    Keys are drawn only for the pools (about half of ``L * E`` for LID), all in one
+    numpy call (seeded from ``generator``: the same generator state gives the same draw;
+    numpy's exponentials are ~5x faster than torch's). Each layer selects the smaller
+    side — the few items it drops, or the few it keeps — with ``torch.topk``, whose
+    heap selection of a few items is ~3x faster than a full ``argpartition``
+    (64 layers on Cora: ~1.5 ms)."""
     import numpy as np
 
-    last = np.full(keys.shape[1], never, dtype=np.int64)
-    pool = np.arange(keys.shape[1])
+    n = weights.numel()
+    sizes = [n] + [counts[layer] for layer in steps[:-1]]  # pool size before each draw
+    rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=generator)))
+    exponentials = rng.standard_exponential(sum(sizes), dtype=np.float32)
+    inverse = (1.0 / weights.double()).float().numpy()
+    last = np.full(n, never, dtype=np.int64)
+    pool, previous, offset = np.arange(n), never, 0
     for layer in steps:  # a loop over layers: each draw is from the previous one's set
-        k = counts[layer]
-        if k < pool.size:  # (take: numpy's fancy indexing costs more per call)
-            pool = pool.take(np.argpartition(keys[layer].take(pool), k)[:k]) if k > 0 else pool[:0]
-        last[pool] = layer
-    return last
+        k, size = counts[layer], pool.size
+        if k < size:  # take(): numpy's fancy indexing costs more per call
+            keys = torch.from_numpy(exponentials[offset:offset + size] * inverse.take(pool))
+            offset += size
+            if size - k <= k:  # drop the size - k largest keys
+                keep = np.ones(size, dtype=bool)
+                keep[torch.topk(keys, size - k, sorted=False).indices.numpy()] = False
+            else:  # keep the k smallest
+                keep = np.zeros(size, dtype=bool)
+                keep[torch.topk(keys, k, largest=False, sorted=False).indices.numpy()] = True
+            last[pool[~keep]] = previous  # dropped here: their last layer was the previous one
+            pool = pool[keep]
+        previous = layer
+    last[pool] = previous
+    return torch.from_numpy(last)
 
 
-def _last_layers_torch(keys: torch.Tensor, steps: list[int], counts: list[int], never: int,
-                       ) -> torch.Tensor:
-    """:func:`_last_layers_numpy` for tensors on an accelerator (no host round trips)."""
-    n = keys.size(1)
-    last = torch.full((n,), never, dtype=torch.long, device=keys.device)
-    pool = torch.arange(n, device=keys.device)
+def _last_layers_torch(weights: torch.Tensor, steps: list[int], counts: list[int], never: int,
+                       generator: torch.Generator | None) -> torch.Tensor:
+    """:func:`_last_layers_numpy` for tensors on an accelerator: all ``(L, E)`` keys in
+    one call, then a ``topk`` per layer (no host round trips)."""
+    num_layers, n = len(steps), weights.numel()
+    keys = torch.rand((num_layers, n), generator=generator, device=weights.device)
+    keys.clamp_min_(torch.finfo(torch.float32).tiny).log_().neg_().div_(weights.float())  # E / w
+    last = torch.full((n,), never, dtype=torch.long, device=weights.device)
+    pool = torch.arange(n, device=weights.device)
     for layer in steps:  # a loop over layers
         k = counts[layer]
         if k < pool.numel():

@@ -238,20 +238,21 @@ def test_nested_weighted_marginals_match_brute_force():
     assert (freq - ref).abs().max() < 0.025, (freq, ref)
 
 
-@pytest.mark.parametrize("increasing", [True, False])
-def test_nested_pools_accelerator_path_matches_cpu_path(increasing):
-    """The torch loop (GPU) and the numpy loop (CPU) of nested_masks pick the same sets
-    from the same keys, with each layer's exact count."""
-    keys = torch.rand(6, 50, generator=gen(7), dtype=torch.float32)
-    counts = [5, 12, 20, 29, 37, 45] if increasing else [45, 37, 29, 20, 12, 5]
-    steps = list(range(5, -1, -1)) if increasing else list(range(6))
-    never = 6 if increasing else -1
-    on_cpu = samplers._last_layers_numpy(keys.numpy(), steps, counts, never)
-    on_gpu = samplers._last_layers_torch(keys, steps, counts, never)
-    assert on_gpu.tolist() == on_cpu.tolist()
-    layers = torch.arange(6).unsqueeze(1)
-    masks = on_gpu <= layers if increasing else layers <= on_gpu
-    assert masks.sum(1).tolist() == counts
+@pytest.mark.parametrize("draw", [samplers._last_layers_numpy, samplers._last_layers_torch],
+                         ids=["cpu-numpy", "accelerator-torch"])
+def test_nested_draw_paths_match_brute_force(draw):
+    """Both loops behind nested_masks — numpy on the CPU, torch on an accelerator (run
+    here on the CPU) — give Algorithm 1's marginals, in both drawing directions."""
+    counts, draws = [1, 2, 4], 4000
+    g = gen(9)
+    down = sum((draw(WEIGHTS, [2, 1, 0], counts, 3, g).unsqueeze(0) <= torch.arange(3).unsqueeze(1)).double()
+               for _ in range(draws)) / draws
+    ref = torch.tensor(nested_marginals(WEIGHTS.tolist(), counts), dtype=torch.float64)
+    assert (down - ref).abs().max() < 0.03, (down, ref)
+    up_counts = counts[::-1]  # LDD: layer 0 draws 4 from all, layer 2 keeps 1
+    up = sum((torch.arange(3).unsqueeze(1) <= draw(WEIGHTS, [0, 1, 2], up_counts, -1, g).unsqueeze(0)).double()
+             for _ in range(draws)) / draws
+    assert (up - ref.flip(0)).abs().max() < 0.03, (up, ref.flip(0))
 
 
 def test_nested_redraw_is_not_prefix_of_one_ordering():
