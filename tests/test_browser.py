@@ -193,6 +193,26 @@ def test_cora_across_pages(page, server):
         _record(f"{shot}", time.time() - t0)
         _no_exception(page)
         _screenshot(page, shot, docs=True)
+        if label == "Edge sampler":
+            _time_layer_slider(page)
+
+
+def _time_layer_slider(pg) -> None:
+    """Move the Edge sampler's layer slider one step with the keyboard and record how
+    long until the edge drawing shows the new layer (issue 7: a slider change redrawn)."""
+    chart = pg.locator("[data-testid=stPlotlyChart]").first
+    assert "layer 0 of" in chart.inner_text()
+    slider = (pg.get_by_test_id("stMain").get_by_test_id("stSlider")
+              .filter(has_text="Layer (0 = input)").get_by_role("slider"))
+    slider.focus()
+    t0 = time.time()
+    slider.press("ArrowRight")
+    pg.wait_for_function(
+        "() => (document.querySelector('[data-testid=stPlotlyChart]')?.innerText || '').includes('layer 1 of')",
+        timeout=TIMEOUT_MS)
+    _record("edge_sampler_cora layer slider redraw", time.time() - t0)
+    _wait_idle(pg, 4)
+    _no_exception(pg)
 
 
 def test_weighted_sampler_on_csbm(page, server):
