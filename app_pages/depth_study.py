@@ -101,17 +101,22 @@ seeds = int(c[0].number_input("Seeds", 1, 20, 3, key="ds_seeds",
 epochs = int(c[1].number_input("Epochs", 1, 5000, 200, key="ds_epochs",
                                help="Epochs per run (early stopping after 100 epochs without a "
                                     "better validation accuracy or loss)."))
-mode = c[2].radio("Settings", ["quick", "paper preset"], key="ds_mode", horizontal=True,
-                  help="quick: hidden 64, dropout 0.5, lr 0.01, weight decay 5e-4, AN, the "
-                       "sidebar's keep rates. paper preset: the paper's best hyperparameters "
-                       "for the dataset, split and backbone (their keep rates too), used at "
-                       "every depth — they were tuned for one depth, and may not train at others.")
+q = results.QUICK_SETTINGS
+mode = c[2].radio("Settings", ["quick", "quick + batch norm", "paper preset"], key="ds_mode",
+                  horizontal=True,
+                  help=f"quick: hidden {q['hidden']}, dropout {q['dropout']:g}, lr {q['lr']:g}, weight "
+                       f"decay {q['weight_decay']:g}, {q['normalization']}, the sidebar's keep rates. "
+                       "quick + batch norm: the same with batch normalisation after every hidden "
+                       "layer, which lets GCNs of 8 layers and more train. paper preset: the "
+                       "paper's best hyperparameters for the dataset, split and backbone (their "
+                       "keep rates too), used at every depth — they were tuned for one depth, and "
+                       "may not train at others.")
 if not backbones or not depths or not names:
     st.info("Pick at least one backbone, one depth and one sampler.")
     st.stop()
 
-preset = mode == "paper preset"
-settings = {b: results.study_settings(sel.dataset, sel.split, b, preset, sel.p_min, sel.p_max)
+preset, batch_norm = mode == "paper preset", mode == "quick + batch norm"
+settings = {b: results.study_settings(sel.dataset, sel.split, b, preset, sel.p_min, sel.p_max, batch_norm)
             for b in backbones}
 lines = [f"**{_backbone_label(b)}**: " + (
     f"the paper preset (tuned for L = {presets.paper_preset(sel.dataset, sel.split, b)['num_layers']})"
@@ -137,7 +142,7 @@ except results.ResultsError as exc:
     bundled_df = results.empty_runs()
 cached = results.cached_runs(store_df, bundled_df)
 configs = results.depth_configs(sel.dataset, sel.split, backbones, depths, names, seeds, epochs,
-                                preset=preset, p_min=sel.p_min, p_max=sel.p_max)
+                                preset=preset, p_min=sel.p_min, p_max=sel.p_max, batch_norm=batch_norm)
 runs = results.requested_runs(configs, cached)
 counts = runs["source"].value_counts()
 missing = [cfg for cfg, source in zip(configs, runs["source"]) if source == "missing"]
@@ -260,7 +265,8 @@ with st.expander("Runs, one row per seed"):
 with st.expander("The same runs from the command line"):
     st.code("\n".join(results.sweep_commands(sel.dataset, sel.split, backbones, depths, names, seeds,
                                              epochs, preset=preset, p_min=sel.p_min, p_max=sel.p_max,
-                                             store=results.store_path())), language="bash",
+                                             batch_norm=batch_norm, store=results.store_path())),
+            language="bash",
             wrap_lines=True)
     st.caption("A sweep stores each run under the same key as this page, so its runs show here "
                "(and an interrupted sweep resumes). `dropedge_core.results.export_runs(store, "

@@ -202,7 +202,8 @@ def cached_runs(store_df: pd.DataFrame | None = None,
 
 
 def study_settings(dataset: str, split: str | None, backbone: str, preset: bool = False,
-                   p_min: float = 0.3, p_max: float = 0.8) -> tuple[dict, str]:
+                   p_min: float = 0.3, p_max: float = 0.8, batch_norm: bool = False,
+                   ) -> tuple[dict, str]:
     """The :class:`~dropedge_core.training.TrainConfig` fields of one backbone's runs
     (depth, sampler, seed and epochs aside) and where they come from.
 
@@ -210,7 +211,8 @@ def study_settings(dataset: str, split: str | None, backbone: str, preset: bool 
         ``(fields, origin)``: with ``preset=True`` and a paper preset for ``(dataset,
         split, backbone)``, the preset's fields (its keep rates included, its depth
         left out) and ``"paper"``; otherwise :data:`QUICK_SETTINGS` with ``p_min``/
-        ``p_max`` and ``"quick"``.
+        ``p_max`` (and batch normalisation after every hidden layer when ``batch_norm``:
+        the quick settings that let deep GCNs train) and ``"quick"``.
 
     The paper tuned each preset for one depth (its ``num_layers``); at other depths it
     may not train at all — e.g. Cora/semi GCN's ``ANS`` normalisation (I + Â, spectral
@@ -224,13 +226,14 @@ def study_settings(dataset: str, split: str | None, backbone: str, preset: bool 
         else:
             fields.pop("num_layers", None)
             return fields, "paper"
-    return {**QUICK_SETTINGS, "p_min": float(p_min), "p_max": float(p_max)}, "quick"
+    return {**QUICK_SETTINGS, "p_min": float(p_min), "p_max": float(p_max),
+            "batch_norm": bool(batch_norm)}, "quick"
 
 
 def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], layers: Sequence[int],
                   samplers: Sequence[str] = STUDY_SAMPLERS, seeds: int | Sequence[int] = 3,
                   epochs: int = 200, preset: bool = False, p_min: float = 0.3,
-                  p_max: float = 0.8) -> list[TrainConfig]:
+                  p_max: float = 0.8, batch_norm: bool = False) -> list[TrainConfig]:
     """The runs of a depth study: backbone × depth × sampler × seed, validated.
 
     Args:
@@ -241,6 +244,7 @@ def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], lay
         preset: the paper's best hyperparameters per backbone where the paper has them
             (:func:`study_settings`), else (and by default) the quick settings.
         p_min, p_max: keep rates of the quick settings.
+        batch_norm: batch normalisation in the quick settings.
 
     The order is the order to train them in: seed by seed, so that every cell gets a
     first value before any gets its second; within a seed by backbone, the shallow
@@ -250,7 +254,7 @@ def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], lay
     """
     seed_list = list(range(int(seeds))) if isinstance(seeds, int) else [int(s) for s in seeds]
     split = TrainConfig(dataset=dataset, split=split).split
-    base = {b: study_settings(dataset, split, b, preset, p_min, p_max)[0] for b in backbones}
+    base = {b: study_settings(dataset, split, b, preset, p_min, p_max, batch_norm)[0] for b in backbones}
     return [TrainConfig.from_dict({"dataset": dataset, "split": split, "backbone": b, **base[b],
                                    "epochs": int(epochs), **STUDY_FIXED, "num_layers": int(L),
                                    "sampler": s, "seed": seed})
@@ -260,7 +264,7 @@ def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], lay
 def sweep_commands(dataset: str, split: str | None, backbones: Sequence[str], layers: Sequence[int],
                    samplers: Sequence[str] = STUDY_SAMPLERS, seeds: int | Sequence[int] = 3,
                    epochs: int = 200, preset: bool = False, p_min: float = 0.3, p_max: float = 0.8,
-                   store: str | Path | None = None) -> list[str]:
+                   batch_norm: bool = False, store: str | Path | None = None) -> list[str]:
     """``python -m dropedge_core sweep ...`` command lines that train the runs of
     :func:`depth_configs` with the same arguments (the same keys): one line per group of
     backbones that share an origin of settings (paper preset or quick)."""
@@ -268,7 +272,8 @@ def sweep_commands(dataset: str, split: str | None, backbones: Sequence[str], la
     split = TrainConfig(dataset=dataset, split=split).split
     groups: dict[str, list[str]] = {}
     for b in backbones:
-        groups.setdefault(study_settings(dataset, split, b, preset, p_min, p_max)[1], []).append(b)
+        groups.setdefault(study_settings(dataset, split, b, preset, p_min, p_max, batch_norm)[1],
+                          []).append(b)
     lines = []
     for origin, members in groups.items():
         args = ["python", "-m", "dropedge_core", "sweep", "--datasets", dataset, "--split", split,
@@ -282,6 +287,8 @@ def sweep_commands(dataset: str, split: str | None, backbones: Sequence[str], la
             args += ["--hidden", str(q["hidden"]), "--dropout", f"{q['dropout']:g}", "--lr", f"{q['lr']:g}",
                      "--weight-decay", f"{q['weight_decay']:g}", "--normalization", q["normalization"],
                      "--p-min", repr(float(p_min)), "--p-max", repr(float(p_max))]
+            if batch_norm:
+                args.append("--batch-norm")
         if store is not None:
             args += ["--store", str(store)]
         lines.append(shlex.join(args))

@@ -72,6 +72,14 @@ def test_cached_runs_show_at_once_store_and_bundled(store, tmp_path, karate):
     assert any("**GCN**: quick settings — hidden 128" in c.value and "no preset here for karate" in c.value
                for c in at.caption)
     assert at.button(key="ds_run").label == "Run missing (0)" and at.button(key="ds_run").disabled
+    # quick + batch norm: other runs (batch norm is part of the run key), none of them cached
+    at.radio(key="ds_mode").set_value("quick + batch norm").run()
+    _ok(at)
+    assert any("**GCN**: quick settings — hidden 128" in c.value and "· batch norm" in c.value
+               for c in at.caption)
+    assert at.button(key="ds_run").label == "Run missing (12)"
+    assert "--batch-norm" in at.code[0].value
+    at.radio(key="ds_mode").set_value("paper preset").run()
     assert any("**9 from the results store**, **3 bundled with the app**, **0 missing**" in c.value
                for c in at.caption)
     fig = _charts(at)["ds_figure"]

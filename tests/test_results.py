@@ -181,12 +181,13 @@ def test_depth_configs_order_settings_and_keys():
     assert len({run_key(c) for c in configs}) == len(configs)
 
 
-@pytest.mark.parametrize("dataset,preset", [("cora", True), ("karate", True), ("karate", False)])
-def test_sweep_commands_make_the_same_keys(dataset, preset):
+@pytest.mark.parametrize("dataset,preset,batch_norm", [("cora", True, False), ("karate", True, False),
+                                                      ("karate", False, False), ("cora", False, True)])
+def test_sweep_commands_make_the_same_keys(dataset, preset, batch_norm):
     """``python -m dropedge_core sweep`` with the page's printed command trains the runs
     the page asks for: the same run keys."""
     kwargs = dict(backbones=["gcn", "appnp*"], layers=[2, 4], samplers=["nodrop", "dropedge++"],
-                  seeds=2, epochs=30, preset=preset, p_min=0.25, p_max=0.75)
+                  seeds=2, epochs=30, preset=preset, p_min=0.25, p_max=0.75, batch_norm=batch_norm)
     configs = results.depth_configs(dataset, None, **kwargs)
     lines = results.sweep_commands(dataset, None, **kwargs, store="/tmp/r.sqlite")
     keys = set()
@@ -201,6 +202,8 @@ def test_sweep_commands_make_the_same_keys(dataset, preset):
                             keys.add(run_key(cli.make_config(args, d, b, num_layers=L, sampler=s,
                                                              seed=seed)))
     assert keys == {run_key(c) for c in configs}
+    assert all(c.batch_norm == batch_norm for c in configs if not preset)
+    assert ("--batch-norm" in " ".join(lines)) == batch_norm
 
 
 def test_requested_runs_and_sources():
@@ -281,3 +284,22 @@ def test_sweep_job_stop_and_watchdog_keep_no_partial_run(tmp_path):
     job = SweepJob(configs, store, train_fn=_fake_train(calls, block=threading.Event()), idle_timeout=0.3)
     assert job.join(10) and job.watchdog.fired == "idle"
     assert len(store) == 0 and "nobody polled" in job.status
+
+
+def test_shipped_results_are_runs_the_page_asks_for():
+    """Every run bundled under assets/results/ is one the Depth study page requests with
+    its defaults (200 epochs, the sidebar's default keep rates 0.3 -> 0.8) in one of its
+    settings modes — quick, quick + batch norm, paper preset — with seeds 0..4: no
+    shipped run is invisible in the app."""
+    shipped = results.bundled_results()
+    assert len(shipped), "no bundled results"
+    assert shipped["key"].is_unique
+    wanted = set()
+    for (dataset, split), part in shipped.groupby(["dataset", "split"]):
+        backbones = sorted(part["backbone"].unique())
+        for preset, batch_norm in ((False, False), (False, True), (True, False)):
+            wanted |= {run_key(c) for c in results.depth_configs(
+                dataset, split, backbones, results.DEPTHS, results.STUDY_SAMPLERS, seeds=5, epochs=200,
+                preset=preset, p_min=0.3, p_max=0.8, batch_norm=batch_norm)}
+    unseen = shipped[~shipped["key"].isin(wanted)]
+    assert unseen.empty, unseen[list(results.GROUP_COLUMNS)].drop_duplicates().to_string()
