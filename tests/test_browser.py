@@ -208,8 +208,8 @@ def _time_layer_slider(pg) -> None:
     t0 = time.time()
     slider.press("ArrowRight")
     pg.wait_for_function(
-        "() => (document.querySelector('[data-testid=stPlotlyChart]')?.innerText || '').includes('layer 1 of')",
-        timeout=TIMEOUT_MS)
+        "() => (document.querySelector('[data-testid=stPlotlyChart]')?.innerText || '')"
+        ".includes('layer 1 of')", timeout=TIMEOUT_MS)
     _record("edge_sampler_cora layer slider redraw", time.time() - t0)
     _wait_idle(pg, 4)
     _no_exception(pg)

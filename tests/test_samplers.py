@@ -250,7 +250,8 @@ def test_nested_draw_paths_match_brute_force(draw):
     ref = torch.tensor(nested_marginals(WEIGHTS.tolist(), counts), dtype=torch.float64)
     assert (down - ref).abs().max() < 0.03, (down, ref)
     up_counts = counts[::-1]  # LDD: layer 0 draws 4 from all, layer 2 keeps 1
-    up = sum((torch.arange(3).unsqueeze(1) <= draw(WEIGHTS, [0, 1, 2], up_counts, -1, g).unsqueeze(0)).double()
+    layers = torch.arange(3).unsqueeze(1)
+    up = sum((layers <= draw(WEIGHTS, [0, 1, 2], up_counts, -1, g).unsqueeze(0)).double()
              for _ in range(draws)) / draws
     assert (up - ref.flip(0)).abs().max() < 0.03, (up, ref.flip(0))
 
