@@ -8,7 +8,7 @@ import time
 import pandas as pd
 import pytest
 
-from dropedge_core import cli, reference, results
+from dropedge_core import cli, reference, results, samplers
 from dropedge_core.jobs import SweepJob
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.training import RunResult, TrainConfig
@@ -289,7 +289,7 @@ def test_sweep_job_stop_and_watchdog_keep_no_partial_run(tmp_path):
 def test_shipped_results_are_runs_the_page_asks_for():
     """Every run bundled under assets/results/ is one the Depth study page requests with
     its defaults (200 epochs, the sidebar's default keep rates 0.3 -> 0.8) in one of its
-    settings modes — quick, quick + batch norm, paper preset — with seeds 0..4: no
+    settings modes — quick, quick + batch norm, paper preset — any sampler, seeds 0..4: no
     shipped run is invisible in the app."""
     shipped = results.bundled_results()
     assert len(shipped), "no bundled results"
@@ -299,7 +299,7 @@ def test_shipped_results_are_runs_the_page_asks_for():
         backbones = sorted(part["backbone"].unique())
         for preset, batch_norm in ((False, False), (False, True), (True, False)):
             wanted |= {run_key(c) for c in results.depth_configs(
-                dataset, split, backbones, results.DEPTHS, results.STUDY_SAMPLERS, seeds=5, epochs=200,
+                dataset, split, backbones, results.DEPTHS, samplers.NAMES, seeds=5, epochs=200,
                 preset=preset, p_min=0.3, p_max=0.8, batch_norm=batch_norm)}
     unseen = shipped[~shipped["key"].isin(wanted)]
     assert unseen.empty, unseen[list(results.GROUP_COLUMNS)].drop_duplicates().to_string()
