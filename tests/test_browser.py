@@ -280,7 +280,8 @@ def test_live_training_updates_while_it_trains(page, server):
     _wait_idle(page, 4)
     _no_exception(page)
     success = page.get_by_test_id("stAlertContentSuccess").first.inner_text()
-    assert "#3 DropEdge++" in success and "finished" in success and "cpu" in success
+    assert "#3 DropEdge++" in success and "cpu" in success
+    assert "finished" in success or "early stop at epoch" in success  # ended by itself, not stopped
     legend = page.locator("[data-testid=stPlotlyChart]").first.inner_text()
     assert all(name in legend for name in ("#1 NoDrop", "#2 DropEdge", "#3 DropEdge++"))
     _screenshot(page, "live_training", docs=True)
