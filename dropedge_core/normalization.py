@@ -81,8 +81,7 @@ def entry_columns(graph: Graph, width: int) -> torch.Tensor:
         raise GraphError(f"mask width {width} matches neither M={m} nor 2M={2 * m}")
     key = ("entry_columns", width)
     if key not in graph.cache:
-        if "entry_index" not in graph.cache:
-            _build_entries(graph)
+        entry_index(graph)  # builds the entries once
         direction = graph.cache["entry_direction"]  # -1 for self-loops
         column = direction % m if width == m else direction
         graph.cache[key] = torch.where(direction < 0, torch.full_like(direction, width), column)
@@ -98,6 +97,7 @@ def _build_entries(graph: Graph) -> None:
     order = torch.argsort(index[0] * n + index[1])
     graph.cache["entry_index"] = index[:, order]
     graph.cache["entry_direction"] = direction[order]
+    graph.cache["entry_loops"] = (direction[order] < 0).nonzero().flatten()
 
 
 def layer_weights(graph: Graph, masks: torch.Tensor, method: str = "AN",
@@ -161,9 +161,7 @@ def _layer_weights(graph: Graph, masks: torch.Tensor, method: str) -> tuple[torc
 
 def entry_loops(graph: Graph) -> torch.Tensor:
     """``(N,)`` long: the positions of the self-loops among :func:`entry_index`."""
-    if "entry_loops" not in graph.cache:
-        rows, cols = entry_index(graph)
-        graph.cache["entry_loops"] = (rows == cols).nonzero().flatten()
+    entry_index(graph)  # builds the entries once
     return graph.cache["entry_loops"]
 
 

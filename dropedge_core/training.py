@@ -235,7 +235,6 @@ class AdjacencyBuilder:
         rows, self.col = normalization.entry_index(graph)
         counts = torch.bincount(rows, minlength=graph.num_nodes)
         self.crow = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
-        self.num_entries = rows.numel()
 
     def _csr(self, values: torch.Tensor) -> torch.Tensor:
         n = self.graph.num_nodes
