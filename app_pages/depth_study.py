@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import figures, jobs, presets, reference, results, samplers
+from dropedge_core import figures, jobs, presets, recipes, reference, results, samplers
 from dropedge_core.models import BACKBONES
 from dropedge_core.store import ResultStore, StoreError
 from dropedge_core.training import TrainConfig
@@ -41,20 +41,6 @@ def _bundled(signature: tuple):
 @st.cache_data
 def _paper():
     return reference.paper_accuracy_by_depth()
-
-
-def _describe(fields: dict, backbone: str) -> str:
-    """A backbone's hyperparameters in a few words."""
-    out = [f"hidden {fields['hidden']}", f"dropout {fields['dropout']:g}", f"lr {fields['lr']:g}",
-           f"weight decay {fields['weight_decay']:g}", f"{fields['normalization']} normalisation",
-           f"keep rates {fields['p_min']:.2f} → {fields['p_max']:.2f}"]
-    if fields.get("batch_norm"):
-        out.append("batch norm")
-    if fields.get("self_loop"):
-        out.append("self-feature (Loop)")
-    if backbone == "appnp*":
-        out.append(f"α {fields.get('alpha', TrainConfig.alpha):g}")
-    return " · ".join(out)
 
 
 def _job_state(job) -> tuple | None:
@@ -98,35 +84,46 @@ names = c[2].multiselect("Samplers", samplers.NAMES, default=list(results.STUDY_
 c = st.columns([0.7, 0.7, 1.3, 3.6])
 seeds = int(c[0].number_input("Seeds", 1, 20, 3, key="ds_seeds",
                               help="Seeds 0 … n−1 per cell: the mean ± std is over them."))
-epochs = int(c[1].number_input("Epochs", 1, 5000, 200, key="ds_epochs",
-                               help="Epochs per run (early stopping after 100 epochs without a "
-                                    "better validation accuracy or loss)."))
-q = results.QUICK_SETTINGS
-mode = c[2].radio("Settings", ["quick", "quick + batch norm", "paper preset"], key="ds_mode",
-                  horizontal=True,
-                  help=f"quick: hidden {q['hidden']}, dropout {q['dropout']:g}, lr {q['lr']:g}, weight "
-                       f"decay {q['weight_decay']:g}, {q['normalization']}, the sidebar's keep rates. "
+epochs = int(c[1].number_input("Epochs", 0, 5000, 0, key="ds_epochs",
+                               help="Epochs per run; 0: the recipe's (the depth recipe: 200 up to "
+                                    "L = 8, 300 up to 16, 400 beyond, early stopping after half)."))
+epochs = epochs or None
+mode = c[2].radio("Settings", results.MODES, key="ds_mode", horizontal=True,
+                  help="depth recipe (default): settings that train at every depth — the usual GCN "
+                       "settings up to L = 4, from L = 5 lr 0.001, no dropout, no weight decay, the "
+                       "self-feature term on, more epochs (docs/REPRODUCTION.md says why). quick: "
+                       "the shallow settings at every depth (deep GCNs sit at chance with them). "
                        "quick + batch norm: the same with batch normalisation after every hidden "
-                       "layer, which lets GCNs of 8 layers and more train. paper preset: the "
-                       "paper's best hyperparameters for the dataset, split and backbone (their "
-                       "keep rates too), used at every depth — they were tuned for one depth, and "
-                       "may not train at others.")
+                       "layer. paper preset: the paper's best hyperparameters for the dataset, split "
+                       "and backbone (their keep rates too), used at every depth — tuned for one "
+                       "depth, they may not train at others.")
 if not backbones or not depths or not names:
     st.info("Pick at least one backbone, one depth and one sampler.")
     st.stop()
 
-preset, batch_norm = mode == "paper preset", mode == "quick + batch norm"
-settings = {b: results.study_settings(sel.dataset, sel.split, b, preset, sel.p_min, sel.p_max, batch_norm)
+settings = {b: results.study_settings(sel.dataset, sel.split, b, mode, sel.p_min, sel.p_max)
             for b in backbones}
-lines = [f"**{_backbone_label(b)}**: " + (
-    f"the paper preset (tuned for L = {presets.paper_preset(sel.dataset, sel.split, b)['num_layers']})"
-    if origin == "paper" else "quick settings") + f" — {_describe(fields, b)}"
-    for b, (fields, origin) in settings.items()]
-if preset and any(origin == "quick" for _, origin in settings.values()):
-    lines.append(f"(the paper has no preset here for {sel.dataset}/{sel.split}: quick settings, "
+
+
+def _recipe_line(backbone: str, fields: dict, recipe: str) -> str:
+    """What one backbone's runs use, in words, at the shallowest and deepest depth asked for."""
+    shown = sorted({min(depths), max(depths)})
+    parts = []
+    for L in shown:
+        c = TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone, num_layers=L, **fields)
+        parts.append(f"L = {L}: {recipes.describe(c.to_dict())}, keep rates {c.p_min:.2f} → {c.p_max:.2f}")
+    head = {"paper": f"the paper preset (tuned for L = "
+                     f"{presets.paper_preset(sel.dataset, sel.split, backbone)['num_layers']})",
+            "depth": "the depth recipe", "quick": "the quick recipe"}[recipe]
+    return f"**{_backbone_label(backbone)}**: {head} — " + "; ".join(parts)
+
+
+lines = [_recipe_line(b, fields, recipe) for b, (fields, recipe) in settings.items()]
+if mode == "paper preset" and any(recipe != "paper" for _, recipe in settings.values()):
+    lines.append(f"(the paper has no preset here for {sel.dataset}/{sel.split}: the depth recipe, "
                  "keep rates from the sidebar)")
-c[3].caption("  \n".join(lines) + f"  \nEvery depth and sampler with these settings; {epochs} epochs, "
-             f"training on {jobs.device_label()}. The sidebar's sampler and layers are not used here.")
+c[3].caption("  \n".join(lines) + ("" if epochs is None else f"  \n{epochs} epochs per run.")
+             + f"  \nTraining on {jobs.device_label()}. The sidebar's sampler and layers are not used here.")
 
 # --- what is requested, what is cached ------------------------------------------------
 store, store_error = None, None
@@ -142,7 +139,7 @@ except results.ResultsError as exc:
     bundled_df = results.empty_runs()
 cached = results.cached_runs(store_df, bundled_df)
 configs = results.depth_configs(sel.dataset, sel.split, backbones, depths, names, seeds, epochs,
-                                preset=preset, p_min=sel.p_min, p_max=sel.p_max, batch_norm=batch_norm)
+                                mode=mode, p_min=sel.p_min, p_max=sel.p_max)
 runs = results.requested_runs(configs, cached)
 counts = runs["source"].value_counts()
 missing = [cfg for cfg, source in zip(configs, runs["source"]) if source == "missing"]
@@ -264,8 +261,8 @@ with st.expander("Runs, one row per seed"):
 
 with st.expander("The same runs from the command line"):
     st.code("\n".join(results.sweep_commands(sel.dataset, sel.split, backbones, depths, names, seeds,
-                                             epochs, preset=preset, p_min=sel.p_min, p_max=sel.p_max,
-                                             batch_norm=batch_norm, store=results.store_path())),
+                                             epochs, mode=mode, p_min=sel.p_min, p_max=sel.p_max,
+                                             store=results.store_path())),
             language="bash",
             wrap_lines=True)
     st.caption("A sweep stores each run under the same key as this page, so its runs show here "

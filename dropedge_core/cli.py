@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 import torch
 
-from . import datasets, metrics, presets, samplers, upload
+from . import datasets, metrics, presets, recipes, samplers, upload
 from .models import BACKBONES
 from .normalization import METHODS
 from .training import UPLOAD_DATASET, ConfigError, TrainConfig, train
@@ -72,36 +72,47 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_run_flags(p: argparse.ArgumentParser) -> None:
-    """Training flags shared by ``train`` and ``sweep``; ``None`` = not given (a preset or
-    the TrainConfig default applies)."""
-    g = p.add_argument_group("training (override --preset values)")
+    """Training flags shared by ``train``, ``sweep`` and ``tune``; ``None`` = not given
+    (the recipe's value applies)."""
+    g = p.add_argument_group("training (each overrides the recipe's value)")
+    g.add_argument("--recipe", default=None, choices=recipes.RECIPES,
+                   help="the settings a run takes for every flag not given: depth (default; by depth "
+                        "L: the usual GCN settings up to L = 4, from L = 5 lr 1e-3, no dropout, no "
+                        "weight decay, Loop on, 200-400 epochs), quick (the shallow settings at every "
+                        "depth) or paper (the paper's best hyperparameters and depth for "
+                        "dataset/split/backbone)"),
     g.add_argument("--split", default=None, help="semi | full (citation graphs); default: the dataset's")
-    g.add_argument("--p-min", type=float, default=None, help="keep rate of the sparsest layer (default 0.3)")
-    g.add_argument("--p-max", type=float, default=None, help="keep rate of the densest layer (default 0.8)")
+    g.add_argument("--p-min", type=float, default=None, help="keep rate of the sparsest layer (recipe: 0.3)")
+    g.add_argument("--p-max", type=float, default=None, help="keep rate of the densest layer (recipe: 0.8)")
     g.add_argument("--p", type=float, default=None,
                    help="keep rate of dropedge/fd (default (p_min + p_max) / 2)")
     g.add_argument("--kernel", default=None,
                    help=f"FD kernel: {', '.join(samplers.KERNELS)} (default linear)")
     g.add_argument("--directed", action=argparse.BooleanOptionalAction, default=None,
                    help="sample the two directions of an edge separately (the authors' code)")
-    g.add_argument("--normalization", default=None, help=f"{', '.join(METHODS)} (default AN)")
-    g.add_argument("--hidden", type=int, default=None, help="hidden width (default 128)")
-    g.add_argument("--dropout", type=float, default=None, help="dropout rate in [0, 1) (default 0.5)")
-    g.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 0.01)")
-    g.add_argument("--weight-decay", type=float, default=None, help="Adam weight decay (default 5e-4)")
-    g.add_argument("--epochs", type=int, default=None, help="epochs (default 200)")
+    g.add_argument("--normalization", default=None, help=f"{', '.join(METHODS)} (recipe: AN)")
+    g.add_argument("--hidden", type=int, default=None, help="hidden width (recipe: 128; 64 from L = 17)")
+    g.add_argument("--dropout", type=float, default=None,
+                   help="dropout rate in [0, 1) (recipe: 0.5 up to L = 4, then 0)")
+    g.add_argument("--lr", type=float, default=None,
+                   help="Adam learning rate (recipe: 0.01 up to L = 4, then 0.001)")
+    g.add_argument("--weight-decay", type=float, default=None,
+                   help="Adam weight decay (recipe: 5e-4 up to L = 4, then 0)")
+    g.add_argument("--epochs", type=int, default=None,
+                   help="epochs (recipe: 200 up to L = 8, 300 up to 16, then 400)")
     g.add_argument("--patience", type=int, default=None,
-                   help="early-stopping patience in epochs, 0 = off (default 100)")
+                   help="early-stopping patience in epochs, 0 = off (recipe: 100; half the epochs "
+                        "from L = 5)")
     g.add_argument("--self-loop", action=argparse.BooleanOptionalAction, default=None,
-                   help="self-feature modelling, the paper's 'Loop'")
+                   help="self-feature modelling, the paper's 'Loop' (recipe: on from L = 5)")
     g.add_argument("--batch-norm", action=argparse.BooleanOptionalAction, default=None,
                    help="batch normalisation")
-    g.add_argument("--alpha", type=float, default=None, help="APPNP* teleport coefficient (default 0.1)")
+    g.add_argument("--alpha", type=float, default=None, help="APPNP* teleport coefficient (recipe: 0.1)")
     g.add_argument("--diag-every", type=int, default=None,
                    help="diagnostics (MEN, layer distances, ...) every k epochs, 0 = off (default 10)")
     g.add_argument("--device", default=None, help="auto (CUDA if available) | cpu | cuda (default auto)")
     g.add_argument("--preset", default=None, choices=presets.PRESETS,
-                   help="start from the paper's best hyperparameters for dataset/split/backbone")
+                   help="--preset paper is --recipe paper")
     g.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds, one run each (default 0)")
 
 
@@ -143,7 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "at the best-validation epoch, per seed and averaged.")
     p.add_argument("--dataset", default=None, help=f"{', '.join(datasets.NAMES)} (default cora)")
     p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
-    p.add_argument("--layers", type=int, default=None, help="number of layers L (default 2)")
+    p.add_argument("--layers", type=int, default=None,
+                   help="number of layers L (default 2; the preset's with --recipe paper)")
     p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
     _add_run_flags(p)
     p.add_argument("--store", default=None, metavar="PATH", help="also store the runs in this results store")
@@ -180,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--samplers", "--sampler", dest="samplers", nargs="+",
                    default=["nodrop", "dropedge", "dropedge++"], help="default nodrop dropedge dropedge++")
     p.add_argument("--layers", type=int, nargs="+", default=None,
-                   help="depths (default 2 4 8; with --preset, each preset's own depth)")
+                   help="depths (default 2 4 8; with --recipe paper, each preset's own depth)")
     _add_run_flags(p)
     p.add_argument("--store", default=None, metavar="PATH",
                    help="results store (default $DROPEDGE_RESULTS or results/results.sqlite)")
@@ -193,7 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "share one study.")
     p.add_argument("--dataset", default=None, help=f"{', '.join(datasets.NAMES)} (default cora)")
     p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
-    p.add_argument("--layers", type=int, default=None, help="number of layers L (default 2)")
+    p.add_argument("--layers", type=int, default=None,
+                   help="number of layers L (default 2; the preset's with --recipe paper)")
     p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
     p.add_argument("--trials", type=int, default=20, help="trials this worker runs (default 20)")
     p.add_argument("--study", default="dropedge", help="study name (default dropedge)")
@@ -220,18 +233,39 @@ def _progress(total: int, desc: str, args: argparse.Namespace):
                 dynamic_ncols=True)
 
 
+def _recipe(args: argparse.Namespace) -> str:
+    """``--recipe``, or ``paper`` for ``--preset paper``, else the default recipe."""
+    if args.preset and args.recipe not in (None, "paper"):
+        raise CLIError(f"--preset {args.preset} and --recipe {args.recipe} disagree; give one of them")
+    return "paper" if args.preset else (args.recipe or recipes.DEFAULT_RECIPE)
+
+
 def make_config(args: argparse.Namespace, dataset: str, backbone: str, **grid) -> TrainConfig:
-    """TrainConfig defaults ← ``--preset`` values ← explicit flags ← the grid point."""
-    values: dict = {"dataset": dataset, "split": args.split, "backbone": backbone}
-    if args.preset and str(dataset).strip().lower() == UPLOAD_DATASET:
-        raise CLIError(f"--preset {args.preset} has no values for your own graph (the paper's presets "
-                       "are per dataset); give the training flags instead")
-    if args.preset:
-        values.update(presets.preset(args.preset, dataset, args.split, backbone))
+    """The recipe's values ← explicit flags ← the grid point."""
+    recipe = _recipe(args)
+    if recipe == "paper" and str(dataset).strip().lower() == UPLOAD_DATASET:
+        raise CLIError("--recipe paper has no values for your own graph (the paper's presets are per "
+                       "dataset); use --recipe depth or quick")
+    values: dict = {"dataset": dataset, "split": args.split, "backbone": backbone, "recipe": recipe}
     values.update({field: getattr(args, dest) for dest, field in _TRAIN_FLAGS.items()
                    if getattr(args, dest) is not None})
     values.update({k: v for k, v in grid.items() if v is not None})
     return TrainConfig.from_dict(values)
+
+
+def _warn_preset_depth(configs: Sequence[TrainConfig]) -> None:
+    """One warning per (dataset, split, backbone) run with the paper recipe at a depth the
+    paper did not tune it for (its presets may not train there)."""
+    seen = set()
+    for c in configs:
+        if c.recipe != "paper" or (c.dataset, c.split, c.backbone, c.num_layers) in seen:
+            continue
+        seen.add((c.dataset, c.split, c.backbone, c.num_layers))
+        own = presets.paper_preset(c.dataset, c.split, c.backbone)["num_layers"]
+        if c.num_layers != own:
+            sys.stderr.write(f"warning: the paper preset for {c.dataset}/{c.split}/{c.backbone} was tuned "
+                             f"at {own} layers; at {c.num_layers} it may not train (--recipe depth "
+                             "has settings for every depth)\n")
 
 
 def _pct(value: float | None) -> str:
@@ -342,6 +376,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     dataset = _dataset(args)
     configs = [make_config(args, dataset, args.backbone, num_layers=args.layers,
                            sampler=args.sampler, seed=seed) for seed in args.seeds]
+    _warn_preset_depth(configs)
     if args.store and dataset == UPLOAD_DATASET:
         raise CLIError("--store keeps runs under their dataset's name, which an uploaded graph (--edges) "
                        "does not have; use --json to keep the results")
@@ -367,8 +402,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     where = f"{graph.name} (uploaded)" if dataset == UPLOAD_DATASET else c.dataset
     print(f"{where}/{c.split} {c.backbone} L={c.num_layers} sampler={c.sampler} "
           f"p_min={c.p_min:g} p_max={c.p_max:g} norm={c.normalization} hidden={c.hidden} "
-          f"dropout={c.dropout:g} lr={c.lr:g} wd={c.weight_decay:g} epochs={c.epochs} "
-          f"device={results[0].device}")
+          f"dropout={c.dropout:g} lr={c.lr:g} wd={c.weight_decay:g} loop={c.self_loop} "
+          f"epochs={c.epochs} patience={c.patience} device={results[0].device}")
+    print(f"settings: {c.settings} (recipe {c.recipe!r}; --recipe and the training flags change them)")
     for r in results:
         print(f"  seed {r.config.seed}: test {_pct(r.test_acc)} (best val {_pct(r.best_val_acc)} at "
               f"epoch {r.best_epoch}; {r.epochs_run} epochs, {r.total_time:.1f} s, "
@@ -442,10 +478,10 @@ def cmd_men(args: argparse.Namespace) -> int:
 
 def sweep_grid(args: argparse.Namespace) -> list[TrainConfig]:
     """Every (dataset, backbone, depth, sampler, seed) of a ``sweep``. Without ``--layers``
-    the depths are 2 4 8, or with ``--preset`` each preset's own depth (the paper's
+    the depths are 2 4 8, or with the paper recipe each preset's own depth (the paper's
     best-per-backbone table)."""
     # None = keep the preset's depth (make_config ignores None grid values)
-    depths = args.layers or ([None] if args.preset else [2, 4, 8])
+    depths = args.layers or ([None] if _recipe(args) == "paper" else [2, 4, 8])
     return [make_config(args, dataset, backbone, num_layers=layers, sampler=sampler, seed=seed)
             for dataset, backbone, layers, sampler, seed in itertools.product(
                 args.datasets, args.backbones, depths, args.samplers, args.seeds)]

@@ -15,20 +15,25 @@ reads; one row per training run, columns in this order (:data:`RUN_COLUMNS`):
                when the run produced none, e.g. a NaN loss at epoch 1)
 ``best_val_acc``  the best validation accuracy, a fraction
 ``epochs_run`` epochs actually trained (early stopping ends a run before its ``epochs``)
+``settings``   the recipe that filled the run's settings and what the run changed of it
+               (:func:`dropedge_core.recipes.settings_label`: ``depth``, ``quick``,
+               ``quick+batch_norm=True``, ``paper``, ...); files written before recipes
+               existed may lack the column (read as empty)
 ``key``        :func:`dropedge_core.store.run_key` of the run's full config (64 hex
                digits): the identity of the run — a page asks for configs, and a run
                of the CSV counts for a config exactly when the keys are equal
 =============  ==========================================================================
 
 The descriptive columns are for people and for grouping; only ``key`` says under which
-settings (hidden width, learning rate, epochs, keep rates, ...) a run was made.
+settings (hidden width, learning rate, epochs, keep rates, ...) a run was made; ``settings``
+says it in words.
 
 Example:
     >>> from dropedge_core import results
     >>> configs = results.depth_configs("karate", None, ["gcn"], [2, 4],
     ...                                 ["nodrop", "dropedge++"], seeds=2, epochs=50)
-    >>> len(configs), configs[0].diag_every
-    (8, 0)
+    >>> len(configs), configs[0].diag_every, configs[0].recipe
+    (8, 0, 'depth')
     >>> runs = results.requested_runs(configs, results.empty_runs())
     >>> runs["source"].unique().tolist()
     ['missing']
@@ -53,23 +58,23 @@ REPO = Path(__file__).resolve().parent.parent
 BUNDLED_DIR = REPO / "assets" / "results"
 #: Columns of the run CSV format, in order.
 RUN_COLUMNS: tuple[str, ...] = ("dataset", "split", "backbone", "sampler", "layers", "seed",
-                                "test_acc", "best_val_acc", "epochs_run", "key")
+                                "test_acc", "best_val_acc", "epochs_run", "settings", "key")
 #: What one cell of the depth study is: the runs of a cell differ only in their seed.
 GROUP_COLUMNS: tuple[str, ...] = ("dataset", "split", "backbone", "sampler", "layers")
 #: Depths the page offers (the paper's).
 DEPTHS: tuple[int, ...] = (2, 4, 8, 16, 32, 64)
 #: The samplers the paper compares by depth.
 STUDY_SAMPLERS: tuple[str, ...] = ("nodrop", "dropedge", "dropedge++")
-#: "Quick" settings: TrainConfig's defaults, the settings of the bundled sweep results
-#: (keep rates come from the caller, the app's sidebar).
-QUICK_SETTINGS: dict = {"hidden": 128, "dropout": 0.5, "lr": 0.01, "weight_decay": 5e-4,
-                        "normalization": "AN"}
+#: The settings a depth study offers (:func:`study_settings`): the depth recipe (the
+#: default; settings that train at every depth), the quick recipe with and without batch
+#: normalisation, and the paper's presets.
+MODES: tuple[str, ...] = ("depth recipe", "quick", "quick + batch norm", "paper preset")
 #: Fixed for every depth-study run: accuracy only, no diagnostics (they cost ~10 epochs
 #: each on Cora, and ``diag_every`` is part of the run key).
 STUDY_FIXED: dict = {"diag_every": 0}
 _INT_COLUMNS = ("layers", "seed", "epochs_run")
 _FLOAT_COLUMNS = ("test_acc", "best_val_acc")
-_STR_COLUMNS = ("dataset", "split", "backbone", "sampler", "key")
+_STR_COLUMNS = ("dataset", "split", "backbone", "sampler", "settings", "key")
 
 
 class ResultsError(ValueError):
@@ -95,8 +100,8 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     accuracies (NaN when empty), lower-case strings for the names."""
     out = pd.DataFrame(index=df.index)
     for c in _STR_COLUMNS:
-        out[c] = df[c].astype(str).str.strip()
-        if c != "key":
+        out[c] = (df[c] if c in df else pd.Series("", index=df.index)).fillna("").astype(str).str.strip()
+        if c not in ("key", "settings"):
             out[c] = out[c].str.lower()
     for c in _FLOAT_COLUMNS:
         out[c] = pd.to_numeric(df[c], errors="raise").astype(float)
@@ -115,12 +120,12 @@ def read_runs(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     try:
         df = pd.read_csv(path, dtype={"key": str, "dataset": str, "split": str, "backbone": str,
-                                      "sampler": str})
+                                      "sampler": str, "settings": str})
     except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise ResultsError(f"cannot read run CSV {path}: {exc}".splitlines()[0]) from None
     except pd.errors.EmptyDataError:
         return empty_runs()
-    missing = [c for c in RUN_COLUMNS if c not in df.columns]
+    missing = [c for c in RUN_COLUMNS if c not in df.columns and c != "settings"]
     if missing:
         raise ResultsError(f"run CSV {path} lacks column(s) {', '.join(missing)}; "
                            f"expected {', '.join(RUN_COLUMNS)}")
@@ -165,7 +170,17 @@ def store_runs(store: ResultStore) -> pd.DataFrame:
     df = store.to_frame()
     if df.empty:
         return empty_runs()
+    fields = [f for f in TrainConfig.__dataclass_fields__ if f in df]
+    df["settings"] = [TrainConfig.from_dict({f: _plain(row[f]) for f in fields}).settings
+                      for _, row in df[fields].iterrows()]
     return _typed(df.rename(columns={"num_layers": "layers"}))
+
+
+def _plain(value):
+    """A pandas cell as the Python value a TrainConfig field takes (NaN -> None)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    return value.item() if hasattr(value, "item") else value
 
 
 def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None = None) -> Path:
@@ -201,50 +216,51 @@ def cached_runs(store_df: pd.DataFrame | None = None,
 # The requested grid
 
 
-def study_settings(dataset: str, split: str | None, backbone: str, preset: bool = False,
-                   p_min: float = 0.3, p_max: float = 0.8, batch_norm: bool = False,
-                   ) -> tuple[dict, str]:
-    """The :class:`~dropedge_core.training.TrainConfig` fields of one backbone's runs
-    (depth, sampler, seed and epochs aside) and where they come from.
+def study_settings(dataset: str, split: str | None, backbone: str, mode: str = "depth recipe",
+                   p_min: float = 0.3, p_max: float = 0.8) -> tuple[dict, str]:
+    """The :class:`~dropedge_core.training.TrainConfig` fields of one backbone's runs in a
+    depth study (depth, sampler, seed and epochs aside) and the recipe they come from.
+
+    Args:
+        mode: one of :data:`MODES`. ``"depth recipe"``: the depth recipe
+            (:mod:`dropedge_core.recipes`), whose settings change with the depth;
+            ``"quick"``: the shallow settings at every depth; ``"quick + batch norm"``: the
+            same with batch normalisation after every hidden layer; ``"paper preset"``: the
+            paper's best hyperparameters for ``(dataset, split, backbone)`` (their keep
+            rates too) at every depth, or the depth recipe where the paper has no preset.
+        p_min, p_max: keep rates (not used by the paper's presets).
 
     Returns:
-        ``(fields, origin)``: with ``preset=True`` and a paper preset for ``(dataset,
-        split, backbone)``, the preset's fields (its keep rates included, its depth
-        left out) and ``"paper"``; otherwise :data:`QUICK_SETTINGS` with ``p_min``/
-        ``p_max`` (and batch normalisation after every hidden layer when ``batch_norm``:
-        the quick settings that let deep GCNs train) and ``"quick"``.
-
-    The paper tuned each preset for one depth (its ``num_layers``); at other depths it
-    may not train at all — e.g. Cora/semi GCN's ``ANS`` normalisation (I + Â, spectral
-    radius 2) at 8 layers or more.
+        ``(fields, recipe)``: the fields to give every run, and the recipe's name.
     """
-    if preset:
+    if mode not in MODES:
+        raise ResultsError(f"unknown depth-study settings {mode!r}; valid: {', '.join(MODES)}")
+    if mode == "paper preset":
         try:
-            fields = presets.paper_preset(dataset, split, backbone)
+            presets.paper_preset(dataset, split, backbone)
         except presets.PresetError:
-            pass
+            mode = "depth recipe"
         else:
-            fields.pop("num_layers", None)
-            return fields, "paper"
-    return {**QUICK_SETTINGS, "p_min": float(p_min), "p_max": float(p_max),
-            "batch_norm": bool(batch_norm)}, "quick"
+            return {"recipe": "paper"}, "paper"
+    recipe = "depth" if mode == "depth recipe" else "quick"
+    fields = {"recipe": recipe, "p_min": float(p_min), "p_max": float(p_max)}
+    if mode == "quick + batch norm":
+        fields["batch_norm"] = True
+    return fields, recipe
 
 
 def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], layers: Sequence[int],
                   samplers: Sequence[str] = STUDY_SAMPLERS, seeds: int | Sequence[int] = 3,
-                  epochs: int = 200, preset: bool = False, p_min: float = 0.3,
-                  p_max: float = 0.8, batch_norm: bool = False) -> list[TrainConfig]:
+                  epochs: int | None = None, mode: str = "depth recipe", p_min: float = 0.3,
+                  p_max: float = 0.8) -> list[TrainConfig]:
     """The runs of a depth study: backbone × depth × sampler × seed, validated.
 
     Args:
         dataset, split: the data (``split=None``: the dataset's default).
         backbones, layers, samplers: the grid.
         seeds: a count ``n`` (seeds ``0 .. n-1``) or the seeds themselves.
-        epochs: epochs per run (with TrainConfig's early stopping, patience 100).
-        preset: the paper's best hyperparameters per backbone where the paper has them
-            (:func:`study_settings`), else (and by default) the quick settings.
-        p_min, p_max: keep rates of the quick settings.
-        batch_norm: batch normalisation in the quick settings.
+        epochs: epochs per run; ``None`` (default): the recipe's (with its early stopping).
+        mode, p_min, p_max: the settings (:func:`study_settings`).
 
     The order is the order to train them in: seed by seed, so that every cell gets a
     first value before any gets its second; within a seed by backbone, the shallow
@@ -254,41 +270,39 @@ def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], lay
     """
     seed_list = list(range(int(seeds))) if isinstance(seeds, int) else [int(s) for s in seeds]
     split = TrainConfig(dataset=dataset, split=split).split
-    base = {b: study_settings(dataset, split, b, preset, p_min, p_max, batch_norm)[0] for b in backbones}
+    base = {b: study_settings(dataset, split, b, mode, p_min, p_max)[0] for b in backbones}
+    extra = {} if epochs is None else {"epochs": int(epochs)}
     return [TrainConfig.from_dict({"dataset": dataset, "split": split, "backbone": b, **base[b],
-                                   "epochs": int(epochs), **STUDY_FIXED, "num_layers": int(L),
+                                   **extra, **STUDY_FIXED, "num_layers": int(L),
                                    "sampler": s, "seed": seed})
             for seed in seed_list for b in backbones for L in sorted(layers) for s in samplers]
 
 
 def sweep_commands(dataset: str, split: str | None, backbones: Sequence[str], layers: Sequence[int],
                    samplers: Sequence[str] = STUDY_SAMPLERS, seeds: int | Sequence[int] = 3,
-                   epochs: int = 200, preset: bool = False, p_min: float = 0.3, p_max: float = 0.8,
-                   batch_norm: bool = False, store: str | Path | None = None) -> list[str]:
+                   epochs: int | None = None, mode: str = "depth recipe", p_min: float = 0.3,
+                   p_max: float = 0.8, store: str | Path | None = None) -> list[str]:
     """``python -m dropedge_core sweep ...`` command lines that train the runs of
     :func:`depth_configs` with the same arguments (the same keys): one line per group of
-    backbones that share an origin of settings (paper preset or quick)."""
+    backbones that share a recipe."""
     seed_list = list(range(int(seeds))) if isinstance(seeds, int) else [int(s) for s in seeds]
     split = TrainConfig(dataset=dataset, split=split).split
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, tuple[dict, list[str]]] = {}
     for b in backbones:
-        groups.setdefault(study_settings(dataset, split, b, preset, p_min, p_max, batch_norm)[1],
-                          []).append(b)
+        fields, recipe = study_settings(dataset, split, b, mode, p_min, p_max)
+        groups.setdefault(recipe, (fields, []))[1].append(b)
     lines = []
-    for origin, members in groups.items():
+    for recipe, (fields, members) in groups.items():
         args = ["python", "-m", "dropedge_core", "sweep", "--datasets", dataset, "--split", split,
                 "--backbones", *members, "--samplers", *samplers,
                 "--layers", *map(str, sorted(layers)), "--seeds", *map(str, seed_list),
-                "--epochs", str(int(epochs)), "--diag-every", str(STUDY_FIXED["diag_every"])]
-        if origin == "paper":
-            args += ["--preset", "paper"]
-        else:
-            q = QUICK_SETTINGS
-            args += ["--hidden", str(q["hidden"]), "--dropout", f"{q['dropout']:g}", "--lr", f"{q['lr']:g}",
-                     "--weight-decay", f"{q['weight_decay']:g}", "--normalization", q["normalization"],
-                     "--p-min", repr(float(p_min)), "--p-max", repr(float(p_max))]
-            if batch_norm:
-                args.append("--batch-norm")
+                "--recipe", recipe, "--diag-every", str(STUDY_FIXED["diag_every"])]
+        if epochs is not None:
+            args += ["--epochs", str(int(epochs))]
+        if recipe != "paper":
+            args += ["--p-min", repr(float(p_min)), "--p-max", repr(float(p_max))]
+        if fields.get("batch_norm"):
+            args.append("--batch-norm")
         if store is not None:
             args += ["--store", str(store)]
         lines.append(shlex.join(args))
@@ -299,7 +313,7 @@ def run_row(config: TrainConfig) -> dict:
     """The descriptive columns of a config in the run CSV format (no metrics)."""
     return {"dataset": config.dataset, "split": config.split, "backbone": config.backbone,
             "sampler": config.sampler, "layers": config.num_layers, "seed": config.seed,
-            "key": run_key(config)}
+            "settings": config.settings, "key": run_key(config)}
 
 
 def requested_runs(configs: Sequence[TrainConfig], cached: pd.DataFrame) -> pd.DataFrame:
@@ -309,7 +323,8 @@ def requested_runs(configs: Sequence[TrainConfig], cached: pd.DataFrame) -> pd.D
     ``cached`` is :func:`cached_runs` (a table without ``source`` counts as ``"store"``).
     """
     wanted = pd.DataFrame([run_row(c) for c in configs],
-                          columns=["dataset", "split", "backbone", "sampler", "layers", "seed", "key"])
+                          columns=["dataset", "split", "backbone", "sampler", "layers", "seed", "settings",
+                                   "key"])
     have = cached if "source" in cached else cached.assign(source="store")
     have = have.drop_duplicates("key")[["key", "test_acc", "best_val_acc", "epochs_run", "source"]]
     out = wanted.merge(have, on="key", how="left")
@@ -426,7 +441,7 @@ def _display_order(column: pd.Series) -> pd.Series:
     return column.map(lambda v: rank.get(v, len(rank)))
 
 
-__all__ = ["BUNDLED_DIR", "DEPTHS", "GROUP_COLUMNS", "QUICK_SETTINGS", "RUN_COLUMNS", "ResultsError",
+__all__ = ["BUNDLED_DIR", "DEPTHS", "GROUP_COLUMNS", "MODES", "RUN_COLUMNS", "ResultsError",
            "STUDY_FIXED", "STUDY_SAMPLERS", "bundled_files", "bundled_results", "bundled_signature",
            "cached_runs", "depth_configs", "depth_table", "empty_runs", "export_runs", "other_runs",
            "paper_rows", "read_runs", "requested_runs", "run_row", "store_path", "store_runs",

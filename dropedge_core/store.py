@@ -28,10 +28,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from . import recipes
 from .training import RunResult, TrainConfig
 
 TABLE = "runs"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the recipe field; keys without diag_every/device
 _METRIC_COLUMNS: dict[str, str] = {
     "reason": "TEXT", "message": "TEXT", "best_epoch": "INTEGER", "best_val_acc": "REAL",
     "test_acc": "REAL", "epochs_run": "INTEGER", "total_time": "REAL",
@@ -50,23 +51,34 @@ def default_path() -> Path:
     return Path(value).expanduser() if value else Path("results") / "results.sqlite"
 
 
+#: Config fields that do not change a run's outcome (how often diagnostics are taken,
+#: where it runs): left out of the run key, so equal runs share one key.
+NOT_IN_KEY: tuple[str, ...] = ("diag_every", "device")
+
+
 def canonical_json(config: TrainConfig | dict) -> str:
-    """The config as canonical JSON (sorted keys, no spaces) — the input of :func:`run_key`."""
+    """The config as canonical JSON (sorted keys, no spaces)."""
     values = config.to_dict() if isinstance(config, TrainConfig) else TrainConfig.from_dict(config).to_dict()
     return json.dumps(values, sort_keys=True, separators=(",", ":"))
 
 
 def run_key(config: TrainConfig | dict) -> str:
-    """SHA-256 (hex) of the full config (seed included) as canonical JSON."""
-    return hashlib.sha256(canonical_json(config).encode()).hexdigest()
+    """SHA-256 (hex) of the config as canonical JSON, seed and recipe included, without
+    :data:`NOT_IN_KEY` (settings that do not change the outcome)."""
+    values = config.to_dict() if isinstance(config, TrainConfig) else TrainConfig.from_dict(config).to_dict()
+    for name in NOT_IN_KEY:
+        values.pop(name, None)
+    return hashlib.sha256(json.dumps(values, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+_COLUMN_TYPES = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER"}
 
 
 def _config_columns() -> dict[str, str]:
-    types = {int: "INTEGER", float: "REAL", bool: "INTEGER"}
     out = {}
     for f in dataclasses.fields(TrainConfig):
-        default = f.default if f.default is not dataclasses.MISSING else ""
-        out[f.name] = types.get(type(default), "REAL" if f.name == "p" else "TEXT")
+        base = str(f.type).split("|")[0].strip()
+        out[f.name] = _COLUMN_TYPES.get(base, "TEXT")
     return out
 
 
@@ -134,6 +146,7 @@ class ResultStore:
                     for name, kind in self._columns.items():  # a newer TrainConfig field
                         if name not in have:
                             tx.execute(f'ALTER TABLE {TABLE} ADD COLUMN "{name}" {kind}')
+                    self._migrate(tx)
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or attempt == 49:
@@ -141,6 +154,22 @@ class ResultStore:
                 time.sleep(0.1)
             except sqlite3.DatabaseError as exc:
                 raise StoreError(f"{str(self.path)!r} is not a usable SQLite results store: {exc}") from None
+
+    @staticmethod
+    def _migrate(tx: sqlite3.Connection) -> None:
+        """Rows of schema 1 (before recipes; keys with ``diag_every``/``device``): name
+        the recipe that filled their defaults (:func:`recipes.from_legacy`) and re-key
+        them, so they count for the configs that ask for them today."""
+        old = tx.execute(f"SELECT key, config_json FROM {TABLE} WHERE COALESCE(schema_version, 1) < ?",
+                         (SCHEMA_VERSION,)).fetchall()
+        for key, text in old:
+            config = TrainConfig.from_dict(recipes.from_legacy(json.loads(text)))
+            new_key = run_key(config)
+            if new_key != key and tx.execute(f"SELECT 1 FROM {TABLE} WHERE key = ?", (new_key,)).fetchone():
+                tx.execute(f"DELETE FROM {TABLE} WHERE key = ?", (key,))  # the same run, stored twice
+                continue
+            tx.execute(f"UPDATE {TABLE} SET key = ?, recipe = ?, config_json = ?, schema_version = ? "
+                       "WHERE key = ?", (new_key, config.recipe, canonical_json(config), SCHEMA_VERSION, key))
 
     @staticmethod
     def _key(key_or_config: str | TrainConfig | dict) -> str:

@@ -44,10 +44,11 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from . import datasets, metrics, normalization, samplers
+from . import datasets, metrics, normalization, recipes, samplers
 from .background import ThreadedJob
 from .graph import Graph
 from .models import BACKBONES, ModelError, check_backbone, make_model
+from .recipes import DEFAULT_RECIPE
 
 MAX_LAYERS = 256
 END_REASONS = ("finished", "early_stop", "stopped", "nan")
@@ -75,7 +76,13 @@ class ConfigError(ValueError):
 class TrainConfig:
     """Everything that determines a training run (the results store keys on it).
 
-    Rates are **keep** rates (SPEC §1). ``split=None`` takes the dataset's default split.
+    Rates are **keep** rates. ``split=None`` takes the dataset's default split.
+    Every setting left ``None`` (depth, keep rates, normalisation, width, dropout, lr,
+    weight decay, epochs, patience, Loop, batch norm, α) is filled on construction from
+    the named ``recipe`` (:mod:`dropedge_core.recipes`: ``"depth"`` by default, settings
+    that train at the run's depth); the filled values are the config (and its key), so
+    ``replace(num_layers=...)`` keeps the other values — build a new config to get the
+    recipe's values at another depth.
     ``dataset="upload"`` is a user's uploaded graph (split ``"per-class"``), which
     :func:`train` must be given as ``graph``.
     ``patience`` counts epochs without a new best validation accuracy or loss (``0``
@@ -87,23 +94,24 @@ class TrainConfig:
     dataset: str = "cora"
     split: str | None = None
     backbone: str = "gcn"
-    num_layers: int = 2
+    recipe: str = DEFAULT_RECIPE
+    num_layers: int | None = None
     sampler: str = "dropedge++"
-    p_min: float = 0.3
-    p_max: float = 0.8
+    p_min: float | None = None
+    p_max: float | None = None
     p: float | None = None
     kernel: str = "linear"
     directed: bool = False
-    normalization: str = "AN"
-    hidden: int = 128
-    dropout: float = 0.5
-    lr: float = 0.01
-    weight_decay: float = 5e-4
-    epochs: int = 200
-    patience: int = 100
-    self_loop: bool = False
-    batch_norm: bool = False
-    alpha: float = 0.1
+    normalization: str | None = None
+    hidden: int | None = None
+    dropout: float | None = None
+    lr: float | None = None
+    weight_decay: float | None = None
+    epochs: int | None = None
+    patience: int | None = None
+    self_loop: bool | None = None
+    batch_norm: bool | None = None
+    alpha: float | None = None
     seed: int = 0
     diag_every: int = 10
     device: str = "auto"
@@ -128,6 +136,7 @@ class TrainConfig:
             self.backbone = check_backbone(self.backbone)
         except ModelError as exc:
             raise ConfigError(str(exc)) from None
+        self._fill_from_recipe()
         self.sampler = str(self.sampler).strip().lower()
         if self.sampler not in samplers.NAMES:
             raise ConfigError(f"unknown sampler {self.sampler!r}; valid: {', '.join(samplers.NAMES)}")
@@ -165,6 +174,32 @@ class TrainConfig:
             if value is not None:
                 setattr(self, name, float(value))
         return self
+
+    def _fill_from_recipe(self) -> None:
+        try:
+            self.recipe = recipes.check_recipe(self.recipe)
+        except recipes.RecipeError as exc:
+            raise ConfigError(str(exc)) from None
+        missing = [f for f in (*recipes.RECIPE_FIELDS, "num_layers") if getattr(self, f) is None]
+        if not missing:
+            return
+        if self.recipe == "paper" and self.dataset == UPLOAD_DATASET:
+            raise ConfigError("recipe 'paper' has no values for your own graph (the paper's presets "
+                              "are per dataset); use recipe depth or quick, or give every setting")
+        if self.num_layers is not None:
+            _check_int("num_layers", self.num_layers, 1, MAX_LAYERS)
+        try:
+            given = recipes.recipe_fields(self.recipe, self.dataset, self.split, self.backbone,
+                                          self.num_layers)
+        except recipes.RecipeError as exc:
+            raise ConfigError(str(exc)) from None
+        for name in missing:
+            setattr(self, name, given[name])
+
+    @property
+    def settings(self) -> str:
+        """The recipe and what the run changed of it (:func:`recipes.settings_label`)."""
+        return recipes.settings_label(self)
 
     def to_dict(self) -> dict:
         """The fields as a plain JSON-able dict."""
