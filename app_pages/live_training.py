@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import figures, jobs, normalization, presets
+from dropedge_core import figures, jobs, normalization, presets, recipes
 from dropedge_core.models import BACKBONES
 from dropedge_core.training import ConfigError, TrainConfig
 
@@ -23,7 +23,8 @@ FORM_KEYS = {"backbone": "lt_backbone", "hidden": "lt_hidden", "dropout": "lt_dr
              "normalization": "lt_norm", "self_loop": "lt_loop", "batch_norm": "lt_bn",
              "alpha": "lt_alpha", "patience": "lt_patience", "diag_every": "lt_diag_every"}
 OVERRIDE_KEYS = ("sampler", "num_layers", "p_min", "p_max", "seed")
-DEFAULTS = {"lt_backbone": "gcn", "lt_mode": "custom", "lt_hidden": 64, "lt_dropout": 0.5,
+MODES = ["depth recipe", "quick", "paper preset", "custom"]
+DEFAULTS = {"lt_backbone": "gcn", "lt_mode": "depth recipe", "lt_hidden": 64, "lt_dropout": 0.5,
             "lt_lr": 0.01, "lt_wd": 5e-4, "lt_norm": "AN", "lt_alpha": 0.1, "lt_loop": False,
             "lt_bn": False, "lt_epochs": 100, "lt_patience": 100, "lt_diag_every": 5}
 BOUNDS = {"lt_hidden": (1, 1024), "lt_dropout": (0.0, 0.95), "lt_lr": (0.0, 1.0),
@@ -83,23 +84,39 @@ backbone = c1.selectbox("Backbone", BACKBONES, key="lt_backbone",
                         format_func=lambda b: figures.BACKBONE_LABELS.get(b.rstrip("*"), b),
                         help="GCN, ResGCN (residual hidden layers), JKNet (output from all "
                              "hidden layers), APPNP* (propagation with teleport α).")
-mode = c2.radio("Hyperparameters", ["custom", "paper preset"], key="lt_mode", horizontal=True,
-                help="paper preset: the paper's best hyperparameters for this dataset, split "
-                     "and backbone (layers and keep rates included).")
+mode = c2.radio("Hyperparameters", MODES, key="lt_mode", horizontal=True,
+                help="depth recipe (default): settings that train at the sidebar's depth — the "
+                     "usual GCN settings up to L = 4; from L = 5 lr 0.001, no dropout, no weight "
+                     "decay, the self-feature term on, more epochs. quick: the shallow settings at "
+                     "any depth (deep GCNs sit at chance). paper preset: the paper's best "
+                     "hyperparameters for this dataset, split and backbone (layers and keep rates "
+                     "included). custom: your values below.")
 preset = None
-if mode == "paper preset" and sel.dataset == ui.UPLOAD:
+recipe = {"depth recipe": "depth", "quick": "quick", "paper preset": "paper"}.get(mode)
+if recipe == "paper" and sel.dataset == ui.UPLOAD:
     c3.info("No paper preset for your own graph: the paper's presets are per dataset. Using "
-            "the custom values below.")
-elif mode == "paper preset":
+            "the depth recipe.")
+    recipe = "depth"
+elif recipe == "paper":
     try:
         preset = presets.paper_preset(sel.dataset, sel.split, backbone)
     except presets.PresetError as exc:
-        c3.info(f"No paper preset here — {exc}. Using the custom values below.")
+        c3.info(f"No paper preset here — {exc}. Using the depth recipe.")
+        recipe = "depth"
     else:
         c3.success("Paper preset: " + ", ".join(f"{k} = {v}" for k, v in preset.items())
                    + ". Its layers and keep rates replace the sidebar's.")
         setting.update({k: preset[k] for k in ("num_layers", "p_min", "p_max") if k in preset})
-fixed = preset is not None
+fixed = recipe is not None
+if fixed:  # the widgets show the recipe's values at this depth (and cannot be edited)
+    filled = recipes.recipe_fields(recipe, sel.dataset if sel.dataset != ui.UPLOAD else "karate",
+                                   sel.split if sel.dataset != ui.UPLOAD else None, backbone,
+                                   setting["num_layers"])
+    for name, key in FORM_KEYS.items():
+        if name in filled and key not in ("lt_backbone", "lt_diag_every"):
+            low, high = BOUNDS.get(key, (None, None))
+            value = filled[name]
+            ss[key] = value if low is None else type(DEFAULTS[key])(min(max(value, low), high))
 c3.caption(f"Sampler **{figures.sampler_label(setting['sampler'])}**, L = {setting['num_layers']}, "
            f"keep rates {setting['p_min']:.2f} → {setting['p_max']:.2f}, seed {setting['seed']}"
            + (" (tuned point)" if override else " (sidebar)") + ". Training on "
@@ -120,8 +137,8 @@ alpha = row[5].slider("α (APPNP*)", *BOUNDS["lt_alpha"], step=0.05, key="lt_alp
 row = st.columns(6)
 loop = row[0].checkbox("Self-feature (Loop)", key="lt_loop", disabled=fixed)
 bn = row[1].checkbox("Batch norm", key="lt_bn", disabled=fixed)
-epochs = row[2].number_input("Epochs", *BOUNDS["lt_epochs"], key="lt_epochs")
-patience = row[3].number_input("Patience", *BOUNDS["lt_patience"], key="lt_patience",
+epochs = row[2].number_input("Epochs", *BOUNDS["lt_epochs"], key="lt_epochs", disabled=fixed)
+patience = row[3].number_input("Patience", *BOUNDS["lt_patience"], key="lt_patience", disabled=fixed,
                                help="Early stop after this many epochs without a better "
                                     "validation accuracy or loss (0: never).")
 diag_every = row[4].number_input("Diagnostics every", *BOUNDS["lt_diag_every"], key="lt_diag_every",
@@ -132,6 +149,7 @@ values = dict(dataset=sel.dataset, split=sel.split, backbone=backbone, hidden=hi
               dropout=dropout, lr=lr, weight_decay=wd, normalization=norm, self_loop=loop,
               batch_norm=bn, alpha=alpha, epochs=epochs, patience=patience,
               diag_every=diag_every) | setting | (preset or {})
+values["recipe"] = recipe or "depth"  # custom: every setting given, recorded against the depth recipe
 
 b = st.columns([1, 1.6, 1, 1, 3])
 start = b[0].button("Start", type="primary", key="lt_start", disabled=live.active)

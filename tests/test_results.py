@@ -127,7 +127,7 @@ def test_bundled_results_default_folder_and_bad_files(tmp_path, monkeypatch):
 def test_export_runs_roundtrip(tmp_path):
     store = ResultStore(tmp_path / "r.sqlite")
     configs = results.depth_configs("karate", None, ["gcn"], [4, 2], ["nodrop", "dropedge++"], seeds=2,
-                                    epochs=3, preset=False)
+                                    epochs=3, mode="quick")
     for i, config in enumerate(configs):
         store.put(fake_result(config, test_acc=None if i == 0 else i / 10))
     path = results.export_runs(store, tmp_path / "out" / "karate.csv")
@@ -162,7 +162,7 @@ def test_store_path(monkeypatch, tmp_path):
 # ----------------------------------------------------------------------------- the grid
 def test_depth_configs_order_settings_and_keys():
     configs = results.depth_configs("cora", "semi", ["gcn", "resgcn"], [8, 2], seeds=2, epochs=50,
-                                    preset=True)
+                                    mode="paper preset")
     assert len(configs) == 2 * 2 * 3 * 2
     assert [(c.seed, c.backbone, c.num_layers, c.sampler) for c in configs[:4]] == [
         (0, "gcn", 2, "nodrop"), (0, "gcn", 2, "dropedge"), (0, "gcn", 2, "dropedge++"),
@@ -174,20 +174,29 @@ def test_depth_configs_order_settings_and_keys():
     assert (gcn.hidden, gcn.dropout, gcn.p_min, gcn.normalization) == (256, 0.8, 0.8, "ANS")
     resgcn = configs[6]
     assert resgcn.backbone == "resgcn" and (resgcn.hidden, resgcn.normalization) == (64, "ARW")
-    quick = results.depth_configs("cora", "semi", ["gcn"], [2], ["nodrop"], seeds=[5], epochs=50,
-                                  preset=False, p_min=0.2, p_max=0.6)
+    quick = results.depth_configs("cora", "semi", ["gcn"], [2, 16], ["nodrop"], seeds=[5], epochs=50,
+                                  mode="quick", p_min=0.2, p_max=0.6)
     assert (quick[0].hidden, quick[0].p_min, quick[0].p_max, quick[0].seed) == (128, 0.2, 0.6, 5)
-    assert results.study_settings("karate", None, "gcn", preset=True)[1] == "quick"  # no preset
+    assert quick[1].lr == quick[0].lr == 0.01 and quick[1].recipe == "quick"
+    depth = results.depth_configs("cora", "semi", ["gcn"], [2, 16, 64], ["nodrop"], seeds=1)
+    assert [c.lr for c in depth] == [0.01, 0.001, 0.001]  # the depth recipe, by depth
+    assert [c.epochs for c in depth] == [200, 300, 400]
+    assert [c.self_loop for c in depth] == [False, True, True]
+    assert all(c.recipe == "depth" and c.settings == "depth" for c in depth)
+    assert results.study_settings("karate", None, "gcn", "paper preset")[1] == "depth"  # no preset
+    with pytest.raises(results.ResultsError, match="valid: depth recipe"):
+        results.study_settings("cora", "semi", "gcn", "fast")
     assert len({run_key(c) for c in configs}) == len(configs)
 
 
-@pytest.mark.parametrize("dataset,preset,batch_norm", [("cora", True, False), ("karate", True, False),
-                                                      ("karate", False, False), ("cora", False, True)])
-def test_sweep_commands_make_the_same_keys(dataset, preset, batch_norm):
+@pytest.mark.parametrize("dataset,mode,epochs", [
+    ("cora", "paper preset", 30), ("karate", "paper preset", None), ("karate", "quick", 30),
+    ("cora", "quick + batch norm", 30), ("cora", "depth recipe", None)])
+def test_sweep_commands_make_the_same_keys(dataset, mode, epochs):
     """``python -m dropedge_core sweep`` with the page's printed command trains the runs
     the page asks for: the same run keys."""
     kwargs = dict(backbones=["gcn", "appnp*"], layers=[2, 4], samplers=["nodrop", "dropedge++"],
-                  seeds=2, epochs=30, preset=preset, p_min=0.25, p_max=0.75, batch_norm=batch_norm)
+                  seeds=2, epochs=epochs, mode=mode, p_min=0.25, p_max=0.75)
     configs = results.depth_configs(dataset, None, **kwargs)
     lines = results.sweep_commands(dataset, None, **kwargs, store="/tmp/r.sqlite")
     keys = set()
@@ -202,7 +211,8 @@ def test_sweep_commands_make_the_same_keys(dataset, preset, batch_norm):
                             keys.add(run_key(cli.make_config(args, d, b, num_layers=L, sampler=s,
                                                              seed=seed)))
     assert keys == {run_key(c) for c in configs}
-    assert all(c.batch_norm == batch_norm for c in configs if not preset)
+    batch_norm = mode == "quick + batch norm"
+    assert all(c.batch_norm == batch_norm for c in configs if c.recipe != "paper")
     assert ("--batch-norm" in " ".join(lines)) == batch_norm
 
 
@@ -297,9 +307,9 @@ def test_shipped_results_are_runs_the_page_asks_for():
     wanted = set()
     for (dataset, split), part in shipped.groupby(["dataset", "split"]):
         backbones = sorted(part["backbone"].unique())
-        for preset, batch_norm in ((False, False), (False, True), (True, False)):
+        for mode in results.MODES:
             wanted |= {run_key(c) for c in results.depth_configs(
-                dataset, split, backbones, results.DEPTHS, samplers.NAMES, seeds=5, epochs=200,
-                preset=preset, p_min=0.3, p_max=0.8, batch_norm=batch_norm)}
+                dataset, split, backbones, results.DEPTHS, samplers.NAMES, seeds=5,
+                epochs=None if mode == "depth recipe" else 200, mode=mode, p_min=0.3, p_max=0.8)}
     unseen = shipped[~shipped["key"].isin(wanted)]
     assert unseen.empty, unseen[list(results.GROUP_COLUMNS)].drop_duplicates().to_string()

@@ -15,7 +15,7 @@ from .conftest import REPO
 
 
 def fake_result(seed: int = 0, **changes) -> RunResult:
-    config = TrainConfig(dataset="karate", seed=seed, **changes)
+    config = TrainConfig(**{"dataset": "karate", "seed": seed, **changes})
     history = [{"type": "epoch", "epoch": e, "train_loss": 1.0 / e, "val_loss": 1.0, "train_acc": 0.5,
                 "val_acc": 0.5, "test_acc": 0.4, "epoch_time": 0.01, "sample_time": 0.001}
                for e in (1, 2)]
@@ -31,6 +31,36 @@ def test_run_key_is_the_hash_of_the_canonical_config():
     assert run_key(c) != run_key(c.replace(seed=1))
     assert len(run_key(c)) == 64
     assert json.loads(canonical_json(c)) == c.to_dict()
+    # diagnostics and the device do not change a run: equal runs share one key
+    assert run_key(c) == run_key(c.replace(diag_every=0)) == run_key(c.replace(device="cpu"))
+    # the recipe does: the same values under another name are another run
+    assert run_key(c) != run_key(TrainConfig.from_dict({**c.to_dict(), "recipe": "quick"}))
+
+
+def test_schema_1_rows_are_rekeyed(tmp_path):
+    """A store written before recipes (keys hashing diag_every and device, no recipe
+    column) is migrated on open: each row gets its recipe and today's key."""
+    import hashlib
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    store = ResultStore(path)
+    quick = fake_result(0, recipe="quick", diag_every=5)
+    paper = fake_result(1, recipe="paper", dataset="cora", split="semi", num_layers=8)
+    for result in (quick, paper):
+        store.put(result)
+    with sqlite3.connect(path) as conn:  # make them look like schema-1 rows
+        for result in (quick, paper):
+            legacy = result.config.to_dict()
+            legacy.pop("recipe")
+            text = json.dumps(legacy, sort_keys=True, separators=(",", ":"))
+            conn.execute("UPDATE runs SET key = ?, config_json = ?, recipe = NULL, schema_version = 1 "
+                         "WHERE key = ?", (hashlib.sha256(text.encode()).hexdigest(), text,
+                                           run_key(result.config)))
+    migrated = ResultStore(path)
+    assert migrated.keys() == {run_key(quick.config), run_key(paper.config)}
+    assert migrated.get(run_key(paper.config))["recipe"] == "paper"
+    assert migrated.get(quick.config)["config"]["recipe"] == "quick"
 
 
 def test_roundtrip(tmp_path, karate):
