@@ -153,7 +153,8 @@ def test_cora_paper_overlay(store, cora):
     at = _page(depths=(2, 64), seeds=1, dataset="cora")
     at.radio(key="ds_mode").set_value("paper preset").run()
     _ok(at)
-    assert any("**GCN**: the paper preset (tuned for L = 4) — L = 2: hidden 256" in c.value for c in at.caption)
+    assert any("**GCN**: the paper preset (tuned for L = 4) — L = 2: hidden 256" in c.value
+               for c in at.caption)
     fig = _charts(at)["ds_figure"]
     paper = _lines(fig, paper=True)
     assert list(paper) == ["NoDrop (paper)", "DropEdge (paper)", "DropEdge++ (paper)"]
