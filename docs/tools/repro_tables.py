@@ -1,0 +1,76 @@
+"""Print the depth tables and the ordering claims of docs/REPRODUCTION.md from the bundled
+run CSVs (``assets/results/``), so that the document can be regenerated after a sweep:
+
+    python docs/tools/repro_tables.py --settings depth > /tmp/tables.md
+
+Cells: mean ± sample std of the test accuracy over the seeds (n = seeds), in %, beside
+the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.claims`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from dropedge_core import claims, reference, results  # noqa: E402
+
+LABELS = {"nodrop": "NoDrop", "dropedge": "DropEdge", "dropedge++": "DropEdge++"}
+
+
+def _cell(values) -> str:
+    values = [v for v in values if v == v]
+    if not values:
+        return "–"
+    mean = 100 * sum(values) / len(values)
+    if len(values) == 1:
+        return f"{mean:.1f} (n=1)"
+    std = 100 * (sum((v - mean / 100) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+    return f"{mean:.1f} ± {std:.1f} (n={len(values)})"
+
+
+def depth_table(runs, paper, dataset: str, split: str, backbone: str = "gcn") -> str:
+    part = runs[(runs["dataset"] == dataset) & (runs["split"] == split) & (runs["backbone"] == backbone)]
+    ref = results.paper_rows(paper, dataset, split, [backbone])
+    samplers = [s for s in LABELS if s in set(part["sampler"])]
+    head = "| L | " + " | ".join(f"{LABELS[s]} | paper" for s in samplers) + " |"
+    lines = [head, "|" + " --- |" * (1 + 2 * len(samplers))]
+    for L in sorted(part["layers"].unique()):
+        cells = []
+        for s in samplers:
+            cells.append(_cell(part[(part["sampler"] == s) & (part["layers"] == L)]["test_acc"].tolist()))
+            hit = ref[(ref["sampler"] == s) & (ref["layers"] == L)]["test_accuracy"]
+            cells.append(f"{float(hit.iloc[0]):.1f}" if len(hit) else "–")
+        lines.append(f"| {L} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def claims_table(runs, dataset: str, split: str, backbone: str = "gcn") -> str:
+    part = runs[(runs["dataset"] == dataset) & (runs["split"] == split) & (runs["backbone"] == backbone)]
+    table = claims.compare_samplers(part)
+    lines = ["| L | claim | difference (points) | seeds | p (paired t) | verdict |", "|" + " --- |" * 6]
+    for row in table.itertuples():
+        std = "" if row.diff_std != row.diff_std else f" ± {100 * row.diff_std:.1f}"
+        p = "–" if row.p_value != row.p_value else f"{row.p_value:.3f}"
+        lines.append(f"| {row.layers} | {LABELS[row.better]} ≥ {LABELS[row.worse]} | "
+                     f"{100 * row.diff_mean:+.1f}{std} | {row.n} | {p} | {row.verdict} |")
+    sentence = claims.leader_sentence(part)
+    return "\n".join(lines) + (f"\n\n{sentence}" if sentence else "")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--settings", default="depth", help="the settings column to keep (default depth)")
+    args = parser.parse_args()
+    runs = results.bundled_results()
+    runs = runs[runs["settings"] == args.settings]
+    paper = reference.paper_accuracy_by_depth()
+    for (dataset, split), _ in runs.groupby(["dataset", "split"]):
+        print(f"### {dataset} / {split}, GCN, settings {args.settings!r}\n")
+        print(depth_table(runs, paper, dataset, split) + "\n")
+        print(claims_table(runs, dataset, split) + "\n")
+
+
+if __name__ == "__main__":
+    main()
