@@ -4,7 +4,7 @@ run CSVs (``assets/results/``), so that the document can be regenerated after a 
     python docs/tools/repro_tables.py --settings depth > /tmp/tables.md
 
 Cells: mean ± sample std of the test accuracy over the seeds (n = seeds), in %, beside
-the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.claims`.
+the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.ordering`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from dropedge_core import claims, reference, results  # noqa: E402
+from dropedge_core import ordering, reference, results  # noqa: E402
 
 LABELS = {"nodrop": "NoDrop", "dropedge": "DropEdge", "dropedge++": "DropEdge++"}
 
@@ -48,14 +48,14 @@ def depth_table(runs, paper, dataset: str, split: str, backbone: str = "gcn") ->
 
 def claims_table(runs, dataset: str, split: str, backbone: str = "gcn") -> str:
     part = runs[(runs["dataset"] == dataset) & (runs["split"] == split) & (runs["backbone"] == backbone)]
-    table = claims.compare_samplers(part)
+    table = ordering.compare_samplers(part)
     lines = ["| L | claim | difference (points) | seeds | p (paired t) | verdict |", "|" + " --- |" * 6]
     for row in table.itertuples():
         std = "" if row.diff_std != row.diff_std else f" ± {100 * row.diff_std:.1f}"
         p = "–" if row.p_value != row.p_value else f"{row.p_value:.3f}"
         lines.append(f"| {row.layers} | {LABELS[row.better]} ≥ {LABELS[row.worse]} | "
                      f"{100 * row.diff_mean:+.1f}{std} | {row.n} | {p} | {row.verdict} |")
-    sentence = claims.leader_sentence(part)
+    sentence = ordering.leader_sentence(part)
     return "\n".join(lines) + (f"\n\n{sentence}" if sentence else "")
 
 
