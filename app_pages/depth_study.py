@@ -133,6 +133,7 @@ try:
     store_df = results.store_runs(store)
 except StoreError as exc:  # not our store, damaged, a server that refuses: one line, no "Run missing"
     store, store_error, store_df = None, str(exc), results.empty_runs()
+    st.error(f"Results store: {store_error}")
 try:
     bundled_df = _bundled(results.bundled_signature())
 except results.ResultsError as exc:

@@ -55,6 +55,35 @@ def _report(proc: subprocess.Popen, timeout: float = 120) -> dict:
     return json.loads(out)
 
 
+SPLIT_EPOCHS = "30"
+TUNE = [sys.executable, "-m", "dropedge_core", "tune", "--dataset", "karate", "--layers", "2",
+        "--trials", "3", "--study", "shared", "--search", "random", "--no-pruning", "--epochs", "10",
+        "--hidden", "8",
+        "--diag-every", "0", "--threads", "1", "--json", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def workers(pg):
+    """Every multi-worker group started at once, as on a real cluster (and so that the
+    slow part, starting Python processes, overlaps): 2 sweep workers on one database,
+    3 on another, 2 tune workers on a third. ``{group: (url, [process, ...])}``."""
+    groups = {}
+    for n in (2, 3):
+        url = pg.new_database()
+        seeds = [str(s) for s in range(2 * n)]
+        groups[n] = (url, [_start(*WORKER, "--seeds", *seeds, "--epochs", SPLIT_EPOCHS, "--store", url)
+                           for _ in range(n)])
+    url = pg.new_database()
+    groups["tune"] = (url, [_start(*TUNE, "--storage", url) for _ in range(2)])
+    yield groups
+    for _, procs in groups.values():
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+
+
+@pytest.mark.usefixtures("workers")  # the worker processes start meanwhile
 def test_store_on_the_server(pg):
     url = pg.new_database()
     store = ResultStore(url)
@@ -91,14 +120,12 @@ def test_store_on_the_server(pg):
         ResultStore(pg.url("nosuch"))
 
 
-@pytest.mark.parametrize("workers", [2, 3])
-def test_sweep_workers_split_a_grid(pg, workers):
+@pytest.mark.parametrize("n", [2, 3])
+def test_sweep_workers_split_a_grid(workers, n):
     """N workers started at once: every run stored once, trained once."""
-    url = pg.new_database()
-    seeds = [str(s) for s in range(2 * workers)]
-    grid = _grid("--seeds", *seeds, "--epochs", "30")
-    procs = [_start(*WORKER, "--seeds", *seeds, "--epochs", "30", "--store", url) for _ in range(workers)]
-    reports = [_report(p) for p in procs]
+    url, procs = workers[n]
+    grid = _grid("--seeds", *map(str, range(2 * n)), "--epochs", SPLIT_EPOCHS)
+    reports = [_report(p, timeout=300) for p in procs]
     trained = [key for r in reports for key in r["ran_keys"]]
     assert sorted(trained) == sorted(run_key(c) for c in grid)  # each run trained by exactly one worker
     assert all(r["total"] == len(grid) and r["ran"] + r["skipped"] == len(grid) for r in reports)
@@ -107,7 +134,7 @@ def test_sweep_workers_split_a_grid(pg, workers):
     assert store.claims() == []
     frame = store.to_frame()
     assert frame["key"].is_unique and frame["test_acc"].notna().all()
-    print(f"{workers} workers trained {[r['ran'] for r in reports]} of {len(grid)} runs")
+    print(f"{n} workers trained {[r['ran'] for r in reports]} of {len(grid)} runs")
     store.close()
 
 
@@ -135,15 +162,10 @@ def test_a_killed_workers_run_is_taken_over_after_its_lease(pg):
     store.close()
 
 
-def test_tune_workers_share_a_study_on_the_server(pg, capsys):
-    url = pg.new_database()
-    cmd = [sys.executable, "-m", "dropedge_core", "tune", "--dataset", "karate", "--layers", "2",
-           "--trials", "3", "--study", "shared", "--storage", url, "--search", "random", "--no-pruning",
-           "--epochs", "10", "--hidden", "8", "--diag-every", "0", "--threads", "1", "--json",
-           "--no-progress"]
-    procs = [_start(*cmd) for _ in range(2)]
+def test_tune_workers_share_a_study_on_the_server(pg, workers):
+    url, procs = workers["tune"]
     for p in procs:
-        assert _report(p)["best"]["val_acc"] is not None
+        assert _report(p, timeout=300)["best"]["val_acc"] is not None
     import optuna
 
     study = optuna.load_study(study_name="shared", storage=tuning.check_storage(url))
@@ -156,3 +178,28 @@ def test_tune_workers_share_a_study_on_the_server(pg, capsys):
         tuning.check_storage(results_db)
     with pytest.raises(StoreError, match="not a DropEdge results store: it holds other tables"):
         ResultStore(url)
+
+
+def test_depth_study_page_reads_and_fills_a_server_store(pg, tmp_path, monkeypatch):
+    """``DROPEDGE_RESULTS`` a URL: "Run missing" stores its runs there (claimed like a CLI
+    worker's) and the page reads them back."""
+    from dropedge_core import results
+
+    from .test_app import _ok
+    from .test_app_depth import _page
+
+    url = pg.new_database()
+    monkeypatch.setenv("DROPEDGE_RESULTS", url)
+    monkeypatch.setattr(results, "BUNDLED_DIR", tmp_path / "bundled")
+    at = _page(depths=(2,), seeds=1)
+    assert at.button(key="ds_run").label == "Run missing (3)" and not at.button(key="ds_run").disabled
+    assert any("Store: `postgresql+psycopg://dropedge@127.0.0.1" in c.value for c in at.caption)
+    at.button(key="ds_run").click().run()
+    _ok(at)
+    job = at.session_state["ds_job"]
+    assert job.join(60) and job.error is None and job.stored == 3
+    at.run()
+    _ok(at)
+    assert at.button(key="ds_run").label == "Run missing (0)"
+    assert any("**3 from the results store**" in c.value for c in at.caption)
+    assert len(ResultStore(url)) == 3

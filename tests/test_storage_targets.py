@@ -159,6 +159,7 @@ def test_depth_study_page_shows_a_foreign_or_damaged_store_as_one_line(tmp_path,
         at = _page(depths=(2,), seeds=1)
         _ok(at)
         assert any("cannot be opened" in c.value and words in c.value for c in at.caption)
+        assert at.error and words in at.error[0].value and "\n" not in at.error[0].value
         assert at.button(key="ds_run").disabled
         assert _fingerprint(path) == before
 
