@@ -16,7 +16,8 @@ Examples::
         --p-min 0.05 --p-max 1.0 --runs 10
     python -m dropedge_core sweep --dataset cora --backbones gcn resgcn \\
         --samplers nodrop dropedge dropedge++ --layers 2 4 8 --seeds 0 1 2 \\
-        --store results/results.sqlite
+        --store results/results.sqlite      # or postgresql://me@db.lab/dropedge_results: start
+                                             # it on several machines, they split the grid
     python -m dropedge_core tune --dataset csbm --backbone gcn --layers 8 --trials 20 \\
         --study demo --storage sqlite:///results/tuning.sqlite
     python -m dropedge_core train --edges my_edges.csv --features my_features.csv \\
@@ -158,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number of layers L (default 2; the preset's with --recipe paper)")
     p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
     _add_run_flags(p)
-    p.add_argument("--store", default=None, metavar="PATH", help="also store the runs in this results store")
+    p.add_argument("--store", default=None, metavar="PATH|URL",
+                   help="also store the runs in this results store (a SQLite file or postgresql://...)")
     _add_upload_flags(p)
     _add_output_flags(p)
 
