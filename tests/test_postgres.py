@@ -180,6 +180,24 @@ def test_tune_workers_share_a_study_on_the_server(pg, workers):
         ResultStore(url)
 
 
+def test_tuning_page_reads_a_study_on_the_server(pg, workers, monkeypatch):
+    """``DROPEDGE_TUNING_STORAGE`` a URL: the page shows the CLI workers' study."""
+    from .test_app import _app, _ok
+
+    url, procs = workers["tune"]
+    for p in procs:
+        p.wait(timeout=300)
+    monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", url)
+    at = _app()
+    at.switch_page("app_pages/tuning.py").run()
+    _ok(at)
+    assert any("Storage: `postgresql+psycopg://dropedge@127.0.0.1" in c.value for c in at.caption)
+    at.text_input(key="tune_study").input("shared").run()
+    _ok(at)
+    assert not at.error and len(at.dataframe[0].value) == 6
+    assert any("6 finished, 0 pruned of 6 trials" in c.value for c in at.caption)
+
+
 def test_depth_study_page_reads_and_fills_a_server_store(pg, tmp_path, monkeypatch):
     """``DROPEDGE_RESULTS`` a URL: "Run missing" stores its runs there (claimed like a CLI
     worker's) and the page reads them back."""
