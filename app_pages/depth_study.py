@@ -130,8 +130,9 @@ store, store_error = None, None
 try:
     store = _open_store(str(results.store_path()))
     store_df = results.store_runs(store)
-except StoreError as exc:
-    store_error, store_df = str(exc), results.empty_runs()
+except StoreError as exc:  # not our store, damaged, a server that refuses: one line, no "Run missing"
+    store, store_error, store_df = None, str(exc), results.empty_runs()
+    st.error(f"Results store: {store_error}")
 try:
     bundled_df = _bundled(results.bundled_signature())
 except results.ResultsError as exc:
@@ -158,7 +159,7 @@ b[2].caption(
     f"{len(configs)} runs requested ({len(backbones)} backbone(s) × {len(depths)} depth(s) × "
     f"{len(names)} sampler(s) × {seeds} seed(s)): **{counts.get('store', 0)} from the results "
     f"store**, **{counts.get('bundled', 0)} bundled with the app**, **{len(missing)} missing**. "
-    + (f"Store: `{results.store_path()}`." if store is not None else
+    + (f"Store: `{store.path}`." if store is not None else
        f"The results store cannot be opened ({store_error}): only bundled runs are shown."))
 if start and missing:
     ss["ds_job"] = job = jobs.SweepJob(missing, store, graph=graph)

@@ -12,13 +12,14 @@ from pathlib import Path
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import figures, jobs, samplers, tuning
+from dropedge_core import databases, figures, jobs, samplers, tuning
 from dropedge_core.models import BACKBONES
 from dropedge_core.training import ConfigError, TrainConfig
 
 POLL_S = 1.0
 STORAGE = os.environ.get("DROPEDGE_TUNING_STORAGE") or str(
     Path(ui.__file__).resolve().parent / "results" / "tuning.sqlite")
+STORAGE_URL = tuning.storage_url(STORAGE)  # a file path, or a server URL (postgresql://...)
 LIVE_PAGE = "app_pages/live_training.py"
 
 ss = st.session_state
@@ -54,7 +55,7 @@ if ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default 
 name = st.text_input("Study name", key="tune_study", max_chars=200,
                      help="Trials go into this study of the storage; an existing name "
                           "resumes it (its trials should share these settings).").strip()
-st.caption(f"Storage: `sqlite:///{STORAGE}` (DROPEDGE_TUNING_STORAGE changes it). Other "
+st.caption(f"Storage: `{databases.display(STORAGE_URL)}` (DROPEDGE_TUNING_STORAGE changes it). Other "
            "workers given the same storage and study name add their trials to this study.")
 
 b = st.columns([1, 1, 6])
@@ -64,7 +65,7 @@ if b[0].button("Start study", type="primary", key="tune_start", disabled=running
                            num_layers=sel.layers, sampler=sel.sampler, hidden=hidden,
                            epochs=epochs, seed=sel.seed, diag_every=0)
         space = tuning.SearchSpace(extra=tuple(extra))
-        ss["tune_job"] = jobs.TuningJob(base, int(trials), name, f"sqlite:///{STORAGE}",
+        ss["tune_job"] = jobs.TuningJob(base, int(trials), name, STORAGE_URL,
                                         search=search, seed=sel.seed, space=space, graph=graph)
         ss["tune_base"] = base
         ss.pop("tune_reported", None)
@@ -82,7 +83,7 @@ def _study_handle(study_name: str):
     """A read handle on a stored study, kept in this session once it exists."""
     handles = ss.setdefault("tune_handles", {})
     if study_name not in handles:
-        study = jobs.load_study(study_name, f"sqlite:///{STORAGE}")
+        study = jobs.load_study(study_name, STORAGE_URL)
         if study is None:
             return None
         handles[study_name] = study
@@ -102,6 +103,9 @@ def show_study() -> None:
         box(f"Study **{current.study_name}**: {current.status}.")
     try:
         study = current.study if mine else _study_handle(name)
+    except tuning.TuningError as exc:  # not an Optuna storage, a server that refuses, ...
+        st.error(f"Cannot read the study: {exc}".splitlines()[0])
+        return
     except Exception as exc:  # an unreadable storage is a message, not a traceback
         st.error(f"Cannot read {STORAGE}: {type(exc).__name__}: {exc}".splitlines()[0])
         return

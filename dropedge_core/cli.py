@@ -16,7 +16,8 @@ Examples::
         --p-min 0.05 --p-max 1.0 --runs 10
     python -m dropedge_core sweep --dataset cora --backbones gcn resgcn \\
         --samplers nodrop dropedge dropedge++ --layers 2 4 8 --seeds 0 1 2 \\
-        --store results/results.sqlite
+        --store results/results.sqlite      # or postgresql://me@db.lab/dropedge_results: start
+                                             # it on several machines, they split the grid
     python -m dropedge_core tune --dataset csbm --backbone gcn --layers 8 --trials 20 \\
         --study demo --storage sqlite:///results/tuning.sqlite
     python -m dropedge_core train --edges my_edges.csv --features my_features.csv \\
@@ -41,7 +42,7 @@ from collections.abc import Sequence
 
 import torch
 
-from . import datasets, metrics, presets, recipes, samplers, upload
+from . import databases, datasets, metrics, presets, recipes, samplers, upload
 from .models import BACKBONES
 from .normalization import METHODS
 from .training import UPLOAD_DATASET, ConfigError, TrainConfig, train
@@ -158,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number of layers L (default 2; the preset's with --recipe paper)")
     p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
     _add_run_flags(p)
-    p.add_argument("--store", default=None, metavar="PATH", help="also store the runs in this results store")
+    p.add_argument("--store", default=None, metavar="PATH|URL",
+                   help="also store the runs in this results store (a SQLite file or postgresql://...)")
     _add_upload_flags(p)
     _add_output_flags(p)
 
@@ -184,7 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="depth x sampler x backbone x seeds into the results store (resumable)",
                        description="Train every combination and store each run; runs already in the "
-                                   "store are skipped, so an interrupted sweep resumes where it stopped.")
+                                   "store are skipped, so an interrupted sweep resumes where it stopped. "
+                                   "Each run is claimed before training: sweeps started at once on one "
+                                   "store (a PostgreSQL URL for several machines) split the grid.")
     p.add_argument("--datasets", "--dataset", dest="datasets", nargs="+", default=["cora"],
                    help="datasets (default cora)")
     p.add_argument("--backbones", "--backbone", dest="backbones", nargs="+", default=["gcn"],
@@ -194,8 +198,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layers", type=int, nargs="+", default=None,
                    help="depths (default 2 4 8; with --recipe paper, each preset's own depth)")
     _add_run_flags(p)
-    p.add_argument("--store", default=None, metavar="PATH",
-                   help="results store (default $DROPEDGE_RESULTS or results/results.sqlite)")
+    p.add_argument("--store", default=None, metavar="PATH|URL",
+                   help="results store: a SQLite file, or postgresql://user@host:port/db for workers on "
+                        "several machines (default $DROPEDGE_RESULTS or results/results.sqlite)")
+    p.add_argument("--lease", type=float, default=120.0, metavar="SECONDS",
+                   help="each run is claimed before training and the claim renewed while it trains; "
+                        "a claim not renewed for this long (its worker died) is taken over "
+                        "(default 120)")
     _add_output_flags(p)
 
     p = sub.add_parser("tune", help="Optuna study over p_min / p_max' (and lr, dropout, weight decay)",
@@ -488,33 +497,44 @@ def sweep_grid(args: argparse.Namespace) -> list[TrainConfig]:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .store import ResultStore
+    from .claims import ClaimedRuns, check_lease
+    from .store import ResultStore, run_key
 
-    store = ResultStore(args.store)
+    lease = check_lease(args.lease)
     grid = sweep_grid(args)
     if not grid:
         raise CLIError("the sweep grid is empty")
+    store = ResultStore(args.store)
     graphs = {}
     for c in grid:  # load (and fail on) every dataset before the first run
         if (c.dataset, c.split) not in graphs:
             graphs[(c.dataset, c.split)] = _load(c.dataset, c.split)
-    stored = store.keys()
-    from .store import run_key
-
-    todo = [c for c in grid if run_key(c) not in stored]
-    skipped = len(grid) - len(todo)
-    bar = _progress(len(grid), "sweep", args)
-    bar.update(skipped)
-    ran = []
+    # claimed one at a time: sweeps started on one store (here or on other machines) split
+    # the grid, and a run stored by anyone (before, or meanwhile) is not trained again
+    runs = ClaimedRuns(store, grid, lease=lease)
+    bar = _progress(runs.total, "sweep", args)
+    ran, lost = [], 0
+    claimed = iter(runs)
     try:
-        for c in todo:
+        for claim in claimed:
+            c = claim.config
+            bar.n = runs.over
             bar.set_postfix_str(f"{c.dataset} {c.backbone} L={c.num_layers} {c.sampler} seed={c.seed}")
-            result = train(c, graph=graphs[(c.dataset, c.split)])
+            result = train(c, graph=graphs[(c.dataset, c.split)], stop_event=claim.lost)
+            if result.reason == "stopped":  # the lease ran out and another worker took the run
+                lost += 1
+                sys.stderr.write(f"note: run {claim.key[:12]} was taken over by another worker "
+                                 f"({claim.heartbeat.error}); not stored here\n")
+                continue
             store.put(result)  # one transaction per run: a kill loses at most the run in flight
+            runs.stored(claim)
             ran.append(result)
-            bar.update(1)
+            bar.n = runs.over
+            bar.refresh()
     finally:
+        claimed.close()  # releases a claim held when training failed or was interrupted
         bar.close()
+    skipped = runs.skipped
     keys = {run_key(c) for c in grid}
     df = store.to_frame()
     df = df[df["key"].isin(keys)]
@@ -527,11 +547,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                           "num_layers": int(layers), "sampler": sampler, "runs": int(len(part)),
                           "test_acc_mean": mean, "test_acc_std": std})
     if args.json:
-        _print_json({"store": str(store.path), "total": len(grid), "skipped": skipped, "ran": len(ran),
+        _print_json({"store": str(store.path), "worker": runs.owner, "total": len(grid),
+                     "distinct": runs.total, "skipped": skipped, "ran": len(ran),
+                     "ran_keys": runs.trained_keys, "taken_over_from_here": lost,
                      "not_finite": [r.config.to_dict() for r in ran if r.reason == "nan"],
                      "results": table})
         return 0
-    print(f"sweep: {len(grid)} runs, {skipped} already stored, {len(ran)} trained -> {store.path}")
+    print(f"sweep: {runs.total} runs, {skipped} stored before or by other workers, {len(ran)} trained "
+          f"here -> {store.path}")
     print(f"{'dataset':<10}{'backbone':<9}{'L':>4}  {'sampler':<12}{'runs':>5}{'test acc':>16}")
     for r in table:
         std = "" if r["test_acc_std"] is None else f" ± {100 * r['test_acc_std']:.1f}"
@@ -545,6 +568,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     if len(args.seeds) != 1:
         raise CLIError(f"tune takes one --seeds value (got {args.seeds})")
+    tuning.check_storage(args.storage)  # before any work: a storage that cannot be used is one line
     dataset = _dataset(args)
     base = make_config(args, dataset, args.backbone, num_layers=args.layers,
                        sampler=args.sampler, seed=args.seeds[0])
@@ -567,11 +591,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
     best = tuning.best_summary(study)
     frame = tuning.trials_frame(study)
     if args.json:
-        _print_json({"study": args.study, "storage": tuning.resolve_storage(args.storage),
+        _print_json({"study": args.study, "storage": databases.display(tuning.storage_url(args.storage)),
                      "best": best, "trials": frame.to_dict(orient="records")})
         return 0
     counts = frame.state.value_counts().to_dict()
-    print(f"study {args.study!r} in {tuning.resolve_storage(args.storage)}: "
+    print(f"study {args.study!r} in {databases.display(tuning.storage_url(args.storage))}: "
           + ", ".join(f"{n} {state.lower()}" for state, n in counts.items()))
     if best is None:
         print("no finished trial yet")

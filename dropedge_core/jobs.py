@@ -446,16 +446,29 @@ def device_label(name: str = "auto") -> str:
 # Sweeps into the results store
 
 
+class _AnyEvent:
+    """A stop flag set when any of its events is (the user's Stop, a claim taken over)."""
+
+    def __init__(self, *events: threading.Event):
+        self.events = events
+
+    def is_set(self) -> bool:
+        return any(event.is_set() for event in self.events)
+
+
 class SweepJob(ThreadedJob):
     """Train configs one after another in one background thread and put every finished
     run into a :class:`~dropedge_core.store.ResultStore` (the Depth study page's "Run
     missing"; the same as ``python -m dropedge_core sweep`` but stoppable and watched).
 
-    Runs are never redone: when a config's turn comes and the store already has its run
-    key (another session or a CLI sweep made it meanwhile), it is skipped. A run cut
-    short by :meth:`stop` (or the watchdog) is not stored — a partial run would pass for
-    a finished one. A run that fails (an exception) is reported in :attr:`failures` and
-    the sweep goes on; a store that cannot be written ends it (:attr:`error`).
+    Runs are never redone: each is claimed in the store before it is trained
+    (:class:`dropedge_core.claims.ClaimedRuns`), so a run stored meanwhile (another
+    session, a CLI sweep) is skipped, and a run that another worker is training now is
+    left to it — the job waits for it (or for its lease to run out, when that worker
+    died). A run cut short by :meth:`stop` (or the watchdog) is not stored — a partial
+    run would pass for a finished one — and its claim is released. A run that fails (an
+    exception) is reported in :attr:`failures` and the sweep goes on; a store that cannot
+    be written ends it (:attr:`error`).
 
     Args:
         configs: the runs, in the order to train them.
@@ -465,16 +478,19 @@ class SweepJob(ThreadedJob):
         idle_timeout, max_seconds: the watchdog's limits (see :class:`Watchdog`).
         train_fn: ``(config, graph, on_event, stop_event) -> RunResult`` (tests pass fakes;
             default :func:`dropedge_core.training.train`).
+        lease: seconds a claim lives without renewal (renewed while a run trains).
 
     Progress, for a poller: :attr:`stored`, :attr:`skipped`, :attr:`failures`,
-    :attr:`current` (the config training now), :attr:`epoch` (its last finished epoch),
-    :attr:`progress` (0..1, epochs of the running run counted) and :attr:`status` (words).
+    :attr:`waiting` (runs other workers hold), :attr:`current` (the config training now),
+    :attr:`epoch` (its last finished epoch), :attr:`progress` (0..1, epochs of the running
+    run counted) and :attr:`status` (words).
     """
 
     def __init__(self, configs: Sequence[TrainConfig], store, graph=None,
                  idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
                  max_seconds: float | None = DEFAULT_MAX_SECONDS, train_fn: Callable | None = None,
-                 start: bool = True):
+                 start: bool = True, lease: float | None = None):
+        from .claims import DEFAULT_LEASE, ClaimedRuns
         from .training import train
 
         self.configs = [c.replace() for c in configs]  # validated copies the caller cannot change
@@ -483,8 +499,10 @@ class SweepJob(ThreadedJob):
         self.train_fn = train_fn or (lambda config, graph, on_event, stop_event: train(
             config, graph, on_event=on_event, stop_event=stop_event))
         self.idle_timeout, self.max_seconds = idle_timeout, max_seconds
+        self._stop = threading.Event()
+        self._runs = ClaimedRuns(store, self.configs, lease=lease or DEFAULT_LEASE, stop_event=self._stop)
         self.stored = 0
-        self.skipped = 0
+        self.lost = 0
         self.failures: list[tuple[TrainConfig, str]] = []
         self.stored_keys: list[str] = []
         self.current: TrainConfig | None = None
@@ -492,7 +510,6 @@ class SweepJob(ThreadedJob):
         self.error: str | None = None
         self.started_at = time.time()
         self.ended_at: float | None = None
-        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dropedge-sweep", daemon=True)
         self.watchdog: Watchdog | None = None
         if start:
@@ -506,7 +523,18 @@ class SweepJob(ThreadedJob):
 
     @property
     def total(self) -> int:
-        return len(self.configs)
+        """Distinct runs asked for."""
+        return self._runs.total
+
+    @property
+    def skipped(self) -> int:
+        """Runs found in the store (stored meanwhile by another session or worker)."""
+        return self._runs.skipped
+
+    @property
+    def waiting(self) -> int:
+        """Runs left that other workers are training (0 while this job trains one)."""
+        return self._runs.waiting if self.current is None else 0
 
     @property
     def over(self) -> int:
@@ -518,26 +546,31 @@ class SweepJob(ThreadedJob):
             self.epoch = event["epoch"]
 
     def _run(self) -> None:
+        claimed = iter(self._runs)
         try:
-            for config in self.configs:
-                if self._stop.is_set():
-                    break
-                if self.store.has(config):  # made meanwhile (another session, a CLI sweep)
-                    self.skipped += 1
-                    continue
-                self.current, self.epoch = config, 0
+            for claim in claimed:
+                self.current, self.epoch = claim.config, 0
                 try:
-                    result = self.train_fn(config, self.graph, self._on_event, self._stop)
+                    result = self.train_fn(claim.config, self.graph, self._on_event,
+                                           _AnyEvent(self._stop, claim.lost))
                 except Exception as exc:  # reported, and the sweep goes on
-                    self.failures.append((config, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+                    self.failures.append((claim.config, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+                    self._runs.failed_run(claim)
                     continue
+                finally:
+                    self.current = None
                 if result.reason == "stopped":  # cut short: not a result
-                    break
+                    if self._stop.is_set():
+                        break
+                    self.lost += 1  # the claim was taken over: the other worker stores it
+                    continue
                 self.stored_keys.append(self.store.put(result))
+                self._runs.stored(claim)
                 self.stored += 1
         except Exception as exc:  # the store itself failed: nothing more can be kept
             self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
         finally:
+            claimed.close()  # releases the claim of a run cut short
             self.current = None
             self.ended_at = time.time()
 
@@ -566,6 +599,9 @@ class SweepJob(ThreadedJob):
             current = self.current
             if self.stopping:
                 return f"stopping after the running epoch · {counts}"
+            if current is None and self.waiting:
+                return (f"waiting for {self.waiting} run(s) that other workers are training "
+                        f"(or for their lease to run out) · {counts}")
             if current is None:
                 return f"starting · {counts}"
             backbone = BACKBONE_LABELS.get(current.backbone.rstrip("*"), current.backbone)
@@ -684,19 +720,25 @@ class TuningJob(ThreadedJob):
 
 def load_study(study_name: str, storage: str | None = None):
     """The study ``study_name`` in ``storage`` for reading, or ``None`` when there is
-    no such study (nothing is created)."""
+    no such study. Nothing is created: a new or empty SQLite file is not touched, and a
+    storage that is not an Optuna one (another program's database, the results store, a
+    server that refuses) raises :class:`dropedge_core.tuning.TuningError` (one line)."""
     import optuna
     from sqlalchemy.exc import SQLAlchemyError
 
-    from . import tuning
+    from . import databases, tuning
 
-    url = tuning.resolve_storage(storage)
+    url = tuning.check_storage(storage, create_folder=False)
+    file = databases.sqlite_path(url)
+    if file is not None and str(file) != ":memory:" and (not file.exists() or file.stat().st_size == 0):
+        return None  # no storage yet: reading must not create one
     try:
         return optuna.load_study(study_name=study_name, storage=url)
     except KeyError:
         return None
-    except SQLAlchemyError:  # a file that is no Optuna storage: nothing to show
-        return None
+    except SQLAlchemyError as exc:
+        raise tuning.TuningError(f"cannot read the Optuna storage {databases.display(url)!r}: "
+                                 f"{databases.error_line(exc)}") from None
 
 
 def train_request(best: dict, base: TrainConfig, study_name: str) -> dict:

@@ -48,6 +48,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import presets
+from .databases import display, is_url
 from .models import BACKBONES, check_backbone
 from .samplers import NAMES as SAMPLER_NAMES
 from .store import ResultStore, run_key
@@ -82,12 +83,15 @@ class ResultsError(ValueError):
     the file."""
 
 
-def store_path() -> Path:
-    """The results store the app uses: ``$DROPEDGE_RESULTS``, else
+def store_path() -> Path | str:
+    """The results store the app uses: ``$DROPEDGE_RESULTS`` (a file path, or a server URL
+    such as ``postgresql://user@host/db``, returned as text), else
     ``results/results.sqlite`` of the repository (not of the working directory, so
     the app finds it wherever it is started from)."""
     value = os.environ.get("DROPEDGE_RESULTS", "").strip()
-    return Path(value).expanduser() if value else REPO / "results" / "results.sqlite"
+    if not value:
+        return REPO / "results" / "results.sqlite"
+    return value if is_url(value) else Path(value).expanduser()
 
 
 def empty_runs() -> pd.DataFrame:
@@ -304,7 +308,7 @@ def sweep_commands(dataset: str, split: str | None, backbones: Sequence[str], la
         if fields.get("batch_norm"):
             args.append("--batch-norm")
         if store is not None:
-            args += ["--store", str(store)]
+            args += ["--store", display(store) if is_url(store) else str(store)]  # no password shown
         lines.append(shlex.join(args))
     return lines
 

@@ -1,0 +1,197 @@
+"""Sweep workers sharing one grid through the results store's claims.
+
+Every worker — ``python -m dropedge_core sweep`` on any machine, the app's "Run missing" —
+walks the same list of runs and, for each run not stored yet, asks the store for a claim
+(:meth:`~dropedge_core.store.ResultStore.claim`, atomic). Only the worker that got it
+trains the run; a :class:`Heartbeat` renews the claim's lease while it trains, and storing
+the run drops the claim in the same transaction. The others move on to the next run, so N
+workers split the grid and no run is trained twice. When only runs claimed by others are
+left, a worker waits for them: they get stored, or their worker died (SIGKILL, machine
+lost), its lease runs out and the claim is taken over.
+
+Example:
+    >>> runs = ClaimedRuns(store, configs, lease=120)                    # doctest: +SKIP
+    >>> for claim in runs:                                               # doctest: +SKIP
+    ...     result = train(claim.config, stop_event=claim.lost)
+    ...     if result.reason != "stopped":
+    ...         store.put(result)
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from .store import ResultStore, StoreError, run_key
+from .training import TrainConfig
+
+#: Seconds a claim lives without renewal: a dead worker's run is taken over after this.
+DEFAULT_LEASE = 120.0
+
+
+def worker_id() -> str:
+    """``host:pid:random``: who holds a claim (unique per worker, readable in the store)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def check_lease(lease: float) -> float:
+    """A lease in seconds, 1 s .. 1 day."""
+    try:
+        value = float(lease)
+    except (TypeError, ValueError):
+        raise ValueError(f"lease must be a number of seconds (got {lease!r})") from None
+    if not 1.0 <= value <= 86400.0:
+        raise ValueError(f"lease must be between 1 and 86400 seconds (got {lease!r})")
+    return value
+
+
+class Heartbeat:
+    """Renews one claim every ``lease / 3`` seconds in a daemon thread until :meth:`close`.
+
+    :attr:`lost` is set when the claim is no longer this worker's (it expired and another
+    worker took it over) or the store could not be reached for a whole lease: pass it to
+    the trainer as its stop flag, so the run stops and is not stored twice.
+    """
+
+    def __init__(self, store: ResultStore, key: str, owner: str, lease: float):
+        self.store, self.key, self.owner, self.lease = store, key, owner, lease
+        self.lost = threading.Event()
+        self.error: str | None = None
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="dropedge-claim-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _beat(self) -> None:
+        last_ok = time.monotonic()
+        while not self._closed.wait(self.lease / 3):
+            try:
+                mine = self.store.renew(self.key, self.owner, self.lease)
+            except StoreError as exc:  # a store blip: keep trying while the lease may still hold
+                self.error = str(exc)
+                if time.monotonic() - last_ok > self.lease:
+                    self.lost.set()
+                    return
+                continue
+            if not mine:
+                self.error = "the claim was taken over by another worker"
+                self.lost.set()
+                return
+            last_ok, self.error = time.monotonic(), None
+
+    def close(self) -> None:
+        self._closed.set()
+        self._thread.join(timeout=5)
+
+
+@dataclass
+class Claim:
+    """A run this worker holds: train :attr:`config`, stop when :attr:`lost` is set."""
+
+    config: TrainConfig
+    key: str
+    heartbeat: Heartbeat = field(repr=False)
+
+    @property
+    def lost(self) -> threading.Event:
+        return self.heartbeat.lost
+
+
+class ClaimedRuns:
+    """Iterate over the runs of ``configs`` this worker claims, until every run is stored
+    (by anyone), failed here, or ``stop_event`` is set.
+
+    Args:
+        store: the shared results store.
+        configs: the grid, in the order to train it (duplicates count once).
+        owner: this worker's name in the claims (default :func:`worker_id`).
+        lease: seconds a claim lives without renewal (:data:`DEFAULT_LEASE`).
+        stop_event: when set, no further run is claimed (the running one is the caller's).
+        poll: seconds between looks at runs claimed by others (default ``lease / 4``,
+            at most 5 s).
+
+    Counts, for a progress line: :attr:`total` (distinct runs), :attr:`trained` (runs this
+    worker stored), :attr:`skipped` (stored by others or before), :attr:`failed` and
+    :attr:`waiting` (runs claimed by other live workers, when nothing else is left).
+    The caller reports a run it stored with :meth:`stored`, one that failed with
+    :meth:`failed_run`; a run it neither stored nor failed is released for others.
+    """
+
+    def __init__(self, store: ResultStore, configs: Sequence[TrainConfig], owner: str | None = None,
+                 lease: float = DEFAULT_LEASE, stop_event: threading.Event | None = None,
+                 poll: float | None = None):
+        self.store = store
+        self.owner = owner or worker_id()
+        self.lease = check_lease(lease)
+        self.stop_event = stop_event or threading.Event()
+        self.poll = poll if poll is not None else max(0.2, min(5.0, self.lease / 4))
+        self.pending: dict[str, TrainConfig] = {}
+        for config in configs:
+            self.pending.setdefault(run_key(config), config)
+        self.total = len(self.pending)
+        self.trained = 0
+        self.skipped = 0
+        self.failed = 0
+        self.waiting = 0
+        self.trained_keys: list[str] = []
+        self._outcome: dict[str, str] = {}
+
+    @property
+    def over(self) -> int:
+        """Runs dealt with: trained here, stored by others, failed here."""
+        return self.trained + self.skipped + self.failed
+
+    def stored(self, claim: Claim) -> None:
+        """The caller stored this claim's run (the store dropped the claim)."""
+        self._outcome[claim.key] = "stored"
+
+    def failed_run(self, claim: Claim) -> None:
+        """The run failed here: release it (another worker may try) and never retry it here."""
+        self._outcome[claim.key] = "failed"
+
+    def _drop_stored(self) -> None:
+        stored = self.store.keys() & self.pending.keys()
+        for key in stored:
+            del self.pending[key]
+        self.skipped += len(stored)
+
+    def __iter__(self) -> Iterator[Claim]:
+        while self.pending and not self.stop_event.is_set():
+            self._drop_stored()
+            took_one = False
+            for key, config in list(self.pending.items()):
+                if self.stop_event.is_set():
+                    return
+                if not self.store.claim(key, self.owner, self.lease):
+                    continue  # stored meanwhile, or a live claim of another worker
+                took_one = True
+                self.waiting = 0
+                claim = Claim(config, key, Heartbeat(self.store, key, self.owner, self.lease))
+                try:
+                    yield claim
+                finally:
+                    claim.heartbeat.close()
+                    outcome = self._outcome.pop(key, None)
+                    if outcome != "stored":  # not stored: let another worker have it
+                        self.store.release(key, self.owner)
+                if outcome == "stored":
+                    self.trained += 1
+                    self.trained_keys.append(key)
+                    del self.pending[key]
+                elif outcome == "failed":
+                    self.failed += 1
+                    del self.pending[key]
+                # else: stopped or lost; a lost claim is another worker's now, kept pending
+                if self.stop_event.is_set():
+                    return
+            if self.pending and not took_one:
+                self._drop_stored()
+                self.waiting = len(self.pending)
+                if self.pending:
+                    self.stop_event.wait(self.poll)  # others hold the rest: wait for them or their lease
+
+
+__all__ = ["Claim", "ClaimedRuns", "DEFAULT_LEASE", "Heartbeat", "check_lease", "worker_id"]
