@@ -101,6 +101,10 @@ def _log_axis(values) -> dict:
     return dict(type="log")  # less than a decade: Plotly's own ticks read best
 
 
+#: :func:`accuracy_vs_depth`: samplers at one depth are this fraction of an octave apart.
+DEPTH_SPREAD = 0.08
+
+
 def _depth_axis(values: Sequence[int]) -> dict:
     """A log2 x axis with the depths as ticks (2, 4, 8, ...)."""
     ticks = sorted({int(v) for v in values})
@@ -730,7 +734,8 @@ def _backbone_key(name: str) -> str:
 
 def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
                       dataset: str | None = None, setting: str | None = None,
-                      backbones: Sequence[str] | None = None) -> go.Figure:
+                      backbones: Sequence[str] | None = None, note: str | None = None,
+                      spread: float = DEPTH_SPREAD) -> go.Figure:
     """Test accuracy vs depth, one panel per backbone, mean ± std over seeds per sampler;
     the paper's numbers overlaid as dashed lines with open markers.
 
@@ -742,6 +747,10 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
             when given, and to the backbones present in ``df`` when it has rows.
         backbones: the panels, in this order (runs and paper rows of other backbones
             are left out); default: the backbones of ``df`` and then of ``paper_df``.
+        note: added to the title (e.g. that the runs shown have other settings).
+        spread: the samplers' points at one depth are set apart by this fraction of an
+            octave each (x = L · 2^offset, centred on L), so that they do not hide each
+            other; hover and ticks name the true depth.
     """
     value = "test_acc" if "test_acc" in df else "test_accuracy"
     if df.empty:  # nothing measured yet: the paper's numbers alone
@@ -772,6 +781,9 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
                         subplot_titles=[BACKBONE_LABELS.get(k, k) for k in keys],
                         horizontal_spacing=0.04)
     shown: set[str] = set()
+    order = list(dict.fromkeys(list(measured["sampler"]) + (list(paper["sampler"]) if paper is not None
+                                                            else [])))
+    shift = {name: 2.0 ** (spread * (i - (len(order) - 1) / 2)) for i, name in enumerate(order)}
     for col, bk in enumerate(keys, start=1):
         part = measured[measured["backbone_key"] == bk]
         stats = (part.groupby(["sampler", "layers"], sort=False)["acc"]
@@ -779,26 +791,27 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
         for name, s in stats.groupby("sampler", sort=False):
             s = s.sort_values("layers")
             fig.add_trace(go.Scatter(
-                x=s["layers"], y=s["mean"], mode="lines+markers", name=sampler_label(name),
+                x=s["layers"] * shift[name], y=s["mean"], mode="lines+markers", name=sampler_label(name),
                 legendgroup=name, showlegend=name not in shown,
                 line=dict(color=sampler_color(name)),
                 error_y=dict(type="data", array=s["std"], visible=True),
-                customdata=np.stack([s["std"], s["count"]], axis=1),
+                customdata=np.stack([s["std"], s["count"], s["layers"]], axis=1),
                 hovertemplate=f"{BACKBONE_LABELS.get(bk, bk)} · {sampler_label(name)} · "
-                              "L=%{x}<br>test accuracy %{y:.1f}% ± %{customdata[0]:.1f} "
+                              "L=%{customdata[2]}<br>test accuracy %{y:.1f}% ± %{customdata[0]:.1f} "
                               "over %{customdata[1]} seeds<extra></extra>"), row=1, col=col)
             shown.add(name)
         if paper is not None:
             for name, p in paper[paper["backbone_key"] == bk].groupby("sampler", sort=False):
                 p = p.sort_values("layers")
                 fig.add_trace(go.Scatter(
-                    x=p["layers"], y=p["test_accuracy"], mode="lines+markers",
+                    x=p["layers"] * shift[name], y=p["test_accuracy"], mode="lines+markers",
+                    customdata=p["layers"],
                     name=f"{sampler_label(name)} (paper)", legendgroup=f"{name} paper",
                     showlegend=f"{name} paper" not in shown,
                     line=dict(color=sampler_color(name), dash="dash", width=1.2),
                     marker=dict(symbol="circle-open", size=8),
                     hovertemplate=f"{BACKBONE_LABELS.get(bk, bk)} · {sampler_label(name)} · "
-                                  "L=%{x}<br>paper: %{y:.1f}%<extra></extra>"), row=1, col=col)
+                                  "L=%{customdata}<br>paper: %{y:.1f}%<extra></extra>"), row=1, col=col)
                 shown.add(f"{name} paper")
         depths = list(part["layers"]) + (list(paper[paper["backbone_key"] == bk]["layers"])
                                          if paper is not None else [])
@@ -806,7 +819,8 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
     fig.update_yaxes(title="test accuracy (%)", row=1, col=1)
     with_paper = paper is not None and len(paper) > 0
     _base_layout(fig, "Test accuracy vs depth (mean ± std over seeds"
-                 + ("; dashed: paper)" if with_paper else ")"), height=440)
+                 + ("; dashed: paper)" if with_paper else ")")
+                 + (f"<br><sup>{note}</sup>" if note else ""), height=460 if note else 440)
     return fig
 
 

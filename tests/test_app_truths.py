@@ -1,0 +1,139 @@
+"""Issue 17: the pages tell the truth at first sight — the Depth study never hides its
+cached runs (nearest bundled settings, no data needed), gaps to the paper are said, the
+Home figure shows the spread over sample seeds, Tuning says when its best point is noise,
+the kernel is offered wherever a sampler is configured, and the charts stay legible."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dropedge_core import figures, results
+from dropedge_core.store import run_key
+
+from .test_app import _app, _charts, _ok, _values
+
+DEPTH_PAGE = "app_pages/depth_study.py"
+
+
+def _lines(fig: dict, paper: bool) -> dict[str, dict]:
+    return {t["name"]: t for t in fig["data"] if ("(paper)" in t["name"]) == paper}
+
+
+def _bundle(tmp_path, monkeypatch, configs, accs) -> None:
+    """Bundle runs of ``configs`` (made-up accuracies) in a temporary assets folder, with an
+    empty results store."""
+    rows = [results.run_row(c) | {"test_acc": a, "best_val_acc": a, "epochs_run": 10}
+            for c, a in zip(configs, accs)]
+    folder = tmp_path / "bundled"
+    folder.mkdir()
+    pd.DataFrame(rows)[list(results.RUN_COLUMNS)].to_csv(folder / "runs.csv", index=False)
+    monkeypatch.setattr(results, "BUNDLED_DIR", folder)
+    monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
+
+
+def test_cached_settings_finds_the_keep_rates_and_mode_of_bundled_runs():
+    made = results.depth_configs("karate", None, ["gcn"], [2, 4], ["nodrop", "dropedge++"], 2, 5,
+                                 mode="quick", p_min=0.2, p_max=0.65)
+    deep = results.depth_configs("karate", None, ["gcn"], [8], ["dropedge"], 1, None,
+                                 mode="depth recipe", kernel="rbf")
+    cached = results.cached_runs(None, pd.DataFrame(
+        [results.run_row(c) | {"test_acc": 0.5, "best_val_acc": 0.5, "epochs_run": 5}
+         for c in made + deep]).reindex(columns=list(results.RUN_COLUMNS)))
+    cached.loc[:, "settings"] = [c.settings for c in made + deep]
+    found = results.cached_settings(cached, "karate", "per-class", kernel="rbf")
+    assert len(found) == 2
+    quick, depth = found
+    assert (quick["mode"], quick["p_min"], quick["p_max"], quick["epochs"]) == ("quick", 0.2, 0.65, 5)
+    assert quick["runs"] == 8 and quick["layers"] == [2, 4] and set(quick["keys"]) == {
+        run_key(c) for c in made}
+    assert (depth["mode"], depth["p_min"], depth["kernel"], depth["runs"]) == ("depth recipe", 0.3, "rbf", 1)
+    # nearest to a request of p_min 0.35 in the depth recipe: the same mode wins over keep rates
+    near = results.nearest_settings(found, ["gcn"], "depth recipe", 0.35, 0.8, kernel="rbf")
+    assert near is depth
+    assert results.nearest_settings(found, ["gcn"], "quick", 0.35, 0.8) is quick
+    assert results.describe_settings(quick) == "quick, keep rates 0.20 → 0.65, 5 epochs"
+    assert results.nearest_settings([], ["gcn"], "quick", 0.3, 0.8) is None
+
+
+def test_kernel_and_direction_change_the_keys_only_when_not_default():
+    base = results.depth_configs("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5)
+    same = results.depth_configs("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5, kernel="linear",
+                                 directed=False)
+    rbf = results.depth_configs("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5, kernel="rbf",
+                                directed=True)
+    assert run_key(base[0]) == run_key(same[0]) != run_key(rbf[0])
+    assert (rbf[0].kernel, rbf[0].directed) == ("rbf", True)
+    line = results.sweep_commands("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5, kernel="rbf",
+                                  directed=True)[0]
+    assert "--kernel rbf" in line and "--directed" in line
+    assert "--kernel" not in results.sweep_commands("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5)[0]
+
+
+def test_depth_study_shows_the_nearest_bundled_settings_and_adopts_them(tmp_path, monkeypatch):
+    configs = results.depth_configs("karate", None, ["gcn"], [2, 4], results.STUDY_SAMPLERS, 1, 5,
+                                    mode="quick", p_min=0.3, p_max=0.8)
+    _bundle(tmp_path, monkeypatch, configs, [0.5, 0.6, 0.7, 0.4, 0.5, 0.6])
+    at = _app()
+    at.switch_page(DEPTH_PAGE).run()
+    _ok(at)
+    at.multiselect(key="ds_depths").set_value([2, 4]).run()
+    at.number_input(key="ds_seeds").set_value(1).run()
+    at.number_input(key="ds_epochs").set_value(5).run()
+    at.slider(key="p_range").set_value((0.35, 0.8)).run()  # the depth recipe at 0.35: nothing run
+    _ok(at)
+    assert at.button(key="ds_run").label == "Run missing (6)"
+    assert any("No runs for these settings yet" in w.value
+               and "quick, keep rates 0.30 → 0.80, 5 epochs" in w.value for w in at.warning)
+    fig = _charts(at)["ds_figure"]
+    assert "nearest cached settings: quick, keep rates 0.30 → 0.80" in fig["layout"]["title"]["text"]
+    measured = _lines(fig, paper=False)
+    assert list(measured) == ["NoDrop", "DropEdge", "DropEdge++"]
+    assert np.allclose(_values(measured["NoDrop"]["y"]).astype(float), [50.0, 40.0])
+    # the samplers are set apart at one depth; the hover names the true depth
+    xs = {n: _values(t["x"]).astype(float) for n, t in measured.items()}
+    assert xs["NoDrop"][0] < 2 < xs["DropEdge++"][0] and xs["DropEdge"][0] == pytest.approx(2)
+    assert _values(measured["NoDrop"]["customdata"])[:, 2].astype(float).tolist() == [2, 4]
+    # one click: the page asks for the bundled settings, and they are the requested runs
+    at.button(key="ds_use_bundled").click().run()
+    _ok(at)
+    assert at.radio(key="ds_mode").value == "quick" and at.slider(key="p_range").value == (0.3, 0.8)
+    assert at.button(key="ds_run").label == "Run missing (0)"
+    assert not any("No runs for these settings" in w.value for w in at.warning)
+    assert "nearest" not in _charts(at)["ds_figure"]["layout"]["title"]["text"]
+
+
+def test_depth_study_draws_cora_without_the_data(tmp_path, monkeypatch):
+    """No DROPEDGE_DATA, nothing cached: the bundled runs and the paper's numbers need no
+    graph, and the gap to the paper is said with the explanation at hand."""
+    monkeypatch.delenv("DROPEDGE_DATA", raising=False)
+    monkeypatch.setenv("DROPEDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
+    at = _app()
+    at.selectbox(key="dataset").select("cora").run()
+    at.switch_page(DEPTH_PAGE).run()
+    _ok(at)
+    assert not at.error
+    assert any("not on this machine" in i.value for i in at.info)
+    assert at.button(key="ds_run").disabled
+    fig = _charts(at)["ds_figure"]
+    assert list(_lines(fig, paper=True)) == ["NoDrop (paper)", "DropEdge (paper)", "DropEdge++ (paper)"]
+    measured = _lines(fig, paper=False)
+    assert list(measured) == ["NoDrop", "DropEdge", "DropEdge++"]  # the bundled runs, drawn
+    assert len(_values(measured["NoDrop"]["y"])) == len(results.DEPTHS)
+    gap = [w.value for w in at.warning if "Measured and paper differ by more than 5 points" in w.value]
+    assert gap and "docs/REPRODUCTION.md" in gap[0]
+    assert any("Why measured and paper differ" in e.label for e in at.expander)
+    assert "## 3. GCN by depth" in results.reproduction_notes()
+
+
+def test_paper_gaps_are_the_cells_beyond_the_threshold():
+    table = pd.DataFrame({"backbone": "gcn", "sampler": ["nodrop", "dropedge"], "layers": [2, 64],
+                          "test_acc_mean": [0.80, 0.30], "paper_test_acc": [0.81, 0.55],
+                          "diff_vs_paper": [-0.01, -0.25]})
+    gaps = results.paper_gaps(table)
+    assert gaps["sampler"].tolist() == ["dropedge"]
+    assert results.paper_gaps(table.drop(columns="diff_vs_paper")).empty
+    fig = figures.accuracy_vs_depth(pd.DataFrame({"backbone": "gcn", "sampler": ["nodrop", "dropedge"],
+                                                  "layers": 4, "test_acc": 0.5}), note="other settings")
+    assert "other settings" in fig.layout.title.text
