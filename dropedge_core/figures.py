@@ -519,11 +519,13 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
 
     Args:
         df: rows of :func:`dropedge_core.experiments.smoothing_curves` (``sampler,
-            step, measure, value``).
+            step, measure, value``), or of :func:`~dropedge_core.experiments.smoothing_spread`
+            (with ``std, low, high, samples``: the mean is drawn with a min–max band).
 
     Returns:
         Two panels sharing the x axis (propagation step ``k``): the relative distance to
-        the over-smoothing subspace and the relative Dirichlet energy, both log y.
+        the over-smoothing subspace and the relative Dirichlet energy, both log y. Per
+        sampler the line comes first, then (with a spread) the band's upper and lower edge.
     """
     measures = [m for m in experiments.SMOOTHING_MEASURES if m in set(df["measure"])]
     titles = {"subspace_distance": "distance to the over-smoothing subspace",
@@ -533,14 +535,27 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
     for col, measure in enumerate(measures, start=1):
         part = df[df["measure"] == measure]
         for name, run in part.groupby("sampler", sort=False):
+            spread = "samples" in run and int(run["samples"].max()) > 1
             fig.add_trace(go.Scatter(
                 x=run["step"], y=run["value"], mode="lines+markers", name=sampler_label(name),
                 legendgroup=name, showlegend=col == 1, line=dict(color=sampler_color(name)),
                 marker=dict(size=4),
+                customdata=np.stack([run["std"], run["low"], run["high"]], axis=1) if spread else None,
                 hovertemplate=f"{sampler_label(name)} · step %{{x}}<br>"
-                              f"{experiments.SMOOTHING_MEASURES[measure]}: %{{y:.3g}}<extra></extra>"),
+                              f"{experiments.SMOOTHING_MEASURES[measure]}: %{{y:.3g}}"
+                              + (f" (mean of {int(run['samples'].max())} draws, ± %{{customdata[0]:.2g}};"
+                                 " range %{customdata[1]:.3g} – %{customdata[2]:.3g})" if spread else "")
+                              + "<extra></extra>"),
                 row=1, col=col)
-        fig.update_yaxes(row=1, col=col, **_log_axis(part["value"]),
+            if spread:  # the band: min to max over the draws (upper edge, then fill down to it)
+                for edge, fill in (("high", None), ("low", "tonexty")):
+                    fig.add_trace(go.Scatter(
+                        x=run["step"], y=run[edge], mode="lines", line=dict(width=0),
+                        fill=fill, fillcolor=_rgba(sampler_color(name), 0.18), legendgroup=name,
+                        showlegend=False, hoverinfo="skip", name=f"{sampler_label(name)} {edge}"),
+                        row=1, col=col)
+        fig.update_yaxes(row=1, col=col, **_log_axis(pd.concat([part[c] for c in ("value", "low", "high")
+                                                                 if c in part])),
                          title="‖H − P_M H‖ / ‖H‖ (ratio)" if measure == "subspace_distance"
                          else "E(H_k) / E(X) (ratio)")
         fig.update_xaxes(title="propagation step k (layers of Â)", row=1, col=col)

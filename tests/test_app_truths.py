@@ -137,3 +137,39 @@ def test_paper_gaps_are_the_cells_beyond_the_threshold():
     fig = figures.accuracy_vs_depth(pd.DataFrame({"backbone": "gcn", "sampler": ["nodrop", "dropedge"],
                                                   "layers": 4, "test_acc": 0.5}), note="other settings")
     assert "other settings" in fig.layout.title.text
+
+
+def test_home_shows_the_spread_over_draws_and_says_what_it_does_not_show():
+    at = _app()
+    fig = _charts(at)["home_smoothing"]
+    lines = {t["name"]: t for t in fig["data"] if t.get("showlegend", True)}
+    assert list(lines) == ["NoDrop", "DropEdge", "DropEdge++"]
+    bands = {t["name"]: t for t in fig["data"] if t.get("fill") == "tonexty"}
+    assert {"DropEdge low", "DropEdge++ low"} <= set(bands)
+    high = next(t for t in fig["data"] if t["name"] == "DropEdge++ high" and t["xaxis"] == "x")
+    low = next(t for t in fig["data"] if t["name"] == "DropEdge++ low" and t["xaxis"] == "x")
+    mean = next(t for t in fig["data"] if t["name"] == "DropEdge++" and t["xaxis"] == "x")
+    hi, lo, mid = (_values(t["y"]).astype(float) for t in (high, low, mean))
+    assert (lo <= mid + 1e-12).all() and (mid <= hi + 1e-12).all() and (hi - lo).max() > 0
+    caption = next(c.value for c in at.caption if "What it shows" in c.value)
+    assert "mean over 5 draws" in caption and "What it does not show" in caption
+    assert "MEN" in caption and "DropEdge++ " in caption.split("At the last layer")[1]
+
+
+def test_smoothing_spread_summarises_independent_draws(karate):
+    from dropedge_core import experiments
+
+    df = experiments.smoothing_spread(karate, ["nodrop", "dropedge"], 4, 0.3, 0.8, seed=0, samples=3)
+    one = experiments.smoothing_curves(karate, experiments.masks_by_sampler(
+        karate, ["nodrop", "dropedge"], 4, 0.3, 0.8, 1))
+    assert set(df.columns) >= {"value", "std", "low", "high", "samples"} and (df["samples"] == 3).all()
+    nodrop = df[df["sampler"] == "nodrop"]
+    assert (nodrop["std"] == 0).all()  # nothing random without dropping
+    drop = df[(df["sampler"] == "dropedge") & (df["step"] == 4)]
+    draw1 = one[(one["sampler"] == "dropedge") & (one["step"] == 4)].set_index("measure")["value"]
+    for _, row in drop.iterrows():  # draw seed 1 is one of the three
+        assert row["low"] - 1e-12 <= draw1[row["measure"]] <= row["high"] + 1e-12
+    last = experiments.smoothing_at_last_step(df)
+    assert set(last) == {"nodrop", "dropedge"} and last["nodrop"][1] == 0.0
+    with pytest.raises(ValueError, match="samples must be a positive integer"):
+        experiments.smoothing_spread(karate, ["nodrop"], 2, 0.3, 0.8, samples=0)
