@@ -173,3 +173,76 @@ def test_smoothing_spread_summarises_independent_draws(karate):
     assert set(last) == {"nodrop", "dropedge"} and last["nodrop"][1] == 0.0
     with pytest.raises(ValueError, match="samples must be a positive integer"):
         experiments.smoothing_spread(karate, ["nodrop"], 2, 0.3, 0.8, samples=0)
+
+
+def test_live_training_kernel_two_runs_of_one_sampler_and_legible_diagnostics():
+    from .test_app_training import LIVE_PAGE, _until_idle
+
+    at = _app()
+    at.selectbox(key="dataset").select("csbm").run()
+    at.slider(key="layers").set_value(4).run()
+    at.switch_page(LIVE_PAGE).run()
+    _ok(at)
+    at.radio(key="lt_mode").set_value("custom").run()
+    at.number_input(key="lt_epochs").set_value(6).run()
+    at.number_input(key="lt_diag_every").set_value(3).run()
+    assert not at.selectbox(key="lt_kernel").disabled  # DropEdge++ is weighted
+    at.selectbox(key="lt_kernel").select("rbf").run()
+    at.checkbox(key="lt_directed").check().run()
+    at.button(key="lt_start").click().run()
+    _until_idle(at)
+    at.selectbox(key="lt_kernel").select("linear").run()
+    at.checkbox(key="lt_directed").uncheck().run()
+    at.button(key="lt_start").click().run()
+    _until_idle(at)
+    first, second = at.session_state["live_training"].runs
+    assert (first.config.kernel, first.config.directed) == ("rbf", True)
+    assert (second.config.kernel, second.config.directed) == ("linear", False)
+    charts = _charts(at)
+    colors = {t["line"]["color"] for t in charts["lt_curves"]["data"]}
+    assert len(colors) == 2 and figures.SAMPLER_COLORS["dropedge++"] in colors  # shades of one
+    men = [t for t in charts["lt_men"]["data"] if t["type"] == "scatter"]
+    assert len({(t["line"]["color"], t["line"]["dash"]) for t in men}) == 2
+    # MEN on a linear axis from 0: a few percent of draw-to-draw noise stays small
+    yaxis = charts["lt_men"]["layout"]["yaxis"]
+    assert yaxis.get("type", "linear") == "linear" and yaxis["range"][0] == 0
+    heat = charts["lt_heatmap"]
+    assert heat["layout"]["title"]["text"].startswith("Dirichlet energy per layer")
+    at.radio(key="lt_diag_key").set_value("mad").run()
+    _ok(at)
+    assert _charts(at)["lt_heatmap"]["layout"]["title"]["text"].startswith("MAD (mean average cosine")
+    assert any("Over-smoothing shows as MAD falling" in c.value for c in at.caption)
+
+
+def test_log_axes_label_few_round_ticks():
+    narrow = figures._log_axis([0.31, 0.35, 0.9])
+    assert narrow["type"] == "log" and 2 <= len(narrow["tickvals"]) <= 5
+    assert all(len(t) <= 4 for t in narrow["ticktext"])
+    assert figures._log_axis([1, 50])["dtick"] == "D2" and figures._log_axis([1, 1e4])["dtick"] == 1
+    events = [{"type": "diagnostics", "epoch": e, "layer_distances": [1.0 + e, 2.0, 3.0]}
+              for e in range(3)]
+    fig = figures.layer_distance_curves(events)
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.tickvals is not None
+
+
+def test_run_styles_tell_runs_of_one_sampler_apart():
+    styles = figures.run_styles([("a", "dropedge"), ("b", "dropedge"), ("c", "nodrop"), ("d", "dropedge")])
+    assert styles["a"] == (figures.SAMPLER_COLORS["dropedge"], "solid")
+    assert len({styles[k] for k in "abd"}) == 3 and styles["c"][0] == figures.SAMPLER_COLORS["nodrop"]
+    assert figures.shade("#808080", 1) < "#808080" < figures.shade("#808080", 2)
+
+
+def test_edge_sampler_on_cora_draws_a_small_neighbourhood(cora):
+    from .test_app import EDGE_PAGE
+
+    at = _app()
+    at.selectbox(key="dataset").select("cora").run()
+    at.switch_page(EDGE_PAGE).run()
+    _ok(at)
+    caption = next(c.value for c in at.caption if "hop neighbourhood of node" in c.value)
+    drawn = int(caption.split("(")[1].split(" nodes")[0])
+    assert 20 <= drawn <= 100
+    fig = _charts(at)["edges"]
+    kept = [t for t in fig["data"] if t["name"].startswith("kept")]
+    assert len({t["line"]["color"] for t in kept}) == len(kept) >= 2
+    assert at.select_slider(key="max_nodes").value == 100 and not at.select_slider(key="max_nodes").disabled
