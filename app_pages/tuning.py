@@ -150,8 +150,9 @@ def show_study() -> None:
                            "layers or another backbone first.")
             if u["tiny"]:
                 st.warning(f"**Tiny validation set**: {num_val} nodes, so one node is "
-                           f"{1 / num_val:.1%} of the accuracy; the ranking of the trials is "
-                           "mostly chance. Use a dataset with a bigger validation split.")
+                           f"{1 / num_val:.1%} of the accuracy and one standard error is "
+                           f"{u['se']:.1%}; the ranking of the trials is mostly chance. Use a "
+                           "dataset with a bigger validation split.")
             m = st.columns(6)
             m[0].metric("validation accuracy", f"{best['val_acc']:.1%} ± {u['se']:.1%}",
                         help=f"± one binomial standard error, √(p(1−p)/n) with n = {num_val} "
@@ -170,7 +171,7 @@ def show_study() -> None:
                    if u["top_std"] == u["top_std"] else "")
                 + (f"**{u['ties']} other top trial(s) lie within two standard errors of the best**: "
                    "they are as good, and their keep rates as likely the right ones."
-                   if u["ties"] else "no other trial lies within two standard errors of the best."))
+                   if u["ties"] else "No other trial lies within two standard errors of the best."))
             base = ss.get("tune_base") if mine else None
             if st.button("Train this", type="primary", key="tune_train_this",
                          help="Open Live training with this point (and the study's settings)."):

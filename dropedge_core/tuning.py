@@ -199,8 +199,8 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#: A validation set smaller than this makes one node worth more than a point of accuracy.
-TINY_VALIDATION = 100
+#: A validation set smaller than this makes one node worth 2 points of accuracy or more.
+TINY_VALIDATION = 50
 
 
 def best_uncertainty(val_acc: float, num_val: int, num_classes: int,

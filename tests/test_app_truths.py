@@ -246,3 +246,45 @@ def test_edge_sampler_on_cora_draws_a_small_neighbourhood(cora):
     kept = [t for t in fig["data"] if t["name"].startswith("kept")]
     assert len({t["line"]["color"] for t in kept}) == len(kept) >= 2
     assert at.select_slider(key="max_nodes").value == 100 and not at.select_slider(key="max_nodes").disabled
+
+
+def test_best_uncertainty_says_when_the_best_point_is_noise():
+    from dropedge_core import tuning
+
+    cora = tuning.best_uncertainty(0.254, 500, 7, [0.254, 0.25, 0.2, 0.13])
+    assert cora["se"] == pytest.approx((0.254 * 0.746 / 500) ** 0.5)
+    assert not cora["near_chance"] and not cora["tiny"] and cora["ties"] == 1  # 0.25 within 2 SE
+    karate = tuning.best_uncertainty(0.375, 8, 4, [0.375, 0.25])
+    assert karate["near_chance"] and karate["tiny"] and karate["ties"] == 1
+    trained = tuning.best_uncertainty(0.74, 500, 7, [0.74, 0.70, 0.6])
+    assert not trained["near_chance"] and trained["ties"] == 0 and trained["top_std"] > 0
+    with pytest.raises(tuning.TuningError, match="num_val must be a positive integer"):
+        tuning.best_uncertainty(0.5, 0, 4)
+
+
+def test_tuning_offers_the_kernel_and_sizes_its_defaults(tmp_path, monkeypatch):
+    from .test_app_training import TUNING_PAGE
+
+    monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", str(tmp_path / "tuning.sqlite"))
+    at = _app()
+    at.selectbox(key="dataset").select("csbm").run()
+    at.slider(key="layers").set_value(2).run()
+    at.switch_page(TUNING_PAGE).run()
+    _ok(at)
+    assert at.number_input(key="tune_epochs").value == 100 and at.number_input(key="tune_hidden").value == 64
+    at.selectbox(key="tune_kernel").select("poly").run()
+    at.checkbox(key="tune_directed").check().run()
+    assert at.text_input(key="tune_study").value.endswith("-poly-directed")
+    at.number_input(key="tune_trials").set_value(1).run()
+    at.number_input(key="tune_epochs").set_value(5).run()
+    at.button(key="tune_start").click().run()
+    _ok(at)
+    job = at.session_state["tune_job"]
+    assert (job.base.kernel, job.base.directed) == ("poly", True)
+    assert job.join(60)
+    at.run()
+    _ok(at)
+    assert at.metric[0].value.count("±") == 1
+    assert not any("Tiny validation set" in w.value for w in at.warning)  # csbm: 90 nodes
+    assert any("one standard error of the best trial's validation accuracy on 90 nodes" in c.value
+               for c in at.caption)
