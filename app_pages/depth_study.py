@@ -146,8 +146,8 @@ def _recipe_line(backbone: str, fields: dict, recipe: str) -> str:
         c = TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone, num_layers=L, **fields)
         parts.append(f"L = {L}: {recipes.describe(c.to_dict())}, keep rates {c.p_min:.2f} → {c.p_max:.2f}")
     head = (f"the paper preset (tuned for L = "
-            f"{presets.paper_preset(sel.dataset, sel.split, backbone)['num_layers']})"
-            if recipe == "paper" else {"depth": "the depth recipe", "quick": "the quick recipe"}[recipe])
+            f"{presets.paper_preset(sel.dataset, sel.split, backbone)['num_layers']})" if recipe == "paper"
+            else f"the {recipe} recipe")
     return f"**{_backbone_label(backbone)}**: {head} — " + "; ".join(parts)
 
 

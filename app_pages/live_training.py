@@ -115,7 +115,11 @@ elif recipe == "paper":
                    + ". Its layers and keep rates replace the sidebar's.")
         setting.update({k: preset[k] for k in ("num_layers", "p_min", "p_max") if k in preset})
 fixed = recipe is not None
-if fixed:  # the widgets show the recipe's values at this depth (and cannot be edited)
+signature = (recipe, setting["num_layers"], backbone, sel.dataset, sel.split)
+if fixed and ss.get("lt_recipe_for") != signature:
+    # the widgets take the recipe's values at this depth once (the hyperparameters are then
+    # locked; epochs and patience stay editable: a shorter demo run is still the recipe's)
+    ss["lt_recipe_for"] = signature
     filled = recipes.recipe_fields(recipe, sel.dataset if sel.dataset != ui.UPLOAD else "karate",
                                    sel.split if sel.dataset != ui.UPLOAD else None, backbone,
                                    setting["num_layers"])
@@ -124,6 +128,8 @@ if fixed:  # the widgets show the recipe's values at this depth (and cannot be e
             low, high = BOUNDS.get(key, (None, None))
             value = filled[name]
             ss[key] = value if low is None else type(DEFAULTS[key])(min(max(value, low), high))
+elif not fixed:
+    ss.pop("lt_recipe_for", None)
 c3.caption(f"Sampler **{figures.sampler_label(setting['sampler'])}**, L = {setting['num_layers']}, "
            f"keep rates {setting['p_min']:.2f} → {setting['p_max']:.2f}, seed {setting['seed']}"
            + (" (tuned point)" if override else " (sidebar)") + ". Training on "
@@ -144,8 +150,8 @@ alpha = row[5].slider("α (APPNP*)", *BOUNDS["lt_alpha"], step=0.05, key="lt_alp
 row = st.columns(6)
 loop = row[0].checkbox("Self-feature (Loop)", key="lt_loop", disabled=fixed)
 bn = row[1].checkbox("Batch norm", key="lt_bn", disabled=fixed)
-epochs = row[2].number_input("Epochs", *BOUNDS["lt_epochs"], key="lt_epochs", disabled=fixed)
-patience = row[3].number_input("Patience", *BOUNDS["lt_patience"], key="lt_patience", disabled=fixed,
+epochs = row[2].number_input("Epochs", *BOUNDS["lt_epochs"], key="lt_epochs")
+patience = row[3].number_input("Patience", *BOUNDS["lt_patience"], key="lt_patience",
                                help="Early stop after this many epochs without a better "
                                     "validation accuracy or loss (0: never).")
 diag_every = row[4].number_input("Diagnostics every", *BOUNDS["lt_diag_every"], key="lt_diag_every",

@@ -33,12 +33,14 @@ def _fill(store: ResultStore, configs, graph) -> None:
     assert job.join(120) and not job.failures and job.error is None
 
 
-def _page(depths=(2, 4), seeds=2, epochs=EPOCHS, dataset=None):
+def _page(depths=(2, 4), seeds=2, epochs=EPOCHS, dataset=None, mode="quick"):
     at = _app()
     if dataset:
         at.selectbox(key="dataset").select(dataset).run()
     at.switch_page(PAGE).run()
     _ok(at)
+    assert at.radio(key="ds_mode").value == "depth recipe"  # the default
+    at.radio(key="ds_mode").set_value(mode).run()
     at.multiselect(key="ds_depths").set_value(list(depths)).run()
     at.number_input(key="ds_seeds").set_value(seeds).run()
     at.number_input(key="ds_epochs").set_value(epochs).run()
@@ -56,7 +58,7 @@ def _table(at):
 
 def test_cached_runs_show_at_once_store_and_bundled(store, tmp_path, karate):
     configs = results.depth_configs("karate", None, ["gcn"], [2, 4], results.STUDY_SAMPLERS, seeds=2,
-                                    epochs=EPOCHS)
+                                    epochs=EPOCHS, mode="quick")
     stored, bundled = configs[:9], configs[9:]  # seed 0 and half of seed 1 / the rest
     _fill(store, stored, karate)
     other = ResultStore(tmp_path / "other.sqlite")
@@ -65,13 +67,14 @@ def test_cached_runs_show_at_once_store_and_bundled(store, tmp_path, karate):
 
     at = _page()
     assert at.title[0].value == "Depth study"
-    assert any("**GCN**: the depth recipe — L = 2: hidden 128" in c.value for c in at.caption)
-    # karate has no paper preset: the depth recipe (the same runs), said so
+    assert any("**GCN**: the quick recipe — L = 2: hidden 128" in c.value for c in at.caption)
+    assert at.button(key="ds_run").label == "Run missing (0)" and at.button(key="ds_run").disabled
+    # karate has no paper preset: the depth recipe (other runs), said so
     at.radio(key="ds_mode").set_value("paper preset").run()
     _ok(at)
-    assert any("**GCN**: the depth recipe — L = 2: hidden 128" in c.value
-               and "no preset here for karate" in c.value for c in at.caption)
-    assert at.button(key="ds_run").label == "Run missing (0)" and at.button(key="ds_run").disabled
+    assert any("**GCN**: the depth recipe — L = 2: hidden 128" in c.value and "no preset here for karate"
+               in c.value for c in at.caption)
+    assert at.button(key="ds_run").label == "Run missing (12)"
     # quick + batch norm: other runs (batch norm is part of the run key), none of them cached
     at.radio(key="ds_mode").set_value("quick + batch norm").run()
     _ok(at)
@@ -79,7 +82,7 @@ def test_cached_runs_show_at_once_store_and_bundled(store, tmp_path, karate):
                for c in at.caption)
     assert at.button(key="ds_run").label == "Run missing (12)"
     assert "--batch-norm" in at.code[0].value
-    at.radio(key="ds_mode").set_value("paper preset").run()
+    at.radio(key="ds_mode").set_value("quick").run()
     assert any("**9 from the results store**, **3 bundled with the app**, **0 missing**" in c.value
                for c in at.caption)
     fig = _charts(at)["ds_figure"]
@@ -113,7 +116,7 @@ def test_run_missing_trains_into_the_store(store):
     at = _page(seeds=1)
     assert at.info and "Nothing measured" in at.info[0].value and not _charts(at)
     configs = results.depth_configs("karate", None, ["gcn"], [2, 4], results.STUDY_SAMPLERS, seeds=1,
-                                    epochs=EPOCHS)
+                                    epochs=EPOCHS, mode="quick")
     assert not any(store.has(c) for c in configs)
     at.button(key="ds_run").click().run()
     _ok(at)

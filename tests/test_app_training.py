@@ -16,12 +16,12 @@ LIVE_PAGE = "app_pages/live_training.py"
 TUNING_PAGE = "app_pages/tuning.py"
 
 
-def _live(layers: int = 4, epochs: int = 15) -> AppTest:
+def _live(layers: int = 4, epochs: int = 15, mode: str = "custom") -> AppTest:
     at = _app()
     at.slider(key="layers").set_value(layers).run()
     at.switch_page(LIVE_PAGE).run()
     _ok(at)
-    at.radio(key="lt_mode").set_value("custom").run()  # the recipes fix the epochs
+    at.radio(key="lt_mode").set_value(mode).run()
     at.number_input(key="lt_epochs").set_value(epochs).run()
     _ok(at)
     return at
@@ -131,12 +131,32 @@ def test_bad_settings_are_a_message_and_sessions_are_separate():
     assert len(at.session_state["live_training"].runs) == 1
 
 
+def test_depth_recipe_is_the_default_and_follows_the_depth():
+    at = _app()
+    at.slider(key="layers").set_value(16).run()
+    at.switch_page(LIVE_PAGE).run()
+    _ok(at)
+    assert at.radio(key="lt_mode").value == "depth recipe"
+    assert at.number_input(key="lt_lr").value == pytest.approx(1e-3) and at.number_input(key="lt_lr").disabled
+    assert at.checkbox(key="lt_loop").value and at.slider(key="lt_dropout").value == 0.0
+    assert at.number_input(key="lt_epochs").value == 300 and not at.number_input(key="lt_epochs").disabled
+    at.number_input(key="lt_epochs").set_value(3).run()  # a shorter demo run keeps the recipe
+    at.slider(key="layers").set_value(2).run()
+    _ok(at)
+    assert at.number_input(key="lt_lr").value == pytest.approx(0.01) and not at.checkbox(key="lt_loop").value
+    at.number_input(key="lt_epochs").set_value(3).run()
+    at.button(key="lt_start").click().run()
+    _until_idle(at)
+    run = at.session_state["live_training"].runs[0]
+    assert run.config.recipe == "depth" and run.config.settings == "depth+epochs=3"
+
+
 def test_paper_preset(cora):
     at = _live()
     at.radio(key="lt_mode").set_value("paper preset").run()
     _ok(at)
-    assert any("No paper preset" in i.value for i in at.info)  # karate: none
-    assert at.number_input(key="lt_hidden").disabled  # the depth recipe's values instead
+    assert any("No paper preset" in i.value and "depth recipe" in i.value for i in at.info)  # karate: none
+    assert at.number_input(key="lt_hidden").disabled
     at.selectbox(key="dataset").select("cora").run()
     at.selectbox(key="lt_backbone").select("resgcn").run()
     _ok(at)

@@ -139,7 +139,7 @@ def test_a_pickle_is_refused_and_never_unpickled(capsys, tmp_path):
     (["train", "--edges", "{edges}", "--store", "{tmp}/s.sqlite"], "--store keeps runs under their "
                                                                     "dataset's name"),
     (["train", "--edges", "{edges}", "--split", "semi"], "unknown split 'semi' for upload; valid: per-class"),
-    (["train", "--edges", "{edges}", "--preset", "paper"], "--preset paper has no values for your own graph"),
+    (["train", "--edges", "{edges}", "--preset", "paper"], "--recipe paper has no values for your own graph"),
 ])
 def test_upload_flag_errors(capsys, tmp_path, files, argv, fragment):
     argv = [a.format(edges=files["edges"], tmp=tmp_path) for a in argv]
