@@ -354,17 +354,25 @@ def _label_modes(label: str) -> tuple[list[str], set[int]]:
     return {"depth": ["depth recipe"], "quick": ["quick"], "paper": ["paper preset"]}.get(head, []), epochs
 
 
-def _study_key(row, mode: str, p_min: float, p_max: float, epochs: int | None, kernel: str,
-               directed: bool) -> str | None:
-    """The run key a depth study with these settings gives the run of ``row`` (its
-    dataset, split, backbone, depth, sampler and seed), or ``None`` where such a config
-    is not valid."""
+def _study_key(row, setting: tuple) -> str | None:
+    """The run key a depth study with ``setting`` = ``(mode, p_min, p_max, epochs, kernel,
+    directed)`` gives the run of ``row`` (its dataset, split, backbone, depth, sampler and
+    seed), or ``None`` where such a config is not valid. A paper preset's keep rates are
+    its own (``p_min``/``p_max`` ``None``)."""
+    mode, p_min, p_max, epochs, kernel, directed = setting
     try:
         return run_key(depth_configs(row.dataset, row.split, [row.backbone], [int(row.layers)],
-                                     [row.sampler], [int(row.seed)], epochs, mode, p_min, p_max,
+                                     [row.sampler], [int(row.seed)], epochs, mode,
+                                     0.3 if p_min is None else p_min, 0.8 if p_max is None else p_max,
                                      kernel, directed)[0])
     except (ValueError, KeyError):
         return None
+
+
+def _find_setting(row, candidates) -> tuple | None:
+    """The first of ``candidates`` (settings tuples, see :func:`_study_key`) that gives
+    ``row`` its key."""
+    return next((c for c in candidates if _study_key(row, c) == row.key), None)
 
 
 def cached_settings(cached: pd.DataFrame, dataset: str, split: str, kernel: str = "linear",
@@ -401,6 +409,9 @@ def cached_settings(cached: pd.DataFrame, dataset: str, split: str, kernel: str 
     found: dict[tuple, set[str]] = {}
     for (_, label), group in here.groupby(["backbone", "settings"], sort=False):
         modes, label_epochs = _label_modes(label)
+        candidates = [(mode, a, b, epochs, kern, dire) for mode in modes
+                      for epochs in [None, *sorted(label_epochs)] for kern, dire in samplings
+                      for a, b in ([(None, None)] if mode == "paper preset" else pairs)]
         rows = list(group.itertuples(index=False))
         left = {r.key for r in rows}
         settings_found, misses = 0, 0
@@ -409,30 +420,13 @@ def cached_settings(cached: pd.DataFrame, dataset: str, split: str, kernel: str 
                 continue
             if settings_found >= _MAX_SETTINGS or misses >= _MAX_UNMATCHED:
                 break
-            hit = None
-            for mode in modes:
-                for epochs in [None, *sorted(label_epochs)]:
-                    for kern, dire in samplings:
-                        for a, b in ([(None, None)] if mode == "paper preset" else pairs):
-                            if _study_key(row, mode, a if a is not None else 0.3,
-                                          b if b is not None else 0.8, epochs, kern, dire) == row.key:
-                                hit = (mode, a, b, epochs, kern, dire)
-                                break
-                        if hit:
-                            break
-                    if hit:
-                        break
-                if hit:
-                    break
+            hit = _find_setting(row, candidates)
             if hit is None:
                 misses += 1
                 left.discard(row.key)
                 continue
             settings_found += 1
-            mode, a, b, epochs, kern, dire = hit
-            explained = {r.key for r in rows if r.key in left and _study_key(
-                r, mode, a if a is not None else 0.3, b if b is not None else 0.8, epochs, kern,
-                dire) == r.key}
+            explained = {r.key for r in rows if r.key in left and _study_key(r, hit) == r.key}
             found.setdefault(hit, set()).update(explained)
             left -= explained
     out = []
