@@ -44,13 +44,23 @@ def home() -> None:
     df = _smoothing(graph, ui.graph_key(sel), tuple(shown), sel.layers, sel.p_min, sel.p_max,
                     sel.seed)
     st.plotly_chart(figures.over_smoothing_demo(df), key="home_smoothing")
+    last = experiments.smoothing_at_last_step(df)
+    at_top = ", ".join(f"{figures.sampler_label(n)} {m:.3f} ± {s:.3f}" for n, (m, s) in last.items())
     st.caption(
-        f"Propagating the features X through L = {sel.layers} layers of the normalised "
-        "adjacency Â = D̃^-1/2 (A+I) D̃^-1/2, each layer with the edges its sampler kept "
-        f"(keep rates {sel.p_min:.2f} → {sel.p_max:.2f}, seed {sel.seed}). Without dropping "
-        "(grey) both curves fall fastest: the nodes' vectors approach the over-smoothing "
-        "subspace (left) and become equal across edges (right). Sampled layers slow the "
-        "fall. Change the layers, the keep rates or the sampler in the sidebar.")
+        f"**What it shows**: the features X propagated through L = {sel.layers} layers of the "
+        "normalised adjacency Â = D̃^-1/2 (A+I) D̃^-1/2, each layer with the edges its sampler "
+        f"kept (keep rates {sel.p_min:.2f} → {sel.p_max:.2f}) — a linear GCN with no weights and "
+        f"no training. Lines: the mean over {SAMPLE_DRAWS} draws of the masks (sample seeds "
+        f"{sel.seed} … {sel.seed + SAMPLE_DRAWS - 1}); bands: their range. Without dropping "
+        "(grey) both curves fall fastest: the nodes' vectors approach the over-smoothing subspace "
+        "(left) and become equal across edges (right); dropping edges slows the fall. "
+        f"At the last layer, distance to the subspace: {at_top}.  \n"
+        "**What it does not show**: which sampler trains a deep GCN better. DropEdge keeps the same "
+        "(p_min + p_max)/2 of the edges at every layer, DropEdge++ keeps fewest at the bottom and "
+        "most at the top, so on this curve DropEdge can keep as much signal as DropEdge++ or more. "
+        "DropEdge++'s claim is about the Mean-Edge-Number (MEN: fewer message paths through "
+        "the stack, *MEN explorer*) and about what that does to training (*Depth study*), not "
+        "about this curve alone.")
     st.markdown("**Pages** — *Edge sampler*: what each sampler keeps, layer by layer. "
                 "*MEN explorer*: the Mean-Edge-Number of every sampler against depth, "
                 "beside the paper's table. *Live training*: train a backbone and watch its "
@@ -60,11 +70,14 @@ def home() -> None:
                 "best point.")
 
 
+#: Home: draws of the masks the figure averages (one draw can land either side of another).
+SAMPLE_DRAWS = 5
+
+
 @st.cache_data(show_spinner="Propagating…", max_entries=64)
 def _smoothing(_graph, graph_key: tuple, names: tuple[str, ...], layers: int, p_min: float,
                p_max: float, seed: int):
-    masks = experiments.masks_by_sampler(_graph, names, layers, p_min, p_max, seed)
-    return experiments.smoothing_curves(_graph, masks, seed=seed)
+    return experiments.smoothing_spread(_graph, names, layers, p_min, p_max, seed, SAMPLE_DRAWS)
 
 
 PAGES = [

@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import figures, jobs, presets, recipes, reference, results, samplers
+from dropedge_core import datasets, figures, jobs, presets, recipes, reference, results, samplers
 from dropedge_core.models import BACKBONES
 from dropedge_core.store import ResultStore, StoreError
 from dropedge_core.training import TrainConfig
@@ -43,6 +43,23 @@ def _paper():
     return reference.paper_accuracy_by_depth()
 
 
+@st.cache_data(max_entries=16)
+def _cached_settings(cached, dataset: str, split: str, kernel: str, directed: bool,
+                     prefer: tuple[float, float]) -> list[dict]:
+    return results.cached_settings(cached, dataset, split, kernel, directed, prefer)
+
+
+def _use_settings(found: dict) -> None:
+    """"Use the bundled settings": the page's (and the sidebar's) settings become those
+    of the runs shown, so that they are the requested ones."""
+    ss["ds_mode"] = found["mode"]
+    if found["p_min"] is not None:
+        ss["p_range"] = (found["p_min"], found["p_max"])
+    ss["ds_epochs"] = found["epochs"] or 0
+    ss["ds_kernel"], ss["ds_directed"] = found["kernel"], found["directed"]
+    ss["ds_seeds"] = max(int(ss.get("ds_seeds", 3)), len(found["seeds"]))
+
+
 def _job_state(job) -> tuple | None:
     """What the page was last drawn with: the fragment reruns the page when it changes."""
     return None if job is None else (id(job), job.over, job.done)
@@ -52,7 +69,16 @@ job: jobs.SweepJob | None = ss.get("ds_job")
 running = job is not None and not job.done
 
 sel = ui.selection()
-graph = ui.page_header("Depth study", sel)
+offline = sel.dataset != ui.UPLOAD and datasets.availability(sel.dataset) == "download"
+if offline:  # the bundled runs and the paper's numbers need no graph: the page goes on
+    st.title("Depth study")
+    graph = None
+    st.info(f"**{sel.dataset}** is not on this machine (no DROPEDGE_DATA, not cached): the runs "
+            "bundled with the app and the paper's numbers are shown, but “Run missing” needs the "
+            "data. PyG downloads it when the machine is online; offline, set DROPEDGE_DATA to a "
+            "directory in PyG's raw layout (see the README) and restart the app.")
+else:
+    graph = ui.page_header("Depth study", sel)
 if sel.dataset == ui.UPLOAD:
     st.info("The Depth study is not available for an uploaded graph: it keeps its runs in the "
             "results store under the dataset's name, which your graph does not have. Compare "
@@ -81,7 +107,7 @@ depths = c[1].multiselect("Depths L", results.DEPTHS, default=list(results.DEPTH
 names = c[2].multiselect("Samplers", samplers.NAMES, default=list(results.STUDY_SAMPLERS),
                          key="ds_samplers", format_func=figures.sampler_label,
                          help="The paper compares NoDrop, DropEdge and DropEdge++ by depth.")
-c = st.columns([0.7, 0.7, 1.3, 3.6])
+c = st.columns([0.7, 0.7, 1.3, 1.0, 3.0])
 seeds = int(c[0].number_input("Seeds", 1, 20, 3, key="ds_seeds",
                               help="Seeds 0 … n−1 per cell: the mean ± std is over them."))
 epochs = int(c[1].number_input("Epochs", 0, 5000, 0, key="ds_epochs",
@@ -97,6 +123,13 @@ mode = c[2].radio("Settings", results.MODES, key="ds_mode", horizontal=True,
                        "layer. paper preset: the paper's best hyperparameters for the dataset, split "
                        "and backbone (their keep rates too), used at every depth — tuned for one "
                        "depth, they may not train at others.")
+kernel = c[3].selectbox("Kernel", samplers.KERNELS, key="ds_kernel",
+                        help="The FD kernel of the weighted samplers (FD, DropEdge++): linear "
+                             "x_u·x_v, poly (x_u·x_v)², rbf exp(-6‖x_u−x_v‖²), reverse 1 − x_u·x_v. "
+                             "Part of every run's key: other than linear, every run is a new one.")
+directed = c[3].checkbox("Directed", key="ds_directed",
+                         help="Sample the two directions of each edge separately (the authors' "
+                              "code); off: an edge is kept or dropped in both directions.")
 if not backbones or not depths or not names:
     st.info("Pick at least one backbone, one depth and one sampler.")
     st.stop()
@@ -122,7 +155,7 @@ lines = [_recipe_line(b, fields, recipe) for b, (fields, recipe) in settings.ite
 if mode == "paper preset" and any(recipe != "paper" for _, recipe in settings.values()):
     lines.append(f"(the paper has no preset here for {sel.dataset}/{sel.split}: the depth recipe, "
                  "keep rates from the sidebar)")
-c[3].caption("  \n".join(lines) + ("" if epochs is None else f"  \n{epochs} epochs per run.")
+c[4].caption("  \n".join(lines) + ("" if epochs is None else f"  \n{epochs} epochs per run.")
              + f"  \nTraining on {jobs.device_label()}. The sidebar's sampler and layers are not used here.")
 
 # --- what is requested, what is cached ------------------------------------------------
@@ -140,7 +173,8 @@ except results.ResultsError as exc:
     bundled_df = results.empty_runs()
 cached = results.cached_runs(store_df, bundled_df)
 configs = results.depth_configs(sel.dataset, sel.split, backbones, depths, names, seeds, epochs,
-                                mode=mode, p_min=sel.p_min, p_max=sel.p_max)
+                                mode=mode, p_min=sel.p_min, p_max=sel.p_max, kernel=kernel,
+                                directed=directed)
 runs = results.requested_runs(configs, cached)
 counts = runs["source"].value_counts()
 missing = [cfg for cfg, source in zip(configs, runs["source"]) if source == "missing"]
@@ -149,9 +183,10 @@ table = results.depth_table(runs, paper_here)
 
 b = st.columns([1.6, 0.8, 5])
 start = b[0].button(f"Run missing ({len(missing)})", type="primary", key="ds_run",
-                    disabled=running or not missing or store is None,
+                    disabled=running or not missing or store is None or graph is None,
                     help="Train the missing runs one after another in the background, each "
-                         "stored as soon as it finishes (never redone).")
+                         "stored as soon as it finishes (never redone)."
+                         + (f" Needs {sel.dataset} on this machine." if graph is None else ""))
 if b[1].button("Stop", key="ds_stop", disabled=not running,
                help="Stop the running sweep; the run in progress is not stored."):
     job.stop()
@@ -192,24 +227,68 @@ show_job()
 # --- the figure and the table ---------------------------------------------------------
 measured = runs[(runs["source"] != "missing") & runs["test_acc"].notna()]
 has_paper_data = _paper()["dataset_key"].eq(sel.dataset).any()
+fallback, note = None, None
+if measured.empty:  # never an empty chart while runs of this dataset/split exist
+    fallback = results.nearest_settings(
+        _cached_settings(cached, sel.dataset, sel.split, kernel, directed, (sel.p_min, sel.p_max)),
+        backbones, mode, sel.p_min, sel.p_max, epochs, kernel, directed)
+if fallback is not None:
+    alt = cached[cached["key"].isin(set(fallback["keys"]))]
+    narrowed = alt[alt["backbone"].isin(backbones) & alt["sampler"].isin(names)
+                   & alt["layers"].isin(depths)]
+    measured = narrowed if len(narrowed) else alt
+    shown_backbones = backbones if len(narrowed) else fallback["backbones"]
+    if not len(narrowed):
+        paper_here = results.paper_rows(_paper(), sel.dataset, sel.split, shown_backbones, names,
+                                        sorted(set(depths) | set(fallback["layers"])))
+    table = results.depth_table(measured, paper_here)
+    where = " and ".join(f"{n} {'bundled with the app' if k == 'bundled' else 'from the results store'}"
+                         for k, n in fallback["sources"].items())
+    note = f"nearest cached settings: {results.describe_settings(fallback)}"
+    w1, w2 = st.columns([5, 1.3])
+    w1.warning(f"**No runs for these settings yet** ({len(missing)} missing). **Shown instead: the "
+               f"nearest settings with runs — {results.describe_settings(fallback)}** "
+               f"({fallback['runs']} runs: {where}"
+               + ("" if len(narrowed) else "; other backbones, samplers or depths than those picked")
+               + "). Their settings differ from the ones above; “Use the bundled settings” picks them.")
+    w2.button("Use the bundled settings", key="ds_use_bundled", type="primary",
+              on_click=_use_settings, args=(fallback,),
+              help="Set the settings mode, the sidebar's keep rates, the epochs, the kernel and "
+                   "the direction to those of the runs shown.")
+else:
+    shown_backbones = backbones
 if measured.empty and paper_here.empty:
     st.info(f"Nothing measured for these settings yet, and the paper reports accuracy by depth "
             f"for {', '.join(sorted(_paper()['dataset'].unique()))} only. “Run missing” trains "
             f"the {len(missing)} runs; the figure fills in as they finish.")
 else:
     st.plotly_chart(figures.accuracy_vs_depth(measured, paper_here, sel.dataset, sel.split,
-                                              backbones=backbones), key="ds_figure")
+                                              backbones=shown_backbones, note=note), key="ds_figure")
     partial = int((table["status"] != "measured").sum())
     st.caption(
         ("**Solid lines**: measured here — mean over the seeds with a run, error bars ± one "
-         "standard deviation (hover a point for the count). " if len(measured) else
+         "standard deviation (hover a point for the count); the samplers are set a little "
+         "apart at each depth so that their points do not hide each other. " if len(measured) else
          "Nothing measured for these settings yet: “Run missing” trains the runs. ")
+        + (f"**Measured with other settings than those asked for** ({note}). " if note else "")
         + ("**Dashed lines, open circles**: the paper's numbers (its accuracy-by-depth table, "
            f"{sel.split} split) — compare the trend more than single points. " if len(paper_here) else
            (f"The paper has no numbers for the {sel.split} split of {sel.dataset}. "
             if has_paper_data else f"The paper reports no numbers for {sel.dataset}. "))
         + (f"**{partial} cell(s) not (fully) measured**: no point, or fewer seeds — see the table."
-           if partial else "Every requested cell is measured."))
+           if partial else "Every requested cell is measured." if note is None else ""))
+    gaps = results.paper_gaps(table)
+    if len(gaps):
+        worst = gaps.iloc[0]
+        st.warning(
+            f"**Measured and paper differ by more than {results.PAPER_GAP * 100:.0f} points** in "
+            f"{len(gaps)} of {int(table['paper_test_acc'].notna().sum())} cells with a paper number "
+            f"(largest: {_backbone_label(worst['backbone'])} · {figures.sampler_label(worst['sampler'])} "
+            f"· L = {worst['layers']}: measured {worst['test_acc_mean']:.1%}, paper "
+            f"{worst['paper_test_acc']:.1%}). What we found about each gap is in "
+            "`docs/REPRODUCTION.md` (below).")
+        with st.expander("Why measured and paper differ (docs/REPRODUCTION.md)"):
+            st.markdown(results.reproduction_notes())
 
 st.subheader("Accuracy per cell")
 num = st.column_config.NumberColumn
@@ -263,7 +342,8 @@ with st.expander("Runs, one row per seed"):
 with st.expander("The same runs from the command line"):
     st.code("\n".join(results.sweep_commands(sel.dataset, sel.split, backbones, depths, names, seeds,
                                              epochs, mode=mode, p_min=sel.p_min, p_max=sel.p_max,
-                                             store=results.store_path())),
+                                             store=results.store_path(), kernel=kernel,
+                                             directed=directed)),
             language="bash",
             wrap_lines=True)
     st.caption("A sweep stores each run under the same key as this page, so its runs show here "

@@ -9,12 +9,15 @@ from dropedge_core.layout import WHOLE_GRAPH_MAX_NODES
 
 # a weighted sampler is shown beside its uniform twin (and vice versa)
 TWIN = {"dropedge++": "lid", "lid": "dropedge++", "fd": "dropedge", "dropedge": "fd"}
+# a big graph is drawn as a neighbourhood of at most this many nodes by default: on Cora the
+# old 300 made a 288-node hairball whose edge colours could not be told apart
+DEFAULT_MAX_NODES = 100
 
 sel = ui.selection()
 graph = ui.page_header("Edge sampler", sel)
 sampler = samplers.make(sel.sampler, p_min=sel.p_min, p_max=sel.p_max)
 
-c1, c2, c3, c4 = st.columns([1.2, 1.2, 1, 1])
+c1, c2, c5, c3, c4 = st.columns([1.1, 1.1, 1.1, 0.9, 0.9])
 weighted = sampler.weighting == "kernel"
 kernel = c1.selectbox("Kernel (FD / DropEdge++)", samplers.KERNELS, key="kernel",
                       disabled=not weighted,
@@ -23,7 +26,9 @@ kernel = c1.selectbox("Kernel (FD / DropEdge++)", samplers.KERNELS, key="kernel"
 big = graph.num_nodes > WHOLE_GRAPH_MAX_NODES
 hops = c2.slider("Neighbourhood hops", 1, 3, 2, key="hops", disabled=not big,
                  help="Big graphs are drawn as the k-hop neighbourhood of one node.")
-max_nodes = 300
+max_nodes = int(c5.select_slider("Nodes at most", [50, 100, 150, 200, 300], DEFAULT_MAX_NODES,
+                                  key="max_nodes", disabled=not big,
+                                  help="The drawn neighbourhood's cap: fewer nodes, a clearer drawing."))
 if big:
     center_default = ui.cached_default_center(graph, ui.graph_key(sel), hops, max_nodes)
     center = c3.number_input("Centre node", 0, graph.num_nodes - 1, center_default,
@@ -45,13 +50,15 @@ masks = experiments.sample_masks(graph, sel.sampler, sel.layers, sel.p_min, sel.
 weights = samplers.make(sel.sampler, p_min=sel.p_min, p_max=sel.p_max,
                         kernel=kernel).weights(graph)
 
-animate = st.toggle("Animate over the layers (Plotly frames, play button)", key="animate")
+s1, s2 = st.columns([3, 1.2], vertical_alignment="bottom")
+animate = s2.toggle("Animate over the layers", key="animate",
+                    help="Plotly frames with a play button and a layer slider.")
 if animate:
     fig = figures.layer_edges_animation(graph, masks, lay, weights=weights, sampler=sel.sampler)
 else:
     if st.session_state.get("edge_layer", 0) > sel.layers - 1:  # fewer layers picked
         st.session_state["edge_layer"] = sel.layers - 1
-    layer = st.slider("Layer (0 = input)", 0, max(sel.layers - 1, 1), key="edge_layer",
+    layer = s1.slider("Layer (0 = input)", 0, max(sel.layers - 1, 1), key="edge_layer",
                       disabled=sel.layers == 1)
     fig = figures.layer_edges(graph, masks, lay, layer, weights=weights, sampler=sel.sampler)
 st.plotly_chart(fig, key="edges")

@@ -10,23 +10,30 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import figures, jobs, normalization, presets, recipes
+from dropedge_core import figures, jobs, normalization, presets, recipes, samplers
 from dropedge_core.models import BACKBONES
 from dropedge_core.training import ConfigError, TrainConfig
 
 POLL_S = 0.7
-DIAGNOSTICS = {"dirichlet": "Dirichlet energy", "mad": "MAD (mean average cosine distance)",
-               "subspace_distance": "distance to the over-smoothing subspace M"}
+DIAGNOSTICS = {k: figures.diagnostic_label(k) for k in ("dirichlet", "mad", "subspace_distance")}
+# what over-smoothing looks like in each diagnostic's heatmap
+SMOOTHING_SIGN = {"dirichlet": "the energy falling towards the top layers (neighbours become equal)",
+                  "mad": "MAD falling towards 0 in the top layers (every node's vector points the "
+                         "same way)",
+                  "subspace_distance": "the distance falling towards the top layers (the vectors "
+                                       "approach the over-smoothing subspace M)"}
 # train_request keys -> this page's widgets (the rest override the sidebar, see below)
 FORM_KEYS = {"backbone": "lt_backbone", "hidden": "lt_hidden", "dropout": "lt_dropout",
              "lr": "lt_lr", "weight_decay": "lt_wd", "epochs": "lt_epochs",
              "normalization": "lt_norm", "self_loop": "lt_loop", "batch_norm": "lt_bn",
-             "alpha": "lt_alpha", "patience": "lt_patience", "diag_every": "lt_diag_every"}
+             "alpha": "lt_alpha", "patience": "lt_patience", "diag_every": "lt_diag_every",
+             "kernel": "lt_kernel", "directed": "lt_directed"}
 OVERRIDE_KEYS = ("sampler", "num_layers", "p_min", "p_max", "seed")
 MODES = ["depth recipe", "quick", "paper preset", "custom"]
 DEFAULTS = {"lt_backbone": "gcn", "lt_mode": "depth recipe", "lt_hidden": 64, "lt_dropout": 0.5,
             "lt_lr": 0.01, "lt_wd": 5e-4, "lt_norm": "AN", "lt_alpha": 0.1, "lt_loop": False,
-            "lt_bn": False, "lt_epochs": 100, "lt_patience": 100, "lt_diag_every": 5}
+            "lt_bn": False, "lt_epochs": 100, "lt_patience": 100, "lt_diag_every": 5,
+            "lt_kernel": "linear", "lt_directed": False}
 BOUNDS = {"lt_hidden": (1, 1024), "lt_dropout": (0.0, 0.95), "lt_lr": (0.0, 1.0),
           "lt_wd": (0.0, 1.0), "lt_alpha": (0.0, 1.0), "lt_epochs": (1, 5000),
           "lt_patience": (0, 5000), "lt_diag_every": (0, 1000)}
@@ -150,11 +157,19 @@ patience = row[3].number_input("Patience", *BOUNDS["lt_patience"], key="lt_patie
 diag_every = row[4].number_input("Diagnostics every", *BOUNDS["lt_diag_every"], key="lt_diag_every",
                                  help="Epochs between diagnostics (layer distances, Dirichlet "
                                       "energy, MEN); 0: none. On Cora one costs ~10 epochs.")
+weighted = samplers.NAMED[setting["sampler"]][1] == "kernel"
+kernel = row[5].selectbox("Kernel", samplers.KERNELS, key="lt_kernel", disabled=not weighted,
+                          help="The FD kernel of the weighted samplers (FD, DropEdge++): linear "
+                               "x_u·x_v, poly (x_u·x_v)², rbf exp(-6‖x_u−x_v‖²), reverse 1 − x_u·x_v.")
+directed = row[5].checkbox("Directed", key="lt_directed", disabled=setting["sampler"] == "nodrop",
+                           help="Sample the two directions of each edge separately (the authors' "
+                                "code); off: an edge is kept or dropped in both directions.")
 
 values = dict(dataset=sel.dataset, split=sel.split, backbone=backbone, hidden=hidden,
               dropout=dropout, lr=lr, weight_decay=wd, normalization=norm, self_loop=loop,
               batch_norm=bn, alpha=alpha, epochs=epochs, patience=patience,
-              diag_every=diag_every) | setting | (preset or {})
+              diag_every=diag_every, kernel=kernel if weighted else "linear",
+              directed=bool(directed) and setting["sampler"] != "nodrop") | setting | (preset or {})
 values["recipe"] = recipe or "depth"  # custom: every setting given, recorded against the depth recipe
 
 b = st.columns([1, 1.6, 1, 1, 3])
@@ -225,8 +240,8 @@ def show_runs() -> None:
             st.plotly_chart(figures.diagnostics_heatmap(focus.diagnostics, key=key),
                             key="lt_heatmap")
             st.caption(f"{DIAGNOSTICS[key]} of each hidden layer's output over training "
-                       f"({focus.label}), log colour scale. Over-smoothing shows as energy "
-                       "falling towards the top layers.")
+                       f"({focus.label}), log colour scale. Over-smoothing shows as "
+                       f"{SMOOTHING_SIGN[key]}.")
         with right:
             if any(d["layer_distances"] for d in focus.diagnostics):
                 dist = (figures.layer_distance_curves(focus.diagnostics) if len(with_diag) == 1
@@ -242,8 +257,10 @@ def show_runs() -> None:
                         "(L ≥ 3).")
         st.plotly_chart(figures.men_over_training({r.label: r.diagnostics for r in with_diag},
                                                   samplers=labels), key="lt_men")
-        st.caption("MEN of the edges each epoch's sample kept, per run: NoDrop keeps all "
-                   "(flat, highest); DropEdge++/LID stay below DropEdge at equal keep rates.")
+        st.caption("MEN of the edges each epoch's sample kept, per run, on a linear axis from 0: "
+                   "NoDrop keeps all (flat, highest); DropEdge++/LID stay below DropEdge at equal "
+                   "keep rates; each sampler's line wobbles by a few percent from draw to draw. "
+                   "Two runs of one sampler: a darker or lighter shade and another dash.")
     num = st.column_config.NumberColumn
     st.dataframe(jobs.runs_frame(live.runs), hide_index=True,
                  column_order=["run", "dataset", "status", "epochs", "best_epoch", "best_val_acc", "test_acc",

@@ -17,6 +17,8 @@ from dropedge_core.models import BACKBONES
 from dropedge_core.training import ConfigError, TrainConfig
 
 POLL_S = 1.0
+#: Defaults sized so that a study on Cora at L = 8 says something (see the epochs' help).
+DEFAULT_EPOCHS, DEFAULT_HIDDEN = 100, 64
 STORAGE = os.environ.get("DROPEDGE_TUNING_STORAGE") or str(
     Path(ui.__file__).resolve().parent / "results" / "tuning.sqlite")
 STORAGE_URL = tuning.storage_url(STORAGE)  # a file path, or a server URL (postgresql://...)
@@ -38,18 +40,34 @@ st.markdown(
 c = st.columns([1, 1, 1, 1, 1.2, 2])
 backbone = c[0].selectbox("Backbone", BACKBONES, key="tune_backbone",
                           format_func=lambda b: figures.BACKBONE_LABELS.get(b.rstrip("*"), b))
-epochs = c[1].number_input("Epochs per trial", 5, 1000, 30, key="tune_epochs",
-                           help="Short trials keep a study on karate/csbm to seconds.")
-hidden = c[2].number_input("Hidden width", 4, 512, 32, key="tune_hidden")
-trials = c[3].number_input("Trials", 1, 500, 12, key="tune_trials")
+epochs = c[1].number_input("Epochs per trial", 5, 1000, DEFAULT_EPOCHS, key="tune_epochs",
+                           help="The other settings are the depth recipe's (from L = 5: lr 0.001, "
+                                "no dropout, Loop on), which needs ~100 epochs to leave chance on "
+                                "Cora at L = 8 (val ≈ 70%, ~15-40 s per trial on 2 CPU cores); "
+                                "30 epochs leave every trial near chance.")
+hidden = c[2].number_input("Hidden width", 4, 512, DEFAULT_HIDDEN, key="tune_hidden",
+                           help="64 trains Cora at L = 8 as well as the recipe's 128 in half the time.")
+trials = c[3].number_input("Trials", 1, 500, 12, key="tune_trials",
+                           help="Pruned trials (worse than the median at the same epoch) stop early.")
 search = c[4].radio("Search", ["tpe", "random"], key="tune_search", horizontal=True,
                     help="tpe: Optuna's Bayesian sampler; random: the paper's random search.")
 extra = c[5].multiselect("Also tune", tuning.OPTIONAL_PARAMS, key="tune_extra",
                          help="lr in [1e-3, 5e-2] (log), dropout in [0, 0.8], weight decay in "
-                              "[1e-6, 1e-2] (log); otherwise 0.01, 0.5 and 5e-4.")
+                              "[1e-6, 1e-2] (log); otherwise the depth recipe's at this depth.")
+c = st.columns([1, 1, 4])
+kernel = c[0].selectbox("Kernel", samplers.KERNELS, key="tune_kernel",
+                        disabled=samplers.NAMED[sel.sampler][1] != "kernel",
+                        help="The FD kernel of the weighted samplers (FD, DropEdge++): linear "
+                             "x_u·x_v, poly (x_u·x_v)², rbf exp(-6‖x_u−x_v‖²), reverse 1 − x_u·x_v.")
+directed = c[1].checkbox("Directed", key="tune_directed", disabled=sel.sampler == "nodrop",
+                         help="Sample the two directions of each edge separately.")
+if samplers.NAMED[sel.sampler][1] != "kernel":
+    kernel = "linear"
+directed = bool(directed) and sel.sampler != "nodrop"
 
 auto_name = (f"{ui.data_id(sel)}-{sel.split}-{sel.sampler}-{backbone}-L{sel.layers}-h{hidden}"
-             f"-e{epochs}-s{sel.seed}")
+             f"-e{epochs}-s{sel.seed}" + ("" if kernel == "linear" else f"-{kernel}")
+             + ("-directed" if directed else ""))
 if ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default name
     ss["tune_study_auto"] = ss["tune_study"] = auto_name
 name = st.text_input("Study name", key="tune_study", max_chars=200,
@@ -63,7 +81,8 @@ if b[0].button("Start study", type="primary", key="tune_start", disabled=running
     try:
         base = TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone,
                            num_layers=sel.layers, sampler=sel.sampler, hidden=hidden,
-                           epochs=epochs, seed=sel.seed, diag_every=0)
+                           epochs=epochs, seed=sel.seed, diag_every=0, kernel=kernel,
+                           directed=directed)
         space = tuning.SearchSpace(extra=tuple(extra))
         ss["tune_job"] = jobs.TuningJob(base, int(trials), name, STORAGE_URL,
                                         search=search, seed=sel.seed, space=space, graph=graph)
@@ -125,8 +144,23 @@ def show_study() -> None:
         best = tuning.best_summary(study)
         if best is not None:
             st.subheader(f"Best point: trial #{best['trial']}")
+            num_val, classes = int(graph.val_mask.sum()), int(graph.num_classes)
+            u = tuning.best_uncertainty(best["val_acc"], num_val, classes, complete["val_acc"])
+            if u["near_chance"]:
+                st.warning(f"**Near chance**: the best validation accuracy ({best['val_acc']:.1%}) is "
+                           f"within two standard errors or 5 points of chance (1/{classes} = "
+                           f"{u['chance']:.1%}). These trials did not learn; the best point is noise. "
+                           "More epochs (the depth recipe's lr 0.001 needs ~100 at L = 8), fewer "
+                           "layers or another backbone first.")
+            if u["tiny"]:
+                st.warning(f"**Tiny validation set**: {num_val} nodes, so one node is "
+                           f"{1 / num_val:.1%} of the accuracy and one standard error is "
+                           f"{u['se']:.1%}; the ranking of the trials is mostly chance. Use a "
+                           "dataset with a bigger validation split.")
             m = st.columns(6)
-            m[0].metric("validation accuracy", f"{best['val_acc']:.1%}")
+            m[0].metric("validation accuracy", f"{best['val_acc']:.1%} ± {u['se']:.1%}",
+                        help=f"± one binomial standard error, √(p(1−p)/n) with n = {num_val} "
+                             "validation nodes.")
             m[1].metric("test accuracy", "—" if best["test_acc"] is None else f"{best['test_acc']:.1%}",
                         help="At the trial's best validation epoch; not used for the search.")
             m[2].metric("p_min", f"{best['p_min']:.3f}")
@@ -134,13 +168,21 @@ def show_study() -> None:
             m[4].metric("p_max'", f"{samplers.p_max_prime(best['p_min'], best['p_max']):.3f}")
             extras = ", ".join(f"{k} = {best[k]:.3g}" for k in tuning.OPTIONAL_PARAMS if k in best)
             m[5].caption(extras or "lr, dropout, weight decay: fixed")
+            st.caption(
+                f"Uncertainty: ± {u['se']:.1%} is one standard error of the best trial's validation "
+                f"accuracy on {num_val} nodes; chance is {u['chance']:.1%}. "
+                + (f"The top {min(5, len(complete))} trials spread by ± {u['top_std']:.1%} (std); "
+                   if u["top_std"] == u["top_std"] else "")
+                + (f"**{u['ties']} other top trial(s) lie within two standard errors of the best**: "
+                   "they are as good, and their keep rates as likely the right ones."
+                   if u["ties"] else "No other trial lies within two standard errors of the best."))
             base = ss.get("tune_base") if mine else None
             if st.button("Train this", type="primary", key="tune_train_this",
                          help="Open Live training with this point (and the study's settings)."):
                 base = base or TrainConfig(dataset=sel.dataset, split=sel.split,
                                            backbone=backbone, num_layers=sel.layers,
                                            sampler=sel.sampler, hidden=hidden, epochs=epochs,
-                                           seed=sel.seed)
+                                           seed=sel.seed, kernel=kernel, directed=directed)
                 ss["train_request"] = jobs.train_request(best, base, name)
                 st.switch_page(LIVE_PAGE)
         num = st.column_config.NumberColumn

@@ -289,3 +289,39 @@ def smoothing_curves(graph: Graph, masks_by: dict[str, torch.Tensor], method: st
             rows.append(pd.DataFrame({"sampler": name, "step": range(len(vals)),
                                       "measure": measure, "value": vals}))
     return pd.concat(rows, ignore_index=True)
+
+
+def smoothing_spread(graph: Graph, names: Iterable[str], num_layers: int, p_min: float, p_max: float,
+                     seed: int = 0, samples: int = 5, kernel: str = "linear",
+                     method: str = "AN") -> pd.DataFrame:
+    """:func:`smoothing_curves` over ``samples`` independent draws of the masks (sample
+    seeds ``seed .. seed + samples - 1``; the feature projection stays that of ``seed``),
+    summarised per ``(sampler, step, measure)``: one draw of a sampler can land on either
+    side of another's, so a single curve says little about which keeps more signal.
+
+    Returns:
+        ``sampler, step, measure, value`` (the mean over the draws), ``std`` (sample
+        std, 0 for one draw), ``low``/``high`` (min/max over the draws) and ``samples``.
+    """
+    if not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"samples must be a positive integer (got {samples!r})")
+    names = list(names)
+    runs = [smoothing_curves(graph, masks_by_sampler(graph, names, num_layers, p_min, p_max, seed + i,
+                                                     kernel),
+                             method=method, seed=seed)
+            for i in range(samples)]  # a loop over draws
+    df = pd.concat(runs, ignore_index=True)
+    out = (df.groupby(["sampler", "step", "measure"], sort=False)["value"]
+             .agg(value="mean", std="std", low="min", high="max").reset_index())
+    out["std"] = out["std"].fillna(0.0)
+    out["samples"] = samples
+    return out
+
+
+def smoothing_at_last_step(df: pd.DataFrame, measure: str = "subspace_distance") -> dict[str, tuple]:
+    """``{sampler: (mean, std)}`` of ``measure`` at the last propagation step of
+    :func:`smoothing_spread` (or of :func:`smoothing_curves`: std 0)."""
+    part = df[df["measure"] == measure]
+    last = part[part["step"] == part["step"].max()]
+    std = last["std"] if "std" in last else pd.Series(0.0, index=last.index)
+    return {str(n): (float(v), float(s)) for n, v, s in zip(last["sampler"], last["value"], std)}

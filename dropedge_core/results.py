@@ -253,10 +253,22 @@ def study_settings(dataset: str, split: str | None, backbone: str, mode: str = "
     return fields, recipe
 
 
+def _sampling(kernel: str = "linear", directed: bool = False) -> dict:
+    """The sampler settings of a study beyond the keep rates, only where they are not the
+    defaults (a default is the same key either way; written out it would only clutter)."""
+    out = {}
+    if str(kernel).strip().lower() != "linear":
+        out["kernel"] = str(kernel).strip().lower()
+    if directed:
+        out["directed"] = True
+    return out
+
+
 def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], layers: Sequence[int],
                   samplers: Sequence[str] = STUDY_SAMPLERS, seeds: int | Sequence[int] = 3,
                   epochs: int | None = None, mode: str = "depth recipe", p_min: float = 0.3,
-                  p_max: float = 0.8) -> list[TrainConfig]:
+                  p_max: float = 0.8, kernel: str = "linear",
+                  directed: bool = False) -> list[TrainConfig]:
     """The runs of a depth study: backbone × depth × sampler × seed, validated.
 
     Args:
@@ -265,6 +277,9 @@ def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], lay
         seeds: a count ``n`` (seeds ``0 .. n-1``) or the seeds themselves.
         epochs: epochs per run; ``None`` (default): the recipe's (with its early stopping).
         mode, p_min, p_max: the settings (:func:`study_settings`).
+        kernel, directed: the FD kernel of the weighted samplers (FD, DropEdge++) and
+            per-direction sampling; the defaults (``"linear"``, undirected) give the
+            keys of runs made before these were offered.
 
     The order is the order to train them in: seed by seed, so that every cell gets a
     first value before any gets its second; within a seed by backbone, the shallow
@@ -275,7 +290,7 @@ def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], lay
     seed_list = list(range(int(seeds))) if isinstance(seeds, int) else [int(s) for s in seeds]
     split = TrainConfig(dataset=dataset, split=split).split
     base = {b: study_settings(dataset, split, b, mode, p_min, p_max)[0] for b in backbones}
-    extra = {} if epochs is None else {"epochs": int(epochs)}
+    extra = ({} if epochs is None else {"epochs": int(epochs)}) | _sampling(kernel, directed)
     return [TrainConfig.from_dict({"dataset": dataset, "split": split, "backbone": b, **base[b],
                                    **extra, **STUDY_FIXED, "num_layers": int(L),
                                    "sampler": s, "seed": seed})
@@ -285,7 +300,8 @@ def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], lay
 def sweep_commands(dataset: str, split: str | None, backbones: Sequence[str], layers: Sequence[int],
                    samplers: Sequence[str] = STUDY_SAMPLERS, seeds: int | Sequence[int] = 3,
                    epochs: int | None = None, mode: str = "depth recipe", p_min: float = 0.3,
-                   p_max: float = 0.8, store: str | Path | None = None) -> list[str]:
+                   p_max: float = 0.8, store: str | Path | None = None, kernel: str = "linear",
+                   directed: bool = False) -> list[str]:
     """``python -m dropedge_core sweep ...`` command lines that train the runs of
     :func:`depth_configs` with the same arguments (the same keys): one line per group of
     backbones that share a recipe."""
@@ -307,10 +323,160 @@ def sweep_commands(dataset: str, split: str | None, backbones: Sequence[str], la
             args += ["--p-min", repr(float(p_min)), "--p-max", repr(float(p_max))]
         if fields.get("batch_norm"):
             args.append("--batch-norm")
+        sampling = _sampling(kernel, directed)
+        if "kernel" in sampling:
+            args += ["--kernel", sampling["kernel"]]
+        if sampling.get("directed"):
+            args.append("--directed")
         if store is not None:
             args += ["--store", display(store) if is_url(store) else str(store)]  # no password shown
         lines.append(shlex.join(args))
     return lines
+
+
+#: The keep rates the app's slider offers (steps of 0.05): where the keep rates of cached
+#: runs are looked for (:func:`cached_settings`).
+KEEP_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))
+#: At most this many settings are told apart per (backbone, settings label) group, and at
+#: most this many runs that match no setting the page can ask for are tried per group.
+_MAX_SETTINGS, _MAX_UNMATCHED = 8, 3
+
+
+def _label_modes(label: str) -> tuple[list[str], set[int]]:
+    """The page's settings modes a run's ``settings`` label can come from, and the epochs
+    it names (``"quick+batch_norm=True"`` -> ``["quick + batch norm"]``; an empty label,
+    from a file older than recipes: every mode)."""
+    head, *changes = str(label).split("+") if label else ("", )
+    changed = dict(c.split("=", 1) for c in changes if "=" in c)
+    epochs = {int(float(changed.pop("epochs")))} if "epochs" in changed else set()
+    if not head:
+        return list(MODES), epochs
+    if head == "quick" and changed == {"batch_norm": "True"}:
+        return ["quick + batch norm"], epochs
+    if changed:  # a hyperparameter the page never changes: not a page's setting
+        return [], epochs
+    return {"depth": ["depth recipe"], "quick": ["quick"], "paper": ["paper preset"]}.get(head, []), epochs
+
+
+def _study_key(row, setting: tuple) -> str | None:
+    """The run key a depth study with ``setting`` = ``(mode, p_min, p_max, epochs, kernel,
+    directed)`` gives the run of ``row`` (its dataset, split, backbone, depth, sampler and
+    seed), or ``None`` where such a config is not valid. A paper preset's keep rates are
+    its own (``p_min``/``p_max`` ``None``)."""
+    mode, p_min, p_max, epochs, kernel, directed = setting
+    try:
+        return run_key(depth_configs(row.dataset, row.split, [row.backbone], [int(row.layers)],
+                                     [row.sampler], [int(row.seed)], epochs, mode,
+                                     0.3 if p_min is None else p_min, 0.8 if p_max is None else p_max,
+                                     kernel, directed)[0])
+    except (ValueError, KeyError):
+        return None
+
+
+def _find_setting(row, candidates) -> tuple | None:
+    """The first of ``candidates`` (settings tuples, see :func:`_study_key`) that gives
+    ``row`` its key."""
+    return next((c for c in candidates if _study_key(row, c) == row.key), None)
+
+
+def cached_settings(cached: pd.DataFrame, dataset: str, split: str, kernel: str = "linear",
+                    directed: bool = False, prefer: tuple[float, float] = (0.3, 0.8)) -> list[dict]:
+    """The depth-study settings under which the cached runs of ``dataset``/``split`` were
+    made — what the page would have to ask for to show them.
+
+    A run's CSV row names its recipe (``settings``) but not its keep rates, kernel or
+    epochs; only its ``key`` does. So for a run not yet explained, the settings the page
+    can ask for — the modes its label allows, the keep rates of :data:`KEEP_GRID`
+    (``prefer`` first, then by distance to it), its label's epochs or the recipe's, the
+    given ``kernel``/``directed`` or the defaults — are tried until one gives its key;
+    every run of the group that the found settings explain is then counted for them.
+
+    Args:
+        cached: runs in the run CSV format (:func:`cached_runs`; ``source`` optional).
+        dataset, split: which runs.
+        kernel, directed: tried before the defaults.
+        prefer: the keep rates tried first (the page's).
+
+    Returns:
+        One dict per settings found, most runs first: ``mode``, ``p_min``, ``p_max`` (the
+        page's values; a paper preset's own rates are not asked for, ``None``), ``epochs``
+        (``None``: the recipe's), ``kernel``, ``directed``, ``keys`` (the runs' keys),
+        ``runs``, ``backbones``, ``samplers``, ``layers``, ``seeds`` (sorted lists) and
+        ``sources`` (``{source: runs}``).
+    """
+    here = cached[(cached["dataset"] == dataset) & (cached["split"] == split)]
+    if here.empty:
+        return []
+    pairs = sorted(((a, b) for a in KEEP_GRID for b in KEEP_GRID if a <= b),
+                   key=lambda ab: (abs(ab[0] - prefer[0]) + abs(ab[1] - prefer[1]), ab))
+    samplings = list(dict.fromkeys([(str(kernel).lower(), bool(directed)), ("linear", False)]))
+    found: dict[tuple, set[str]] = {}
+    for (_, label), group in here.groupby(["backbone", "settings"], sort=False):
+        modes, label_epochs = _label_modes(label)
+        candidates = [(mode, a, b, epochs, kern, dire) for mode in modes
+                      for epochs in [None, *sorted(label_epochs)] for kern, dire in samplings
+                      for a, b in ([(None, None)] if mode == "paper preset" else pairs)]
+        rows = list(group.itertuples(index=False))
+        left = {r.key for r in rows}
+        settings_found, misses = 0, 0
+        for row in rows:
+            if row.key not in left:
+                continue
+            if settings_found >= _MAX_SETTINGS or misses >= _MAX_UNMATCHED:
+                break
+            hit = _find_setting(row, candidates)
+            if hit is None:
+                misses += 1
+                left.discard(row.key)
+                continue
+            settings_found += 1
+            explained = {r.key for r in rows if r.key in left and _study_key(r, hit) == r.key}
+            found.setdefault(hit, set()).update(explained)
+            left -= explained
+    out = []
+    for (mode, a, b, epochs, kern, dire), keys in found.items():
+        runs = here[here["key"].isin(keys)]
+        sources = (runs["source"].value_counts().to_dict() if "source" in runs
+                   else {"store": len(runs)})
+        out.append({"mode": mode, "p_min": a, "p_max": b, "epochs": epochs, "kernel": kern,
+                    "directed": dire, "keys": sorted(keys), "runs": len(runs),
+                    "backbones": sorted(set(runs["backbone"]), key=BACKBONES.index),
+                    "samplers": sorted(set(runs["sampler"])), "layers": sorted(set(runs["layers"])),
+                    "seeds": sorted(set(runs["seed"])), "sources": sources})
+    return sorted(out, key=lambda s: -s["runs"])
+
+
+def nearest_settings(options: Sequence[dict], backbones: Sequence[str], mode: str, p_min: float,
+                     p_max: float, epochs: int | None = None, kernel: str = "linear",
+                     directed: bool = False) -> dict | None:
+    """Of :func:`cached_settings`, the one nearest to the page's request: one with runs of
+    the requested backbones if any has; then the same mode, the nearest keep rates
+    (sum of the two differences; a paper preset counts as far), the same epochs, kernel
+    and direction; then the most runs. ``None`` when there is none."""
+    if not options:
+        return None
+    wanted = {check_backbone(b) for b in backbones}
+
+    def distance(s: dict) -> tuple:
+        keep = 2.0 if s["p_min"] is None else abs(s["p_min"] - p_min) + abs(s["p_max"] - p_max)
+        return (not wanted & set(s["backbones"]), s["mode"] != mode, round(keep, 6),
+                s["epochs"] != epochs, (s["kernel"], s["directed"]) != (kernel, directed), -s["runs"])
+
+    return min(options, key=distance)
+
+
+def describe_settings(s: dict) -> str:
+    """One :func:`cached_settings` entry in words: ``quick, keep rates 0.30 → 0.80``."""
+    parts = [s["mode"]]
+    if s["p_min"] is not None:
+        parts.append(f"keep rates {s['p_min']:.2f} → {s['p_max']:.2f}")
+    if s["epochs"] is not None:
+        parts.append(f"{s['epochs']} epochs")
+    if s["kernel"] != "linear":
+        parts.append(f"{s['kernel']} kernel")
+    if s["directed"]:
+        parts.append("directed")
+    return ", ".join(parts)
 
 
 def run_row(config: TrainConfig) -> dict:
@@ -434,6 +600,35 @@ def depth_table(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.Dat
     return table.sort_values(keys, key=_display_order, kind="stable").reset_index(drop=True)
 
 
+#: Measured and paper differ "by more than a few points" (a fraction: 5 points).
+PAPER_GAP = 0.05
+#: Where the gaps between measured and paper numbers are explained.
+REPRODUCTION_DOC = REPO / "docs" / "REPRODUCTION.md"
+
+
+def paper_gaps(table: pd.DataFrame, threshold: float = PAPER_GAP) -> pd.DataFrame:
+    """The cells of :func:`depth_table` (with ``paper``) whose measured mean differs from
+    the paper's number by more than ``threshold`` (a fraction), largest gap first."""
+    if "diff_vs_paper" not in table or table.empty:
+        return table.iloc[0:0]
+    gaps = table[table["diff_vs_paper"].abs() > threshold]
+    return gaps.reindex(gaps["diff_vs_paper"].abs().sort_values(ascending=False).index)
+
+
+def reproduction_notes(path: str | Path | None = None,
+                       sections: Sequence[str] = ("2.", "3.", "4.")) -> str:
+    """The sections of ``docs/REPRODUCTION.md`` that explain measured-vs-paper gaps (the
+    ``## 2.``, ``## 3.`` ... headings), as Markdown; a one-line note when it is missing."""
+    path = Path(path) if path is not None else REPRODUCTION_DOC
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return f"({path} is missing.)"
+    parts = text.split("\n## ")
+    chosen = ["## " + p.strip() for p in parts[1:] if p.lstrip().startswith(tuple(sections))]
+    return "\n\n".join(chosen) or text
+
+
 def _display_order(column: pd.Series) -> pd.Series:
     """Backbones in :data:`~dropedge_core.models.BACKBONES` order and samplers in
     :data:`~dropedge_core.samplers.NAMES` order (NoDrop, DropEdge, ..., DropEdge++);
@@ -445,8 +640,9 @@ def _display_order(column: pd.Series) -> pd.Series:
     return column.map(lambda v: rank.get(v, len(rank)))
 
 
-__all__ = ["BUNDLED_DIR", "DEPTHS", "GROUP_COLUMNS", "MODES", "RUN_COLUMNS", "ResultsError",
+__all__ = ["BUNDLED_DIR", "DEPTHS", "GROUP_COLUMNS", "KEEP_GRID", "MODES", "RUN_COLUMNS", "ResultsError",
            "STUDY_FIXED", "STUDY_SAMPLERS", "bundled_files", "bundled_results", "bundled_signature",
-           "cached_runs", "depth_configs", "depth_table", "empty_runs", "export_runs", "other_runs",
+           "PAPER_GAP", "cached_runs", "cached_settings", "depth_configs", "depth_table", "describe_settings",
+           "empty_runs", "export_runs", "nearest_settings", "other_runs", "paper_gaps", "reproduction_notes",
            "paper_rows", "read_runs", "requested_runs", "run_row", "store_path", "store_runs",
            "study_settings", "sweep_commands"]

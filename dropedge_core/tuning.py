@@ -29,10 +29,11 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import optuna
 import pandas as pd
 import sqlalchemy as sa
@@ -313,6 +314,53 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
         row.update({k: v for k, v in t.params.items() if k in OPTIONAL_PARAMS})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+#: A validation set smaller than this makes one node worth 2 points of accuracy or more.
+TINY_VALIDATION = 50
+
+
+def best_uncertainty(val_acc: float, num_val: int, num_classes: int,
+                     trial_values: Sequence[float] = (), top: int = 5) -> dict:
+    """How much a study's best validation accuracy can be trusted.
+
+    Args:
+        val_acc: the best trial's validation accuracy (a fraction).
+        num_val: validation nodes (the ``n`` of the accuracy).
+        num_classes: classes; chance is ``1 / num_classes``.
+        trial_values: every finished trial's validation accuracy (for the top trials).
+        top: how many of the best trials to compare the best with.
+
+    Returns:
+        ``se``: the binomial standard error ``sqrt(p (1 - p) / n)`` of the best accuracy;
+        ``chance``; ``near_chance``: the best is within two standard errors (or 5 points)
+        of chance; ``tiny``: fewer than :data:`TINY_VALIDATION` validation nodes (one
+        node is ``1 / n``); ``ties``: how many of the other top trials lie within two
+        standard errors of the best (they are not distinguishable from it); ``top_std``:
+        the standard deviation of the top ``top`` trials (NaN below 2).
+
+    Example:
+        >>> u = best_uncertainty(0.254, 500, 7)
+        >>> round(u["se"], 3), round(u["chance"], 3), u["near_chance"], u["tiny"]
+        (0.019, 0.143, False, False)
+        >>> best_uncertainty(0.375, 8, 4)["near_chance"]
+        True
+    """
+    if not isinstance(num_val, int | np.integer) or num_val < 1:
+        raise TuningError(f"num_val must be a positive integer (got {num_val!r})")
+    if not isinstance(num_classes, int | np.integer) or num_classes < 1:
+        raise TuningError(f"num_classes must be a positive integer (got {num_classes!r})")
+    p = float(val_acc)
+    se = math.sqrt(max(p * (1.0 - p), 0.0) / int(num_val))
+    chance = 1.0 / int(num_classes)
+    best_first = sorted((float(v) for v in trial_values if v is not None and not math.isnan(v)),
+                        reverse=True)[:top]
+    others = best_first[1:] if best_first and math.isclose(best_first[0], p) else best_first
+    return {"se": se, "chance": chance, "near_chance": p - chance <= max(2 * se, 0.05),
+            "tiny": int(num_val) < TINY_VALIDATION,
+            "ties": sum(1 for v in others if p - v <= 2 * se),
+            "top_std": float(np.std(best_first, ddof=1)) if len(best_first) >= 2 else math.nan,
+            "num_val": int(num_val)}
 
 
 def best_summary(study: optuna.Study) -> dict | None:
