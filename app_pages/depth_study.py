@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import datasets, figures, jobs, presets, recipes, reference, results, samplers
+from dropedge_core import datasets, figures, jobs, ordering, presets, recipes, reference, results, samplers
 from dropedge_core.models import BACKBONES
 from dropedge_core.store import ResultStore, StoreError
 from dropedge_core.training import TrainConfig
@@ -277,6 +277,13 @@ else:
             if has_paper_data else f"The paper reports no numbers for {sel.dataset}. "))
         + (f"**{partial} cell(s) not (fully) measured**: no point, or fewer seeds — see the table."
            if partial else "Every requested cell is measured." if note is None else ""))
+    verdicts = [(b, ordering.leader_sentence(measured[measured["backbone"] == b])) for b in shown_backbones]
+    verdicts = [(b, v) for b, v in verdicts if v]
+    if verdicts:  # the paper's claim, said plainly for what is drawn
+        st.markdown("**Does DropEdge++ lead?** " + " ".join(
+            f"{_backbone_label(b)}: {v}" for b, v in verdicts)
+            + " The paired test over seeds per depth, and why the paper's margins may not appear, "
+              "are in `docs/REPRODUCTION.md` (section “Depth recipe”).")
     gaps = results.paper_gaps(table)
     if len(gaps):
         worst = gaps.iloc[0]

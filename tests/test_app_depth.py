@@ -100,6 +100,17 @@ def test_cached_runs_show_at_once_store_and_bundled(store, tmp_path, karate):
     table = _table(at)
     assert len(table) == 6 and (table["status"] == "measured").all() and (table["n"] == 2).all()
     assert table["n_store"].sum() == 9 and table["n_bundled"].sum() == 3
+    # the claim said plainly, from the drawn means
+    lead = [m.value for m in at.markdown if m.value.startswith("**Does DropEdge++ lead?**")]
+    means = table.pivot_table(index="layers", columns="sampler", values="test_acc_mean")
+    leads = sorted(int(L) for L in means.index if means.loc[L, "DropEdge++"] >= means.loc[L].max())
+    assert len(lead) == 1 and "GCN: DropEdge++" in lead[0]
+    if len(leads) == 2:
+        assert "at every depth measured (L = 2, 4)" in lead[0]
+    elif not leads:
+        assert "does not lead at any depth" in lead[0]
+    else:
+        assert f"at L = {leads[0]}, but not" in lead[0]
     assert table["paper_test_acc"].isna().all()
     assert any("reports no numbers for karate" in c.value for c in at.caption)
     # the CSV download of that table
