@@ -109,8 +109,23 @@ def layer_weights(graph: Graph, masks: torch.Tensor, method: str = "AN",
     (:func:`layer_values`) their normalised values, exactly zero where ``kept`` is False.
     :func:`adjacencies` compacts these per layer.
     """
-    kept, weight = _layer_weights(graph, masks, method)
-    return kept.bool(), weight
+    weight = layer_values(graph, masks, method)
+    return _kept_entries(graph, masks, weight), weight
+
+
+def _kept_entries(graph: Graph, masks: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``(L, 2M + N)`` bool: the entries of each layer. A kept edge always has a positive
+    weight (both end points have degree >= 1), so only the self-loops, whose NA weight
+    is 0, need marking."""
+    kept = weight != 0
+    kept[:, entry_loops(graph)] = True
+    return kept
+
+
+# Entries per chunk on the CPU: a chunk's (C, L) temporaries stay in the CPU's caches;
+# whole-array temporaries of a 1M-node graph (22.6M entries x 16 layers, 1.4 GB each)
+# would stream through memory several times and page-fault on every allocation.
+CPU_CHUNK = 1 << 14
 
 
 def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN") -> torch.Tensor:
@@ -118,45 +133,88 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN") -> torch
     every layer, zero for dropped edges — the values of ``L`` CSR matrices with one fixed
     pattern (the trainer's :class:`~dropedge_core.training.AdjacencyBuilder`).
 
-    One vectorised pass for all layers, a handful of whole-array operations whatever
-    ``L``: the masks gathered into entry order, the degrees of all layers as one
-    ``index_add``, two gathers of the degree scalings, one transpose.
+    All layers at once, a fixed number of whole-array operations whatever ``L``:
+
+    1. the masks transposed once into a ``(width + 1, L)`` table (one row per mask
+       column, plus an always-kept row for the self-loops), so that an entry's ``L``
+       flags are one contiguous row;
+    2. the degrees of all layers, ``(N, L)``, as ``index_add`` of that table's rows at
+       both end points of every mask column (no per-entry pass);
+    3. per entry, ``kept * s[row] * t[col]`` with ``s``, ``t`` the degree scalings of
+       the method, written straight into the ``(L, 2M + N)`` output.
+
+    On the CPU, step 3 runs over chunks of :data:`CPU_CHUNK` entries with reused buffers
+    (a loop over chunks, not edges): on a 1M-node graph that is ~10x faster than
+    whole-array temporaries, which stream 1.4 GB each. On an accelerator it is one pass.
     """
-    return _layer_weights(graph, masks, method)[1]
-
-
-def _layer_weights(graph: Graph, masks: torch.Tensor, method: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(kept, weight)`` with ``kept`` as 0/1 floats (see :func:`layer_weights`)."""
     method = check_method(method)
     device = graph.edge_index.device
     num_layers, width = masks.shape
     columns = entry_columns(graph, width)
     rows, cols = entry_index(graph)
-    # Computed in the transposed (entries, L) layout, where gathers and index_add move
-    # contiguous rows of L values (several times faster than along dim 1 of (L, entries)),
-    # with one transpose at the end. Floats, not bool: the masks become the weights.
-    padded = torch.empty(width + 1, num_layers, device=device)
-    padded[:width] = masks.t()
-    padded[width] = 1.0  # the self-loops' row
-    kept = padded.index_select(0, columns)
-    # degrees of A + I (every kept entry of a row, its self-loop included)
-    deg = torch.zeros(graph.num_nodes, num_layers, device=device).index_add_(0, rows, kept)
+    table = torch.ones(width + 1, num_layers, dtype=torch.bool, device=device)
+    table[:width] = masks.t()
+    deg = _degrees(graph, table, width)  # (N, L) degrees of A + I
     augmented = method in ("AN", "ANS", "ARW")
     if not augmented:
         deg -= 1.0
     if method == "ARW":
-        weight = deg.reciprocal_().index_select(0, rows).mul_(kept)
+        left, right = deg.reciprocal_(), None
+    elif augmented:  # every degree is >= 1 (the self-loop)
+        left = right = deg.rsqrt_()
+    else:  # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, a zero row, not inf
+        left = right = torch.where(deg > 0, deg.rsqrt(), torch.zeros_like(deg))
+    out = torch.empty(num_layers, columns.numel(), device=device)
+    _scaled_entries(table, columns, rows, cols, left, right, out)
+    if method in ("NA", "FOG"):  # D^-1/2 A D^-1/2 has no diagonal
+        out[:, entry_loops(graph)] = 0.0
+    if method in ("FOG", "ANS"):  # ... plus I
+        out[:, entry_loops(graph)] += 1.0
+    return out
+
+
+def _degrees(graph: Graph, table: torch.Tensor, width: int) -> torch.Tensor:
+    """``(N, L)`` float: the degrees of ``A + I`` at every layer, from the mask table
+    (:func:`layer_values`): each kept mask column adds 1 at the row of each direction it
+    stands for (both end points for an undirected column, the source row for a direction)."""
+    num_layers = table.size(1)
+    deg = torch.ones(graph.num_nodes, num_layers, device=table.device)  # the self-loops
+    if width == graph.num_edges:
+        ends = tuple(graph.undirected_edges)
     else:
-        if augmented:  # every degree is >= 1 (the self-loop)
-            d_isqrt = deg.rsqrt_()
-        else:  # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, a zero row, not inf
-            d_isqrt = torch.where(deg > 0, deg.rsqrt(), torch.zeros_like(deg))
-        weight = d_isqrt.index_select(0, rows).mul_(d_isqrt.index_select(0, cols)).mul_(kept)
-        if method in ("NA", "FOG"):  # D^-1/2 A D^-1/2 has no diagonal
-            weight[entry_loops(graph)] = 0.0
-        if method in ("FOG", "ANS"):  # ... plus I
-            weight[entry_loops(graph)] += 1.0
-    return kept.t(), weight.t().contiguous()
+        ends = (graph.edge_index[0],)
+    step = width if table.device.type != "cpu" else CPU_CHUNK * 4
+    buf = torch.empty(min(step, width), num_layers, device=table.device)
+    for s in range(0, width, step):  # a loop over chunks of mask columns
+        e = min(s + step, width)
+        flags = buf[:e - s]
+        flags.copy_(table[s:e])
+        for end in ends:
+            deg.index_add_(0, end[s:e], flags)
+    return deg
+
+
+def _scaled_entries(table: torch.Tensor, columns: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
+                    left: torch.Tensor, right: torch.Tensor | None, out: torch.Tensor) -> None:
+    """``out[:, e] = table[columns[e]] * left[rows[e]] * right[cols[e]]`` (``right``
+    omitted when ``None``), computed over chunks of entries in ``(C, L)`` buffers."""
+    num_entries, num_layers = columns.numel(), table.size(1)
+    step = num_entries if table.device.type != "cpu" else CPU_CHUNK
+    size = max(1, min(step, num_entries))
+    flag_buf = torch.empty(size, num_layers, dtype=torch.bool, device=table.device)
+    val_buf = torch.empty(size, num_layers, device=table.device)
+    scale_buf = torch.empty(size, num_layers, device=table.device)
+    for s in range(0, num_entries, step):  # a loop over chunks of entries
+        e = min(s + step, num_entries)
+        flags, val, scale = flag_buf[:e - s], val_buf[:e - s], scale_buf[:e - s]
+        torch.index_select(table, 0, columns[s:e], out=flags)
+        val.copy_(flags)  # 0/1 floats: a float x bool product takes a slow mixed-type path
+        torch.index_select(left, 0, rows[s:e], out=scale)
+        val.mul_(scale)
+        if right is not None:
+            torch.index_select(right, 0, cols[s:e], out=scale)
+            val.mul_(scale)
+        out[:, s:e].copy_(val.t())
 
 
 def entry_loops(graph: Graph) -> torch.Tensor:

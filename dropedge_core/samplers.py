@@ -152,7 +152,7 @@ def successive_sample(weights: torch.Tensor | None, k: int, generator: torch.Gen
     """
     ref = weights if weights is not None else candidates
     n = ref.numel() if ref is not None else int(num_items)
-    device = ref.device if ref is not None else torch.device("cpu")
+    device = draw_device(generator, weights, candidates)
     keys = _gumbel_keys((n,), weights, generator, device)
     if candidates is not None:
         if k > int(candidates.sum()):
@@ -162,6 +162,30 @@ def successive_sample(weights: torch.Tensor | None, k: int, generator: torch.Gen
     if k > 0:
         mask[torch.topk(keys, k, sorted=False).indices] = True
     return mask
+
+
+def draw_device(generator: torch.Generator | None, *tensors: torch.Tensor | None) -> torch.device:
+    """The device a sampler's random draws happen on: the ``generator``'s.
+
+    A CUDA generator draws only CUDA numbers (and a CPU one CPU numbers), so the keys are
+    made where the generator lives — also when no tensor says where (uniform weights,
+    only a count of items). Without a generator: the first tensor's device, else the CPU.
+    Raises :class:`SamplerError` when a given tensor lives on another device.
+    """
+    present = [t for t in tensors if t is not None]
+    if generator is not None:
+        device = generator.device
+    else:
+        device = present[0].device if present else torch.device("cpu")
+    for t in present:
+        if not _same_device(t.device, device):
+            raise SamplerError(f"the random generator is on {device} but the edges/weights are on "
+                               f"{t.device}: create it there, torch.Generator(device={str(t.device)!r})")
+    return device
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
 
 
 def _gumbel_keys(shape: tuple[int, ...], weights: torch.Tensor | None,
@@ -182,7 +206,7 @@ def independent_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     All rows in one pass: ``(L, E)`` keys, rank each row, keep ranks below its count.
     """
     n = weights.numel() if weights is not None else int(num_items)
-    device = weights.device if weights is not None else counts.device
+    device = draw_device(generator, weights)
     keys = _gumbel_keys((counts.numel(), n), weights, generator, device)
     order = torch.argsort(keys, dim=1, descending=True)
     ranks = torch.empty_like(order)
@@ -208,7 +232,7 @@ def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     """
     num_layers = counts.numel()
     n = weights.numel() if weights is not None else int(num_items)
-    device = weights.device if weights is not None else counts.device
+    device = draw_device(generator, weights)
     counts = counts.to(device)
     if weights is None:
         keys = _gumbel_keys((n,), None, generator, device)
@@ -363,6 +387,8 @@ class EdgeSampler:
         counts = self.layer_counts(graph, num_layers)
         m = self.num_items(graph)
         device = graph.undirected_edges.device
+        if generator is not None:  # every draw happens on the generator's device: the graph's
+            draw_device(generator, graph.undirected_edges)
         counts = counts.to(device)
         w = self.weights(graph)
         if self.relation == "all":
