@@ -61,38 +61,49 @@ def main(argv=None) -> int:
     sampler = samplers.make("dropedge++", p_min=args.p_min, p_max=args.p_max)
     gen = torch.Generator().manual_seed(0)
 
-    t = time.perf_counter()
+    c = time.process_time()
     sampler.weights(graph)
-    t_weights = time.perf_counter() - t
+    t_weights = time.process_time() - c
     builder = AdjacencyBuilder(graph, "AN")
-    setup = time.perf_counter() - t
+    setup = time.process_time() - c
 
-    def ours() -> tuple[float, float]:
-        t0 = time.perf_counter()
+    def ours() -> tuple[float, float, float]:
+        t0, c0 = time.perf_counter(), time.process_time()
         masks = sampler.sample(graph, args.layers, generator=gen)
         t1 = time.perf_counter()
         builder(masks)
-        return t1 - t0, time.perf_counter() - t1
+        return time.perf_counter() - t0, time.process_time() - c0, t1 - t0
 
-    ours()  # warm-up: the first call builds the per-graph index tables
+    # the first epoch also builds the per-graph index tables and buffers: its excess over
+    # the second counts as setup
+    first, second = ours()[1], ours()[1]
+    setup += max(0.0, first - second)
     ours_peak = peak_rss_gb()
     keep = (args.p_min + args.p_max) / 2
-    ours_t, sample_t, peer_t = [], [], []
+    ours_t, ours_c, sample_t, peer_t, peer_c = [], [], [], [], []
     for _ in range(args.repeats):  # interleaved, so that both see the same machine noise
-        s, a = ours()
-        ours_t.append(s + a)
+        wall, cpu, s = ours()
+        ours_t.append(wall)
+        ours_c.append(cpu)
         sample_t.append(s)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         peer_epoch(graph.edge_index, graph.num_nodes, args.layers, keep)
         peer_t.append(time.perf_counter() - t)
+        peer_c.append(time.process_time() - c)
     our, peer = statistics.median(ours_t), statistics.median(peer_t)
-    ratio, setup_epochs = our / peer, setup / our
-    print(f"setup: kernel weights {t_weights:.2f} s + adjacency builder {setup - t_weights:.2f} s "
-          f"= {setup:.2f} s = {setup_epochs:.2f} epochs (target <= {SETUP_TARGET:g})")
-    print(f"ours: {our:.3f} s/epoch (masks {statistics.median(sample_t):.3f} s), runs "
-          + ", ".join(f"{x:.3f}" for x in ours_t))
-    print(f"PyG peer: {peer:.3f} s/epoch, runs " + ", ".join(f"{x:.3f}" for x in peer_t))
-    print(f"ratio ours/peer: {ratio:.3f} (target <= {RATIO_TARGET:g})")
+    our_cpu, peer_cpu = statistics.median(ours_c), statistics.median(peer_c)
+    # CPU time is what the verdicts use (setup too): on a shared machine wall time also
+    # counts the time other processes hold the cores (both equal on a quiet machine)
+    ratio, setup_epochs = our_cpu / peer_cpu, setup / our_cpu
+    print(f"setup (CPU time): kernel weights {t_weights:.2f} s + adjacency builder (and first-epoch tables) "
+          f"{setup - t_weights:.2f} s = {setup:.2f} s = {setup_epochs:.2f} epochs "
+          f"(target <= {SETUP_TARGET:g})")
+    print(f"ours: {our:.3f} s/epoch wall, {our_cpu:.3f} s CPU (masks {statistics.median(sample_t):.3f} s "
+          "wall), runs " + ", ".join(f"{x:.3f}" for x in ours_t))
+    print(f"PyG peer: {peer:.3f} s/epoch wall, {peer_cpu:.3f} s CPU, runs "
+          + ", ".join(f"{x:.3f}" for x in peer_t))
+    print(f"ratio ours/peer: {ratio:.3f} by CPU time, {our / peer:.3f} by wall time "
+          f"(target <= {RATIO_TARGET:g})")
     print(f"peak memory (resident, ours before the peer ran): {ours_peak:.2f} GB "
           f"(target <= {MEMORY_TARGET_GB:g}); whole run {peak_rss_gb():.2f} GB")
     ok = ratio <= RATIO_TARGET and setup_epochs <= SETUP_TARGET and ours_peak <= MEMORY_TARGET_GB

@@ -89,6 +89,48 @@ def entry_columns(graph: Graph, width: int) -> torch.Tensor:
 
 
 def _build_entries(graph: Graph) -> None:
+    """The entries in CSR order without sorting them. Row ``i`` of ``A + I`` lists, by
+    column: the directions ``i -> u`` of its edges ``(u, i)``, ``u < i`` (ordered by
+    ``u``), its self-loop, then the directions ``i -> v`` of its edges ``(i, v)``,
+    ``v > i`` — the latter already consecutive and ordered in ``undirected_edges``
+    (sorted by ``(u, v)``). So only the edges need a stable sort by ``v`` (half the
+    entries, 32-bit keys: ~4x faster than sorting all ``(row, col)`` keys); every
+    position then follows from the row offsets."""
+    n, m = graph.num_nodes, graph.num_edges
+    u, v = graph.undirected_edges
+    device = u.device
+    key = u * n + v
+    if m > 1 and not bool((key[1:] > key[:-1]).all()):  # not the documented sorted order
+        _build_entries_by_sort(graph)
+        return
+    fwd = torch.bincount(u, minlength=n)  # entries right of the diagonal, per row
+    bwd = torch.bincount(v, minlength=n)  # ... and left of it
+    crow = torch.zeros(n + 1, dtype=torch.long, device=device)
+    torch.cumsum(fwd + bwd + 1, 0, out=crow[1:])
+    fwd_start = torch.cumsum(fwd, 0) - fwd  # first edge of each u in undirected_edges
+    edge = torch.arange(m, device=device)
+    loop_pos = crow[:-1] + bwd
+    # index_select / index_copy_: several times faster on the CPU than [] indexing
+    pos_fwd = (loop_pos - fwd_start + 1).index_select(0, u).add_(edge)
+    by_v = torch.sort(v.int() if n < 2**31 else v, stable=True).indices  # edges by (v, u)
+    bwd_start = torch.cumsum(bwd, 0) - bwd
+    v_by_v = v.index_select(0, by_v)
+    pos_bwd = torch.empty(m, dtype=torch.long, device=device).index_copy_(
+        0, by_v, (crow[:-1] - bwd_start).index_select(0, v_by_v).add_(edge))
+    index = torch.empty(2, 2 * m + n, dtype=torch.long, device=device)
+    direction = torch.empty(2 * m + n, dtype=torch.long, device=device)
+    loops = torch.arange(n, device=device)
+    for pos, rows, cols, ids in ((pos_fwd, u, v, edge), (pos_bwd, v, u, edge + m),
+                                 (loop_pos, loops, loops, torch.full_like(loops, -1))):
+        index[0].index_copy_(0, pos, rows)
+        index[1].index_copy_(0, pos, cols)
+        direction.index_copy_(0, pos, ids)
+    graph.cache["entry_index"] = index
+    graph.cache["entry_direction"] = direction
+    graph.cache["entry_loops"] = loop_pos
+
+
+def _build_entries_by_sort(graph: Graph) -> None:
     n = graph.num_nodes
     loops = torch.arange(n, device=graph.edge_index.device)
     index = torch.cat([graph.edge_index, loops.expand(2, -1)], dim=1)
@@ -157,23 +199,21 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
     method = check_method(method)
     device = graph.edge_index.device
     num_layers, width = masks.shape
-    entry_columns(graph, width)  # checks the width
     m, n = graph.num_edges, graph.num_nodes
+    if width not in (m, 2 * m):
+        raise GraphError(f"mask width {width} matches neither M={m} nor 2M={2 * m}")
     directional = method == "ARW"  # ARW's value differs between the two directions
     src, dst = graph.edge_index if directional else _column_ends(graph, width)
     num = src.numel()  # rows of the value table before the self-loops: M or 2M
     table = _buffer(workspace, "table", (num + n, num_layers), device)
-    # pass 1: the kept flags into the table (as 0/1 floats), degrees from them; a kept
-    # undirected column adds to both end points' degrees, a direction to its source's
-    ends = _column_ends(graph, width) if width == m else (graph.edge_index[0],)
-    deg = torch.ones(n, num_layers, device=device)  # the self-loops of A + I
+    # pass 1: the kept flags into the table (as 0/1 floats), then the degrees of all
+    # layers as one sparse product with the incidence matrix (a kept undirected column
+    # adds to both end points' degrees, a direction to its source's)
     step = _step(device, width)
     for s in range(0, width, step):  # a loop over chunks of mask columns
         e = min(s + step, width)
-        flags = table[s:e]
-        flags.copy_(masks[:, s:e].t())
-        for end in ends:
-            deg.index_add_(0, end[s:e], flags)
+        table[s:e].copy_(masks[:, s:e].t())
+    deg = torch.sparse.mm(_incidence(graph, width), table[:width]).add_(1.0)  # + the self-loops
     if method in ("NA", "FOG"):
         deg -= 1.0
     if method == "ARW":
@@ -218,6 +258,27 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
         torch.index_select(table, 0, rows[s:e], out=buf[:e - s])
         out[:, s:e].copy_(buf[:e - s].t())
     return out
+
+
+def _incidence(graph: Graph, width: int) -> torch.Tensor:
+    """``(N, width)`` sparse CSR 0/1: node ``i``'s row holds the mask columns whose kept
+    edge adds to its degree — the entries of row ``i`` of :func:`entry_index` without the
+    self-loop, so it shares their order."""
+    key = ("incidence", width)
+    if key not in graph.cache:
+        entry_index(graph)
+        direction = graph.cache["entry_direction"]
+        n = graph.num_nodes
+        rows = graph.cache["entry_index"][0]
+        counts = torch.bincount(rows, minlength=n) - 1  # one self-loop per row
+        crow = torch.zeros(n + 1, dtype=torch.long, device=rows.device)
+        torch.cumsum(counts, 0, out=crow[1:])
+        col = direction[direction >= 0]
+        if width == graph.num_edges:
+            col = col % width
+        graph.cache[key] = torch.sparse_csr_tensor(crow, col, torch.ones(col.numel(), device=rows.device),
+                                                   (n, width))
+    return graph.cache[key]
 
 
 def _buffer(workspace: dict | None, name: str, shape: tuple[int, int], device: torch.device) -> torch.Tensor:
