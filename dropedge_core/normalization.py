@@ -197,7 +197,7 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
     arithmetic on a 1M-node graph (:class:`~dropedge_core.training.AdjacencyBuilder`).
     """
     method = check_method(method)
-    device = graph.edge_index.device
+    device = graph.undirected_edges.device  # (graph.edge_index would build 2M x 2 indices)
     num_layers, width = masks.shape
     m, n = graph.num_edges, graph.num_nodes
     if width not in (m, 2 * m):
@@ -276,6 +276,8 @@ def _incidence(graph: Graph, width: int) -> torch.Tensor:
         col = direction[direction >= 0]
         if width == graph.num_edges:
             col = col % width
+        if width < 2**31 and col.numel() < 2**31:  # 32-bit indices: half the memory
+            crow, col = crow.int(), col.int()
         graph.cache[key] = torch.sparse_csr_tensor(crow, col, torch.ones(col.numel(), device=rows.device),
                                                    (n, width))
     return graph.cache[key]
@@ -311,7 +313,9 @@ def _table_rows(graph: Graph, width: int, directional: bool) -> torch.Tensor:
         num = key[1]
         column = direction % graph.num_edges if num == graph.num_edges else direction
         node = graph.cache["entry_index"][0]
-        graph.cache[key] = torch.where(direction < 0, num + node, column)
+        rows = torch.where(direction < 0, num + node, column)
+        # 32-bit when it fits: index_select takes it, and it halves this table
+        graph.cache[key] = rows.int() if num + graph.num_nodes < 2**31 else rows
     return graph.cache[key]
 
 

@@ -286,15 +286,22 @@ def _last_layers_numpy(weights: torch.Tensor, steps: list[int], counts: list[int
     rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=generator)))
     inverse = (1.0 / weights.double()).float().numpy()
     last = np.full(n, never, dtype=np.int64)
-    exponentials, keys = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
-    pool = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
-    previous = never
+    keys = np.empty(n, dtype=np.float32)
+    if n < SELECT_SAMPLE_ABOVE:  # small: all keys in one call (per-call costs dominate)
+        sizes = [n] + [counts[layer] for layer in steps[:-1]]
+        exponentials, offset = rng.standard_exponential(sum(sizes), dtype=np.float32), 0
+    else:  # large: layer by layer into one buffer (the same numbers: one stream)
+        exponentials, offset = np.empty(n, dtype=np.float32), None
+    pool, previous = np.arange(n), never
     for layer in steps:  # a loop over layers: each draw is from the previous one's set
         k, size = counts[layer], pool.size
         if k < size:  # take(): numpy's fancy indexing costs more per call
-            rng.standard_exponential(out=exponentials[:size], dtype=np.float32)
+            if offset is None:
+                draw = rng.standard_exponential(out=exponentials[:size], dtype=np.float32)
+            else:
+                draw, offset = exponentials[offset:offset + size], offset + size
             np.take(inverse, pool, out=keys[:size])
-            np.multiply(exponentials[:size], keys[:size], out=keys[:size])
+            np.multiply(draw, keys[:size], out=keys[:size])
             keep = _smallest(keys[:size], k)
             last[pool[~keep]] = previous  # dropped here: their last layer was the previous one
             pool = pool[keep]

@@ -259,7 +259,7 @@ class AdjacencyBuilder:
 
     def full(self) -> torch.Tensor:
         """The normalised adjacency of the whole graph (evaluation), in a buffer of its own."""
-        ones = torch.ones(1, self.graph.num_edges, dtype=torch.bool, device=self.graph.edge_index.device)
+        ones = torch.ones(1, self.graph.num_edges, dtype=torch.bool, device=self.col.device)
         return self._csr(normalization.layer_values(self.graph, ones, self.method)[0])
 
 
