@@ -300,9 +300,18 @@ def _last_layers_numpy(weights: torch.Tensor, steps: list[int], counts: list[int
                 draw = rng.standard_exponential(out=exponentials[:size], dtype=np.float32)
             else:
                 draw, offset = exponentials[offset:offset + size], offset + size
-            np.take(inverse, pool, out=keys[:size])
+            np.take(inverse, pool, out=keys[:size], mode="clip")  # "raise" would buffer `out`
             np.multiply(draw, keys[:size], out=keys[:size])
-            keep = _smallest(keys[:size], k)
+            if size >= SELECT_SAMPLE_ABOVE:
+                keep = _smallest(keys[:size], k)
+            elif size - k <= k:  # few items: heap selection of the smaller side, inline
+                keep = np.ones(size, dtype=bool)
+                drop = torch.topk(torch.from_numpy(keys[:size]), size - k, sorted=False).indices
+                keep[drop.numpy()] = False
+            else:
+                keep = np.zeros(size, dtype=bool)
+                kept = torch.topk(torch.from_numpy(keys[:size]), k, largest=False, sorted=False).indices
+                keep[kept.numpy()] = True
             last[pool[~keep]] = previous  # dropped here: their last layer was the previous one
             pool = pool[keep]
         previous = layer
