@@ -175,8 +175,9 @@ def show_runs() -> None:
         last = live.runs[-1]
         box = {"finished": st.success, "early_stop": st.success, "stopped": st.warning}.get(
             last.status, st.error)
+        pace = f", {last.epoch_time:.3f} s/epoch" if last.epoch_time is not None else ""
         box(f"{last.label}: **{last.status.replace('_', ' ')}** — {last.message} "
-            f"(device {last.device or '?'}).")
+            f"(device {last.device_name or '?'}{pace}).")
     runs = [r for r in live.runs if r.events]
     labels = {r.label: r.sampler for r in runs}
     st.plotly_chart(figures.training_curves({r.label: r.history for r in runs}, samplers=labels),
@@ -223,11 +224,12 @@ def show_runs() -> None:
     num = st.column_config.NumberColumn
     st.dataframe(jobs.runs_frame(live.runs), hide_index=True,
                  column_order=["run", "dataset", "status", "epochs", "best_epoch", "best_val_acc", "test_acc",
-                               "time_s", "device", "p_min", "p_max", "message"],
+                               "time_s", "epoch_s", "device", "p_min", "p_max", "message"],
                  column_config={"best_epoch": num("best epoch"),
                                 "best_val_acc": num("best val", format="percent"),
                                 "test_acc": num("test (at best val)", format="percent"),
                                 "time_s": num("time (s)", format="%.1f"),
+                                "epoch_s": num("s / epoch", format="%.3f"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f")})
     if changes.changed:
         st.rerun()

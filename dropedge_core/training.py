@@ -10,7 +10,8 @@ The trainer talks through **events**, plain JSON-able dicts handed to ``on_event
 CLI, the tests and the app consume the same ones); accuracies are fractions in
 ``[0, 1]``, times in seconds, epochs counted from 1:
 
-* ``{"type": "start", "config": {...}, "device": "cpu", "num_nodes": N, "num_edges": M}``
+* ``{"type": "start", "config": {...}, "device": "cpu", "device_name": "CPU", "num_nodes": N,
+  "num_edges": M}`` (``device_name``: the GPU's name on CUDA, ``torch.cuda.get_device_name``)
 * ``{"type": "epoch", "epoch": e, "train_loss", "val_loss", "train_acc", "val_acc",
   "test_acc", "epoch_time", "sample_time"}`` — ``train_*`` from the epoch's training
   forward pass (sampled graph, dropout on), ``val_*``/``test_acc`` from the full-graph
@@ -420,6 +421,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
     static_masks = sampler.relation == "all"  # nodrop: the same graph every epoch
 
     emit({"type": "start", "config": config.to_dict(), "device": str(device),
+          "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU",
           "num_nodes": g.num_nodes, "num_edges": g.num_edges})
     history: list[dict] = []
     diags: list[dict] = []
