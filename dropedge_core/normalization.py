@@ -50,16 +50,29 @@ def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
 
     Returns:
         ``L`` pairs ``(edge_index (2, E_l + N), edge_weight (E_l + N,))``, self-loops
-        included, entries sorted by (row, column). All layers are normalised in one
-        vectorised pass (:func:`layer_weights`), then split.
+        included, entries sorted by (row, column).
+
+    The fast path, and the one way to script it: all layers' weights in one pass of
+    :func:`layer_values` (the trainer's own), then each layer's entries picked out of
+    that ``(L, 2M + N)`` table with one flat ``nonzero`` and ``index_select``. For
+    training, :class:`~dropedge_core.training.AdjacencyBuilder` skips even the
+    compaction: one fixed CSR pattern whose values are :func:`layer_values`' rows.
+
+    Example:
+        >>> from dropedge_core import datasets, samplers
+        >>> g = datasets.load("karate")  # N = 34, M = 78
+        >>> masks = samplers.make("dropedge++").sample(g, 4, torch.Generator().manual_seed(0))
+        >>> [ei.size(1) for ei, _ in adjacencies(g, masks)]  # 2 * kept + N per layer
+        [80, 106, 132, 158]
     """
-    kept, weight = layer_weights(graph, masks, method)
-    # nonzero() of the row-major (L, 2M + N) mask lists each layer's entries layer after
-    # layer: gather once, split into per-layer views.
-    layer, entry = kept.nonzero(as_tuple=True)
-    index, values = entry_index(graph)[:, entry], weight[layer, entry]
+    values = layer_values(graph, masks, method)
+    kept = _kept_entries(graph, masks, values)
+    flat = kept.view(-1).nonzero().squeeze(1)  # layer after layer, each in CSR order
+    entry = flat % values.size(1)
+    index = entry_index(graph).index_select(1, entry)
+    weight = values.view(-1).index_select(0, flat)
     sizes = kept.sum(1).tolist()
-    return list(zip(index.split(sizes, dim=1), values.split(sizes)))
+    return list(zip(index.split(sizes, dim=1), weight.split(sizes)))
 
 
 def entry_index(graph: Graph) -> torch.Tensor:
@@ -84,7 +97,7 @@ def entry_columns(graph: Graph, width: int) -> torch.Tensor:
         entry_index(graph)  # builds the entries once
         direction = graph.cache["entry_direction"]  # -1 for self-loops
         column = direction % m if width == m else direction
-        graph.cache[key] = torch.where(direction < 0, torch.full_like(direction, width), column)
+        graph.cache[key] = torch.where(direction < 0, torch.full_like(direction, width), column).long()
     return graph.cache[key]
 
 
@@ -126,7 +139,7 @@ def _build_entries(graph: Graph) -> None:
         index[1].index_copy_(0, pos, cols)
         direction.index_copy_(0, pos, ids)
     graph.cache["entry_index"] = index
-    graph.cache["entry_direction"] = direction
+    graph.cache["entry_direction"] = direction.int() if 2 * m < 2**31 else direction  # memory
     graph.cache["entry_loops"] = loop_pos
 
 
@@ -156,12 +169,13 @@ def layer_weights(graph: Graph, masks: torch.Tensor, method: str = "AN",
 
 
 def _kept_entries(graph: Graph, masks: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """``(L, 2M + N)`` bool: the entries of each layer. A kept edge always has a positive
-    weight (both end points have degree >= 1), so only the self-loops, whose NA weight
-    is 0, need marking."""
-    kept = weight != 0
-    kept[:, entry_loops(graph)] = True
-    return kept
+    """``(L, 2M + N)`` bool: the entries of each layer — its kept directions (a kept
+    direction can weigh 0 under NA/FOG when its target has no kept edge of its own) and
+    every self-loop."""
+    num_layers, width = masks.shape
+    padded = torch.ones(num_layers, width + 1, dtype=torch.uint8, device=masks.device)
+    padded[:, :width] = masks
+    return padded.index_select(1, entry_columns(graph, width)).bool()
 
 
 # Rows per chunk on the CPU: a chunk's (C, L) temporaries stay in the CPU's caches;

@@ -284,8 +284,9 @@ def _last_layers_numpy(weights: torch.Tensor, steps: list[int], counts: list[int
 
     n = weights.numel()
     rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=generator)))
-    inverse = (1.0 / weights.double()).float().numpy()
-    last = np.full(n, never, dtype=np.int64)
+    # = (1.0 / w).float() with one temporary less (copy=True: never the caller's weights)
+    inverse = weights.to(torch.float64, copy=True).reciprocal_().float().numpy()
+    last = np.full(n, never, dtype=np.int16 if len(steps) < 2**15 else np.int64)  # memory
     keys = np.empty(n, dtype=np.float32)
     if n < SELECT_SAMPLE_ABOVE:  # small: all keys in one call (per-call costs dominate)
         sizes = [n] + [counts[layer] for layer in steps[:-1]]
