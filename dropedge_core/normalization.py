@@ -182,6 +182,8 @@ def _kept_entries(graph: Graph, masks: torch.Tensor, weight: torch.Tensor) -> to
 # whole-array temporaries of a 1M-node graph (22.6M entries x 16 layers, 1.4 GB each)
 # would stream through memory several times and page-fault on every allocation.
 CPU_CHUNK = 1 << 14
+# A workspace keeps the value table of layer_values up to this size (see there).
+KEEP_TABLE_BYTES = 256 << 20
 
 
 def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
@@ -206,9 +208,9 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
     than whole-array temporaries. On an accelerator each pass is one call.
 
     ``out`` (``(L, 2M + N)`` float, optional) receives the result; ``workspace`` (a dict
-    the caller keeps, optional) holds the value table between calls. Reusing both saves
-    the page faults of fresh allocations: ~0.2 s per GB on the CPU, as much as the
-    arithmetic on a 1M-node graph (:class:`~dropedge_core.training.AdjacencyBuilder`).
+    the caller keeps, optional) holds the value table between calls while it is under
+    :data:`KEEP_TABLE_BYTES`. Reusing them saves the page faults of fresh allocations
+    (~0.2 s per GB on the CPU, as much as the arithmetic on a 1M-node graph) (:class:`~dropedge_core.training.AdjacencyBuilder`).
     """
     method = check_method(method)
     device = graph.undirected_edges.device  # (graph.edge_index would build 2M x 2 indices)
@@ -219,7 +221,10 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
     directional = method == "ARW"  # ARW's value differs between the two directions
     src, dst = graph.edge_index if directional else _column_ends(graph, width)
     num = src.numel()  # rows of the value table before the self-loops: M or 2M
-    table = _buffer(workspace, "table", (num + n, num_layers), device)
+    # kept between calls only while small: on a 1M-node graph the table (0.76 GB) would
+    # sit beside the sampler's arrays at the next epoch's peak; its page faults cost less
+    keep_table = workspace if (num + n) * num_layers * 4 <= KEEP_TABLE_BYTES else None
+    table = _buffer(keep_table, "table", (num + n, num_layers), device)
     # pass 1: the kept flags into the table (as 0/1 floats), then the degrees of all
     # layers as one sparse product with the incidence matrix (a kept undirected column
     # adds to both end points' degrees, a direction to its source's)
