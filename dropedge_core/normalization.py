@@ -210,7 +210,8 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
     ``out`` (``(L, 2M + N)`` float, optional) receives the result; ``workspace`` (a dict
     the caller keeps, optional) holds the value table between calls while it is under
     :data:`KEEP_TABLE_BYTES`. Reusing them saves the page faults of fresh allocations
-    (~0.2 s per GB on the CPU, as much as the arithmetic on a 1M-node graph) (:class:`~dropedge_core.training.AdjacencyBuilder`).
+    (~0.2 s per GB on the CPU, as much as the arithmetic on a 1M-node graph; see
+    :class:`~dropedge_core.training.AdjacencyBuilder`).
     """
     method = check_method(method)
     device = graph.undirected_edges.device  # (graph.edge_index would build 2M x 2 indices)
