@@ -331,6 +331,7 @@ class TrainingSession:
         self._seen = 0
         self._count = 0
         self._lock = threading.RLock()
+        self._figures: dict[str, tuple[object, object]] = {}
 
     # -- state ------------------------------------------------------------------------
     @property
@@ -350,6 +351,16 @@ class TrainingSession:
     @property
     def watchdog(self) -> Watchdog | None:
         return self._worker.watchdog if self._worker is not None else None
+
+    def figure(self, name: str, version, build: Callable[[], object]):
+        """The figure ``name`` from ``build()``, rebuilt only when ``version`` (e.g. the
+        runs' event counts) changed. The page polls every ``POLL_S`` seconds; building
+        its four figures costs ~0.1 s of CPU in Python (measured on Cora, 40 epochs),
+        taken from the training thread on a 2-core machine, so unchanged ones are reused."""
+        cached = self._figures.get(name)
+        if cached is None or cached[0] != version:
+            cached = self._figures[name] = (version, build())
+        return cached[1]
 
     # -- actions ----------------------------------------------------------------------
     def submit(self, configs: Sequence[TrainConfig], graph=None) -> list[RunRecord]:

@@ -238,3 +238,18 @@ def test_a_run_reports_its_pace_and_the_gpu_name():
     start = {"type": "start", "device": "cpu", "device_name": "CPU"}
     cpu = jobs.RunRecord(2, _karate(), "#2", events=[start])
     assert cpu.device_name == "cpu" and cpu.epoch_time is None and cpu.row()["epoch_s"] is None
+
+
+def test_session_figures_are_rebuilt_only_when_their_version_changes():
+    session = jobs.TrainingSession()
+    built = []
+
+    def build():
+        built.append(1)
+        return object()
+
+    first = session.figure("curves", (("#1", 3),), build)
+    assert session.figure("curves", (("#1", 3),), build) is first and len(built) == 1
+    assert session.figure("curves", (("#1", 4),), build) is not first and len(built) == 2
+    session.figure("men", (("#1", 4),), build)
+    assert len(built) == 3  # one cache entry per figure name
