@@ -66,12 +66,15 @@ def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
         [80, 106, 132, 158]
     """
     values = layer_values(graph, masks, method)
-    kept = _kept_entries(graph, masks, values)
+    kept = _kept_entries(graph, masks, values, method)
     flat = kept.view(-1).nonzero().squeeze(1)  # layer after layer, each in CSR order
     entry = flat % values.size(1)
-    index = entry_index(graph).index_select(1, entry)
+    rows, cols = entry_index(graph)
+    index = torch.stack([rows.index_select(0, entry), cols.index_select(0, entry)])
     weight = values.view(-1).index_select(0, flat)
-    sizes = kept.sum(1).tolist()
+    # entries per layer: its kept directions (2 per undirected column) and N self-loops
+    per_column = 2 if masks.size(1) == graph.num_edges else 1
+    sizes = (masks.sum(1) * per_column + graph.num_nodes).tolist()
     return list(zip(index.split(sizes, dim=1), weight.split(sizes)))
 
 
@@ -165,14 +168,19 @@ def layer_weights(graph: Graph, masks: torch.Tensor, method: str = "AN",
     :func:`adjacencies` compacts these per layer.
     """
     weight = layer_values(graph, masks, method)
-    return _kept_entries(graph, masks, weight), weight
+    return _kept_entries(graph, masks, weight, check_method(method)), weight
 
 
-def _kept_entries(graph: Graph, masks: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """``(L, 2M + N)`` bool: the entries of each layer — its kept directions (a kept
-    direction can weigh 0 under NA/FOG when its target has no kept edge of its own) and
-    every self-loop."""
+def _kept_entries(graph: Graph, masks: torch.Tensor, weight: torch.Tensor, method: str) -> torch.Tensor:
+    """``(L, 2M + N)`` bool: the entries of each layer — its kept directions and every
+    self-loop. A kept direction weighs > 0 (its end points have degree >= 1), except
+    under NA/FOG with directed masks, when its target has no kept direction of its own:
+    then the flags come from the masks."""
     num_layers, width = masks.shape
+    if method in ("AN", "ANS", "ARW") or width == graph.num_edges:
+        kept = weight != 0
+        kept[:, entry_loops(graph)] = True
+        return kept
     padded = torch.ones(num_layers, width + 1, dtype=torch.uint8, device=masks.device)
     padded[:, :width] = masks
     return padded.index_select(1, entry_columns(graph, width)).bool()
