@@ -32,7 +32,7 @@ OVERRIDE_KEYS = ("sampler", "num_layers", "p_min", "p_max", "seed")
 MODES = ["depth recipe", "quick", "paper preset", "custom"]
 DEFAULTS = {"lt_backbone": "gcn", "lt_mode": "depth recipe", "lt_hidden": 64, "lt_dropout": 0.5,
             "lt_lr": 0.01, "lt_wd": 5e-4, "lt_norm": "AN", "lt_alpha": 0.1, "lt_loop": False,
-            "lt_bn": False, "lt_epochs": 100, "lt_patience": 100, "lt_diag_every": 5,
+            "lt_bn": False, "lt_epochs": 100, "lt_patience": 100, "lt_diag_every": 10,
             "lt_kernel": "linear", "lt_directed": False}
 BOUNDS = {"lt_hidden": (1, 1024), "lt_dropout": (0.0, 0.95), "lt_lr": (0.0, 1.0),
           "lt_wd": (0.0, 1.0), "lt_alpha": (0.0, 1.0), "lt_epochs": (1, 5000),
@@ -214,12 +214,14 @@ def show_runs() -> None:
         last = live.runs[-1]
         box = {"finished": st.success, "early_stop": st.success, "stopped": st.warning}.get(
             last.status, st.error)
+        pace = f", {last.epoch_time:.3f} s/epoch" if last.epoch_time is not None else ""
         box(f"{last.label}: **{last.status.replace('_', ' ')}** — {last.message} "
-            f"(device {last.device or '?'}).")
+            f"(device {last.device_name or '?'}{pace}).")
     runs = [r for r in live.runs if r.events]
     labels = {r.label: r.sampler for r in runs}
-    st.plotly_chart(figures.training_curves({r.label: r.history for r in runs}, samplers=labels),
-                    key="lt_curves")
+    seen = tuple((r.label, len(r.events)) for r in runs)  # figures are rebuilt only when these change
+    st.plotly_chart(live.figure("curves", seen, lambda: figures.training_curves(
+        {r.label: r.history for r in runs}, samplers=labels)), key="lt_curves")
     with_diag = [r for r in runs if r.diagnostics]
     if not with_diag:
         st.caption("Diagnostics (layer distances, Dirichlet energy, MEN) appear after the first "
@@ -235,18 +237,21 @@ def show_runs() -> None:
         key = c2.radio("Per-layer diagnostic", list(DIAGNOSTICS), key="lt_diag_key",
                        format_func=DIAGNOSTICS.get, horizontal=True)
         focus = next(r for r in with_diag if r.label == focus_label)
+        diag_seen = tuple((r.label, len(r.diagnostics)) for r in with_diag)
         left, right = st.columns(2)
         with left:
-            st.plotly_chart(figures.diagnostics_heatmap(focus.diagnostics, key=key),
+            st.plotly_chart(live.figure("heatmap", (focus.label, key, len(focus.diagnostics)),
+                                        lambda: figures.diagnostics_heatmap(focus.diagnostics, key=key)),
                             key="lt_heatmap")
             st.caption(f"{DIAGNOSTICS[key]} of each hidden layer's output over training "
                        f"({focus.label}), log colour scale. Over-smoothing shows as "
                        f"{SMOOTHING_SIGN[key]}.")
         with right:
             if any(d["layer_distances"] for d in focus.diagnostics):
-                dist = (figures.layer_distance_curves(focus.diagnostics) if len(with_diag) == 1
-                        else figures.layer_distance_curves({r.label: r.diagnostics
-                                                            for r in with_diag}, samplers=labels))
+                dist = live.figure("distances", diag_seen, lambda: (
+                    figures.layer_distance_curves(focus.diagnostics) if len(with_diag) == 1
+                    else figures.layer_distance_curves({r.label: r.diagnostics for r in with_diag},
+                                                       samplers=labels)))
                 st.plotly_chart(dist, key="lt_distances")
                 st.caption("D⁽ˡ⁾ = ‖H⁽ˡ⁺¹⁾ − H⁽ˡ⁾‖_F between consecutive hidden layers; the "
                            "paper's Distance averages l = 1 … L−3. Near 0: the layers stopped "
@@ -255,8 +260,8 @@ def show_runs() -> None:
             else:
                 st.info("Layer distances need at least two hidden layers of the same width "
                         "(L ≥ 3).")
-        st.plotly_chart(figures.men_over_training({r.label: r.diagnostics for r in with_diag},
-                                                  samplers=labels), key="lt_men")
+        st.plotly_chart(live.figure("men", diag_seen, lambda: figures.men_over_training(
+            {r.label: r.diagnostics for r in with_diag}, samplers=labels)), key="lt_men")
         st.caption("MEN of the edges each epoch's sample kept, per run, on a linear axis from 0: "
                    "NoDrop keeps all (flat, highest); DropEdge++/LID stay below DropEdge at equal "
                    "keep rates; each sampler's line wobbles by a few percent from draw to draw. "
@@ -264,11 +269,12 @@ def show_runs() -> None:
     num = st.column_config.NumberColumn
     st.dataframe(jobs.runs_frame(live.runs), hide_index=True,
                  column_order=["run", "dataset", "status", "epochs", "best_epoch", "best_val_acc", "test_acc",
-                               "time_s", "device", "p_min", "p_max", "message"],
+                               "time_s", "epoch_s", "device", "p_min", "p_max", "message"],
                  column_config={"best_epoch": num("best epoch"),
                                 "best_val_acc": num("best val", format="percent"),
                                 "test_acc": num("test (at best val)", format="percent"),
                                 "time_s": num("time (s)", format="%.1f"),
+                                "epoch_s": num("s / epoch", format="%.3f"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f")})
     if changes.changed:
         st.rerun()

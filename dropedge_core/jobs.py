@@ -184,7 +184,7 @@ def run_label(config: TrainConfig, number: int) -> str:
 #: Columns of :func:`runs_frame`.
 RUN_COLUMNS: tuple[str, ...] = (
     "run", "dataset", "sampler", "backbone", "layers", "p_min", "p_max", "seed", "status", "epochs",
-    "best_epoch", "best_val_acc", "test_acc", "time_s", "device", "message")
+    "best_epoch", "best_val_acc", "test_acc", "time_s", "epoch_s", "device", "message")
 
 
 @dataclass
@@ -213,6 +213,23 @@ class RunRecord:
     def device(self) -> str | None:
         start = next((e for e in self.events if e["type"] == "start"), None)
         return start["device"] if start else None
+
+    @property
+    def device_name(self) -> str | None:
+        """``"cpu"``, or on CUDA the device and the GPU's name (``"cuda:0 · NVIDIA H200"``)."""
+        start = next((e for e in self.events if e["type"] == "start"), None)
+        if start is None:
+            return None
+        name = start.get("device_name")
+        return start["device"] if not name or name == "CPU" else f"{start['device']} · {name}"
+
+    @property
+    def epoch_time(self) -> float | None:
+        """Median seconds per epoch so far (the trainer's ``epoch_time``: sample, normalise,
+        step, evaluate; diagnostics not included)."""
+        times = sorted(e["epoch_time"] for e in self.events
+                       if e["type"] == "epoch" and e.get("epoch_time") is not None)
+        return times[len(times) // 2] if times else None
 
     @property
     def end(self) -> dict | None:
@@ -246,8 +263,9 @@ class RunRecord:
         elif self.end:
             text = self.end["message"]
         else:
+            pace = f" · {self.epoch_time:.3f} s/epoch" if self.epoch_time is not None else ""
             text = {"queued": "waiting for the run before it",
-                    "running": f"epoch {self.epochs_done} of {self.config.epochs}"}.get(self.status, "")
+                    "running": f"epoch {self.epochs_done} of {self.config.epochs}{pace}"}.get(self.status, "")
         return f"{text}; {self.note}" if self.note else text
 
     def row(self) -> dict:
@@ -258,7 +276,8 @@ class RunRecord:
                 "p_min": self.config.p_min, "p_max": self.config.p_max, "seed": self.config.seed,
                 "status": self.status, "epochs": self.epochs_done, "best_epoch": end.get("best_epoch"),
                 "best_val_acc": end.get("best_val_acc"), "test_acc": end.get("test_acc"),
-                "time_s": end.get("total_time"), "device": self.device, "message": self.message}
+                "time_s": end.get("total_time"), "epoch_s": self.epoch_time, "device": self.device_name,
+                "message": self.message}
 
 
 def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
@@ -312,6 +331,7 @@ class TrainingSession:
         self._seen = 0
         self._count = 0
         self._lock = threading.RLock()
+        self._figures: dict[str, tuple[object, object]] = {}
 
     # -- state ------------------------------------------------------------------------
     @property
@@ -331,6 +351,16 @@ class TrainingSession:
     @property
     def watchdog(self) -> Watchdog | None:
         return self._worker.watchdog if self._worker is not None else None
+
+    def figure(self, name: str, version, build: Callable[[], object]):
+        """The figure ``name`` from ``build()``, rebuilt only when ``version`` (e.g. the
+        runs' event counts) changed. The page polls every ``POLL_S`` seconds; building
+        its four figures costs ~0.1 s of CPU in Python (measured on Cora, 40 epochs),
+        taken from the training thread on a 2-core machine, so unchanged ones are reused."""
+        cached = self._figures.get(name)
+        if cached is None or cached[0] != version:
+            cached = self._figures[name] = (version, build())
+        return cached[1]
 
     # -- actions ----------------------------------------------------------------------
     def submit(self, configs: Sequence[TrainConfig], graph=None) -> list[RunRecord]:

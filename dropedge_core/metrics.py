@@ -132,7 +132,9 @@ def men_estimate(graph: Graph, masks: torch.Tensor, num_sources: int = 512,
     """
     n = graph.num_nodes
     s = min(int(num_sources), n)
-    sources = torch.randperm(n, generator=generator)[:s].to(graph.undirected_edges.device)
+    # drawn where the generator lives (a CUDA generator draws only on CUDA), then moved
+    gen_device = generator.device if generator is not None else "cpu"
+    sources = torch.randperm(n, generator=generator, device=gen_device)[:s].to(graph.undirected_edges.device)
     counts = _reach_counts(graph, masks, sources).double()  # (L, S)
     per_source = counts.mean(0)
     value = n * float(per_source.mean())
@@ -191,7 +193,8 @@ def mad(h: torch.Tensor, max_nodes: int = 2000, generator: torch.Generator | Non
     """
     h = h.detach().float()
     if h.size(0) > max_nodes:
-        h = h[torch.randperm(h.size(0), generator=generator)[:max_nodes].to(h.device)]
+        gen_device = generator.device if generator is not None else "cpu"
+        h = h[torch.randperm(h.size(0), generator=generator, device=gen_device)[:max_nodes].to(h.device)]
     unit = h / h.norm(dim=1, keepdim=True).clamp_min(1e-12)
     dist = (1.0 - unit @ unit.T).clamp_min(0.0)
     nonzero = dist > 1e-8

@@ -89,7 +89,8 @@ def feature_dropout(x: torch.Tensor, p: float, training: bool,
     if generator is None:
         values = F.dropout(values, p, True)
     else:
-        keep = torch.rand(values.shape, generator=generator, device=values.device) >= p
+        # drawn on the generator's device (the trainer makes it on the model's)
+        keep = (torch.rand(values.shape, generator=generator, device=generator.device) >= p).to(values.device)
         values = values * keep / (1.0 - p)
     if x.layout == torch.sparse_csr:
         return torch.sparse_csr_tensor(x.crow_indices(), x.col_indices(), values, x.shape)

@@ -37,6 +37,8 @@ WEIGHTINGS = ("uniform", "kernel")
 KERNELS = ("linear", "poly", "rbf", "reverse")
 RBF_GAMMA = 6.0  # the paper's appendix: exp(-6 ||x_u - x_v||^2), chosen by validation
 KERNEL_FLOOR = 1e-10  # keeps zero-similarity edges drawable
+SELECT_SAMPLE_ABOVE = 200_000  # pools of at least this many keys select by sampled brackets
+SELECT_SAMPLE = 8192  # the size of that sample
 
 # name -> (layer relation, weighting)
 NAMED: dict[str, tuple[str, str]] = {
@@ -119,17 +121,30 @@ def kernel_weights(x: torch.Tensor, edges: torch.Tensor, kernel: str = "linear",
     if kernel not in KERNELS:
         raise SamplerError(f"unknown kernel {kernel!r}; valid: {', '.join(KERNELS)}")
     u, v = edges
+    x = x.float()
     out = torch.empty(u.numel(), dtype=torch.float32, device=x.device)
-    chunk = max(1, (1 << 24) // max(1, x.size(1)))  # ~64 MB of gathered rows per chunk
-    for s in range(0, u.numel(), chunk):
-        xu, xv = x[u[s:s + chunk]].float(), x[v[s:s + chunk]].float()
+    # cache-sized chunks into reused buffers on the CPU (fresh 64 MB gathers per chunk
+    # cost more in page faults than in arithmetic); one chunk of ~64 MB on an accelerator
+    budget = (1 << 24) if x.device.type != "cpu" else (1 << 17)
+    chunk = max(1, min(u.numel(), budget // max(1, x.size(1))))
+    xu = torch.empty(chunk, x.size(1), device=x.device)
+    xv = torch.empty_like(xu)
+    for s in range(0, u.numel(), chunk):  # a loop over chunks of edges
+        e = min(s + chunk, u.numel())
+        a, b = xu[:e - s], xv[:e - s]
+        torch.index_select(x, 0, u[s:e], out=a)
+        torch.index_select(x, 0, v[s:e], out=b)
         if kernel == "rbf":
-            val = torch.exp(-gamma * (xu - xv).pow(2).sum(1))
+            torch.sum(a.sub_(b).square_(), 1, out=out[s:e])
         else:
-            dot = (xu * xv).sum(1)
-            val = {"linear": dot, "poly": dot * dot, "reverse": 1.0 - dot}[kernel]
-        out[s:s + chunk] = val
-    return out.clamp(min=0.0) + KERNEL_FLOOR
+            torch.sum(a.mul_(b), 1, out=out[s:e])
+    if kernel == "rbf":
+        out.mul_(-gamma).exp_()
+    elif kernel == "poly":
+        out.square_()
+    elif kernel == "reverse":
+        out.neg_().add_(1.0)
+    return out.clamp_(min=0.0).add_(KERNEL_FLOOR)
 
 
 def successive_sample(weights: torch.Tensor | None, k: int, generator: torch.Generator | None = None,
@@ -152,7 +167,7 @@ def successive_sample(weights: torch.Tensor | None, k: int, generator: torch.Gen
     """
     ref = weights if weights is not None else candidates
     n = ref.numel() if ref is not None else int(num_items)
-    device = ref.device if ref is not None else torch.device("cpu")
+    device = draw_device(generator, weights, candidates)
     keys = _gumbel_keys((n,), weights, generator, device)
     if candidates is not None:
         if k > int(candidates.sum()):
@@ -162,6 +177,30 @@ def successive_sample(weights: torch.Tensor | None, k: int, generator: torch.Gen
     if k > 0:
         mask[torch.topk(keys, k, sorted=False).indices] = True
     return mask
+
+
+def draw_device(generator: torch.Generator | None, *tensors: torch.Tensor | None) -> torch.device:
+    """The device a sampler's random draws happen on: the ``generator``'s.
+
+    A CUDA generator draws only CUDA numbers (and a CPU one CPU numbers), so the keys are
+    made where the generator lives — also when no tensor says where (uniform weights,
+    only a count of items). Without a generator: the first tensor's device, else the CPU.
+    Raises :class:`SamplerError` when a given tensor lives on another device.
+    """
+    present = [t for t in tensors if t is not None]
+    if generator is not None:
+        device = generator.device
+    else:
+        device = present[0].device if present else torch.device("cpu")
+    for t in present:
+        if not _same_device(t.device, device):
+            raise SamplerError(f"the random generator is on {device} but the edges/weights are on "
+                               f"{t.device}: create it there, torch.Generator(device={str(t.device)!r})")
+    return device
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
 
 
 def _gumbel_keys(shape: tuple[int, ...], weights: torch.Tensor | None,
@@ -182,7 +221,7 @@ def independent_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     All rows in one pass: ``(L, E)`` keys, rank each row, keep ranks below its count.
     """
     n = weights.numel() if weights is not None else int(num_items)
-    device = weights.device if weights is not None else counts.device
+    device = draw_device(generator, weights)
     keys = _gumbel_keys((counts.numel(), n), weights, generator, device)
     order = torch.argsort(keys, dim=1, descending=True)
     ranks = torch.empty_like(order)
@@ -208,7 +247,7 @@ def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     """
     num_layers = counts.numel()
     n = weights.numel() if weights is not None else int(num_items)
-    device = weights.device if weights is not None else counts.device
+    device = draw_device(generator, weights)
     counts = counts.to(device)
     if weights is None:
         keys = _gumbel_keys((n,), None, generator, device)
@@ -235,37 +274,94 @@ def _last_layers_numpy(weights: torch.Tensor, steps: list[int], counts: list[int
     previous layer's pool. Returns ``(E,)`` long: the last layer whose pool holds each
     item, ``never`` for items never drawn.
 
-    Keys are drawn only for the pools (about half of ``L * E`` for LID), all in one
-    numpy call (seeded from ``generator``: the same generator state gives the same draw;
-    numpy's exponentials are ~5x faster than torch's). Each layer selects the smaller
-    side — the few items it drops, or the few it keeps — with ``torch.topk``, whose
-    heap selection of a few items is ~3x faster than a full ``argpartition``
-    (64 layers on Cora: ~1.5 ms)."""
+    Keys are drawn only for the pools (about half of ``L * E`` for LID), from one numpy
+    generator seeded from ``generator`` (the same generator state gives the same draw;
+    numpy's exponentials are ~5x faster than torch's), layer after layer into buffers
+    reused across layers (a fresh 400 MB array per epoch on a 1M-node graph cost more in
+    page faults than in arithmetic). Each layer selects its ``k`` smallest keys with
+    :func:`_smallest` (64 layers on Cora: ~1.5 ms)."""
     import numpy as np
 
     n = weights.numel()
-    sizes = [n] + [counts[layer] for layer in steps[:-1]]  # pool size before each draw
     rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=generator)))
-    exponentials = rng.standard_exponential(sum(sizes), dtype=np.float32)
-    inverse = (1.0 / weights.double()).float().numpy()
-    last = np.full(n, never, dtype=np.int64)
-    pool, previous, offset = np.arange(n), never, 0
+    # = (1.0 / w).float() with one temporary less (copy=True: never the caller's weights)
+    inverse = weights.to(torch.float64, copy=True).reciprocal_().float().numpy()
+    last = np.full(n, never, dtype=np.int16 if len(steps) < 2**15 else np.int64)  # memory
+    keys = np.empty(n, dtype=np.float32)
+    if n < SELECT_SAMPLE_ABOVE:  # small: all keys in one call (per-call costs dominate)
+        sizes = [n] + [counts[layer] for layer in steps[:-1]]
+        exponentials, offset = rng.standard_exponential(sum(sizes), dtype=np.float32), 0
+    else:  # large: layer by layer into one buffer (the same numbers: one stream)
+        exponentials, offset = np.empty(n, dtype=np.float32), None
+    pool, previous = np.arange(n), never
     for layer in steps:  # a loop over layers: each draw is from the previous one's set
         k, size = counts[layer], pool.size
         if k < size:  # take(): numpy's fancy indexing costs more per call
-            keys = torch.from_numpy(exponentials[offset:offset + size] * inverse.take(pool))
-            offset += size
-            if size - k <= k:  # drop the size - k largest keys
+            if offset is None:
+                draw = rng.standard_exponential(out=exponentials[:size], dtype=np.float32)
+            else:
+                draw, offset = exponentials[offset:offset + size], offset + size
+            np.take(inverse, pool, out=keys[:size], mode="clip")  # "raise" would buffer `out`
+            np.multiply(draw, keys[:size], out=keys[:size])
+            if size >= SELECT_SAMPLE_ABOVE:
+                keep = _smallest(keys[:size], k)
+            elif size - k <= k:  # few items: heap selection of the smaller side, inline
                 keep = np.ones(size, dtype=bool)
-                keep[torch.topk(keys, size - k, sorted=False).indices.numpy()] = False
-            else:  # keep the k smallest
+                drop = torch.topk(torch.from_numpy(keys[:size]), size - k, sorted=False).indices
+                keep[drop.numpy()] = False
+            else:
                 keep = np.zeros(size, dtype=bool)
-                keep[torch.topk(keys, k, largest=False, sorted=False).indices.numpy()] = True
+                kept = torch.topk(torch.from_numpy(keys[:size]), k, largest=False, sorted=False).indices
+                keep[kept.numpy()] = True
             last[pool[~keep]] = previous  # dropped here: their last layer was the previous one
             pool = pool[keep]
         previous = layer
     last[pool] = previous
     return torch.from_numpy(last)
+
+
+def _smallest(keys, k: int):
+    """``(n,)`` bool numpy mask of the ``k`` smallest of ``keys`` (a float numpy array).
+
+    Small pools: ``torch.topk`` of the smaller side (heap selection, fastest for a few
+    items). Large pools (Floyd-Rivest): the keys are i.i.d., so a strided sample's order
+    statistics bracket the k-th smallest key; every key below the bracket is kept, and
+    only the few keys inside it are ranked exactly. Two compares over the pool instead
+    of a selection over it (~8x faster at a million keys); the kept set is the same.
+    """
+    import numpy as np
+
+    n = keys.size
+    if n >= SELECT_SAMPLE_ABOVE and 0 < k < n:
+        sample = np.sort(keys[::n // SELECT_SAMPLE])
+        s, q = sample.size, k / n
+        margin = 6.0 * math.sqrt(s * q * (1.0 - q)) + 8.0  # a miss is ~1e-8 likely; then the exact path
+        lo_rank, hi_rank = int(q * s - margin), int(q * s + margin)
+        lo = sample[lo_rank] if lo_rank >= 0 else -np.inf
+        hi = sample[hi_rank] if hi_rank < s else np.inf
+        keep = keys < lo
+        middle = np.flatnonzero((keys >= lo) & (keys <= hi))
+        need = k - int(np.count_nonzero(keep))
+        if need == middle.size:  # (0 <= need, else the exact path below)
+            keep[middle] = True
+            return keep
+        if 0 <= need < middle.size:
+            inside = keys[middle]
+            order = np.argpartition(inside, (need - 1, need)) if need else None
+            # a tie across the k-th place: let the exact path below break it, so that a seed
+            # gives the same masks whichever way the selection went
+            if not need or inside[order[need - 1]] != inside[order[need]]:
+                if need:
+                    keep[middle[order[:need]]] = True
+                return keep
+    torch_keys = torch.from_numpy(keys)
+    if n - k <= k:  # drop the n - k largest keys
+        keep = np.ones(n, dtype=bool)
+        keep[torch.topk(torch_keys, n - k, sorted=False).indices.numpy()] = False
+    else:  # keep the k smallest
+        keep = np.zeros(n, dtype=bool)
+        keep[torch.topk(torch_keys, k, largest=False, sorted=False).indices.numpy()] = True
+    return keep
 
 
 def _last_layers_torch(weights: torch.Tensor, steps: list[int], counts: list[int], never: int,
@@ -363,6 +459,8 @@ class EdgeSampler:
         counts = self.layer_counts(graph, num_layers)
         m = self.num_items(graph)
         device = graph.undirected_edges.device
+        if generator is not None:  # every draw happens on the generator's device: the graph's
+            draw_device(generator, graph.undirected_edges)
         counts = counts.to(device)
         w = self.weights(graph)
         if self.relation == "all":

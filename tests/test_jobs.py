@@ -225,3 +225,31 @@ def test_session_reports_a_nan_end():
     (record,) = changes.ended
     assert record.status == "nan" and record.message.startswith("training loss became nan")
     assert record.epochs_done == 2 and record.row()["test_acc"] == 0.4 and not session.active
+
+
+def test_a_run_reports_its_pace_and_the_gpu_name():
+    events = [{"type": "start", "device": "cuda:0", "device_name": "NVIDIA H200"}]
+    events += [{"type": "epoch", "epoch": i, "epoch_time": t} for i, t in enumerate([0.5, 0.1, 0.2], 1)]
+    record = jobs.RunRecord(1, _karate(), "#1", events=events, status="running")
+    assert record.epoch_time == 0.2 and record.device_name == "cuda:0 · NVIDIA H200"
+    assert record.message == "epoch 3 of 8 · 0.200 s/epoch"
+    row = record.row()
+    assert row["epoch_s"] == 0.2 and row["device"] == "cuda:0 · NVIDIA H200"
+    start = {"type": "start", "device": "cpu", "device_name": "CPU"}
+    cpu = jobs.RunRecord(2, _karate(), "#2", events=[start])
+    assert cpu.device_name == "cpu" and cpu.epoch_time is None and cpu.row()["epoch_s"] is None
+
+
+def test_session_figures_are_rebuilt_only_when_their_version_changes():
+    session = jobs.TrainingSession()
+    built = []
+
+    def build():
+        built.append(1)
+        return object()
+
+    first = session.figure("curves", (("#1", 3),), build)
+    assert session.figure("curves", (("#1", 3),), build) is first and len(built) == 1
+    assert session.figure("curves", (("#1", 4),), build) is not first and len(built) == 2
+    session.figure("men", (("#1", 4),), build)
+    assert len(built) == 3  # one cache entry per figure name
