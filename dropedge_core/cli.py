@@ -41,13 +41,15 @@ from collections.abc import Sequence
 
 import torch
 
-from . import datasets, metrics, presets, samplers, upload
+from . import datasets, env, memory, metrics, presets, samplers, upload
 from .models import BACKBONES
 from .normalization import METHODS
-from .training import UPLOAD_DATASET, ConfigError, TrainConfig, train
+from .training import MAX_SEED, UPLOAD_DATASET, ConfigError, TrainConfig, check_memory, train
 
 DEFAULT_DATASET = "cora"
 UPLOAD_SPLIT_SEED = 0  # the per-class split of an uploaded graph (like the app's)
+MAX_RUNS = 10_000
+MAX_SOURCES = 1_000_000
 
 # CLI flag dest -> TrainConfig field (flags that may override a preset default to None)
 _TRAIN_FLAGS: dict[str, str] = {
@@ -383,10 +385,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_men(args: argparse.Namespace) -> int:
-    if args.runs < 1:
-        raise CLIError(f"--runs must be >= 1 (got {args.runs})")
-    if args.sources < 1:
-        raise CLIError(f"--sources must be >= 1 (got {args.sources})")
+    if not 1 <= args.runs <= MAX_RUNS:
+        raise CLIError(f"--runs must be an integer in 1..{MAX_RUNS} (got {args.runs})")
+    if not 1 <= args.sources <= MAX_SOURCES:
+        raise CLIError(f"--sources must be an integer in 1..{MAX_SOURCES} (got {args.sources})")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise CLIError(f"--seed must be an integer in 0..{MAX_SEED} (got {args.seed})")
     for layers in args.layers:
         samplers.check_layers(layers)
     made = [samplers.make(name, p_min=args.p_min, p_max=args.p_max, p=args.p, kernel=args.kernel,
@@ -396,6 +400,10 @@ def cmd_men(args: argparse.Namespace) -> int:
     if not args.estimate and graph.num_nodes > metrics.EXACT_MAX_NODES:
         raise CLIError(f"{graph.name} has {graph.num_nodes} nodes > {metrics.EXACT_MAX_NODES}: "
                        "exact MEN needs an N x N matrix; add --estimate")
+    sources = min(args.sources, graph.num_nodes) if args.estimate else graph.num_nodes
+    memory.check(memory.men_bytes(graph.num_nodes, graph.num_edges, max(args.layers), sources),
+                 f"MEN at L={max(args.layers)} on {graph.name} (N={graph.num_nodes}, M={graph.num_edges})",
+                 "use fewer layers, fewer --sources or a smaller graph")
     gen = torch.Generator().manual_seed(args.seed)
     rows = []
     bar = _progress(len(made) * len(args.layers) * args.runs, "MEN", args)
@@ -462,6 +470,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for c in grid:  # load (and fail on) every dataset before the first run
         if (c.dataset, c.split) not in graphs:
             graphs[(c.dataset, c.split)] = _load(c.dataset, c.split)
+    for c in grid:  # refuse a too-big run before the first one trains
+        check_memory(c, graphs[(c.dataset, c.split)])
     stored = store.keys()
     from .store import run_key
 
@@ -551,14 +561,11 @@ COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep
 
 
 def _set_threads(args: argparse.Namespace) -> None:
+    """``--threads``, else ``$DROPEDGE_TORCH_THREADS`` (checked with every other variable of
+    :mod:`dropedge_core.env`, once, here), bounded by :data:`env.MAX_THREADS`."""
+    settings = env.settings()
     threads = getattr(args, "threads", None)
-    if threads is None:
-        value = os.environ.get("DROPEDGE_TORCH_THREADS", "1").strip() or "1"
-        if not value.isdigit() or int(value) < 1:
-            raise CLIError(f"DROPEDGE_TORCH_THREADS must be a positive integer (got {value!r})")
-        threads = int(value)
-    if threads < 1:
-        raise CLIError(f"--threads must be >= 1 (got {threads})")
+    threads = settings.torch_threads if threads is None else env.parse_threads(threads)
     torch.set_num_threads(threads)
 
 
