@@ -87,6 +87,9 @@ def sidebar_pickers() -> Selection:
     ss = st.session_state
     with st.sidebar:
         st.markdown("**Shared settings**")
+        problem = datasets.data_dir_problem()
+        if problem:
+            st.warning(f"{plain(problem)}: datasets not cached need a download.")
         ss.setdefault("dataset", DEFAULT_DATASET)
         if ss["dataset"] not in DATASET_OPTIONS:  # e.g. a stale value: back to the default
             ss["dataset"] = DEFAULT_DATASET

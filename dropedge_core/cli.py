@@ -329,6 +329,9 @@ def _train_runs(configs: list[TrainConfig], graph, args, store=None, desc="train
 
 # --------------------------------------------------------------------------- commands
 def cmd_datasets(args: argparse.Namespace) -> int:
+    problem = datasets.data_dir_problem()
+    if problem:
+        sys.stderr.write(f"warning: {problem}; datasets not cached need a download\n")
     rows = datasets.available()
     if args.json:
         _print_json(rows)
