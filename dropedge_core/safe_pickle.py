@@ -3,7 +3,8 @@
 The files are Python 2 pickles, and a pickle is a program: ``pickle.load`` of a crafted
 ``ind.cora.x`` runs whatever it names (``os.system``, ``eval``, ...). :func:`load` unpickles
 with a restricted ``find_class`` that admits only the types these files hold — numpy
-arrays and dtypes, scipy's CSR matrix, ``collections.defaultdict`` and builtin lists —
+arrays and dtypes, scipy's CSR matrix, ``collections.defaultdict``, builtin lists (and
+``_codecs.encode``, how Python 3 writes bytes at protocol 2) —
 so a crafted file fails with :class:`UnsafePickleError` (one line naming the file and the
 refused global) before anything it names is even imported. Every raw Planetoid file the
 package reads goes through here (:mod:`dropedge_core.datasets` does not let PyG unpickle
@@ -11,7 +12,7 @@ them, nor load a processed ``data.pt``).
 
 What the admitted callables can do with attacker-chosen arguments: build an array
 (``_reconstruct``, ``ndarray.__setstate__`` check shapes against the bytes given), a
-dtype, a CSR matrix (its ``__dict__`` set from the file: plain attributes, checked by
+dtype, text encoded by a registered codec (the standard ones transform data only), a CSR matrix (its ``__dict__`` set from the file: plain attributes, checked by
 :func:`dropedge_core.datasets` before use) or a ``defaultdict`` whose factory is itself
 one of the admitted callables. None of them touches files, processes or imports.
 """
@@ -32,6 +33,7 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset({
     ("collections", "defaultdict"),
     ("__builtin__", "list"), ("builtins", "list"), ("__builtin__", "dict"), ("builtins", "dict"),
     ("__builtin__", "int"), ("builtins", "int"),
+    ("_codecs", "encode"),  # how Python 3 writes bytes at protocol 2 (a file re-saved in Python 3)
 })
 MAX_BYTES = 512 * 1024 * 1024  # PubMed's largest raw file is ~40 MB
 
@@ -50,6 +52,10 @@ class _Restricted(pickle.Unpickler):
             import builtins
 
             return getattr(builtins, name)
+        if module == "_codecs":
+            import codecs
+
+            return codecs.encode
         if module == "collections":
             import collections
 
