@@ -34,7 +34,6 @@ import argparse
 import itertools
 import json
 import math
-import os
 import statistics
 import sys
 from collections.abc import Sequence

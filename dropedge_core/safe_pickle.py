@@ -12,8 +12,9 @@ them, nor load a processed ``data.pt``).
 
 What the admitted callables can do with attacker-chosen arguments: build an array
 (``_reconstruct``, ``ndarray.__setstate__`` check shapes against the bytes given), a
-dtype, text encoded by a registered codec (the standard ones transform data only), a CSR matrix (its ``__dict__`` set from the file: plain attributes, checked by
-:func:`dropedge_core.datasets` before use) or a ``defaultdict`` whose factory is itself
+dtype, text encoded by a registered codec (the standard ones transform data only), a
+CSR matrix (its ``__dict__`` set from the file: plain attributes, checked by
+:mod:`dropedge_core.datasets` before use) or a ``defaultdict`` whose factory is itself
 one of the admitted callables. None of them touches files, processes or imports.
 """
 from __future__ import annotations

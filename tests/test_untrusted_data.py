@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -165,7 +164,8 @@ def test_a_huge_declared_csr_shape_is_refused_before_densifying(cora, tmp_path, 
     (src / "Cora" / "raw" / "ind.cora.x").write_bytes(pickle.dumps(huge, protocol=2))
     monkeypatch.setenv("DROPEDGE_DATA", str(src))
     monkeypatch.setenv("DROPEDGE_CACHE", str(tmp_path / "cache"))
-    with pytest.raises(DatasetError, match=r"ind.cora.x \(1000000 x 1000000\) would need about .*\(DROPEDGE_MAX_MEMORY_GB\)"):
+    pattern = r"ind.cora.x \(1000000 x 1000000\) would need about .*\(DROPEDGE_MAX_MEMORY_GB\)"
+    with pytest.raises(DatasetError, match=pattern):
         datasets.load("cora")
 
 
