@@ -7,6 +7,7 @@ can be resumed, shared with ``python -m dropedge_core tune`` workers, and read b
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import streamlit as st
@@ -47,8 +48,11 @@ extra = c[5].multiselect("Also tune", tuning.OPTIONAL_PARAMS, key="tune_extra",
                          help="lr in [1e-3, 5e-2] (log), dropout in [0, 0.8], weight decay in "
                               "[1e-6, 1e-2] (log); otherwise 0.01, 0.5 and 5e-4.")
 
+# a token per browser session: two sessions with the same settings get their own studies
+# (one shared storage); give a session's study name to another to share it on purpose
+token = ss.setdefault("tune_session_token", secrets.token_hex(3))
 auto_name = (f"{ui.data_id(sel)}-{sel.split}-{sel.sampler}-{backbone}-L{sel.layers}-h{hidden}"
-             f"-e{epochs}-s{sel.seed}")
+             f"-e{epochs}-s{sel.seed}-{token}")
 if ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default name
     ss["tune_study_auto"] = ss["tune_study"] = auto_name
 name = st.text_input("Study name", key="tune_study", max_chars=200,

@@ -197,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layers", type=int, default=None, help="number of layers L (default 2)")
     p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
     p.add_argument("--trials", type=int, default=20, help="trials this worker runs (default 20)")
-    p.add_argument("--study", default="dropedge", help="study name (default dropedge)")
+    p.add_argument("--study", default=None,
+                   help="study name (default dropedge-<user>-<dataset>-<backbone>-L<layers>-<sampler>-<hash "
+                        "of every setting>: the same settings by the same user share one study)")
     p.add_argument("--storage", default=None,
                    help="Optuna storage URL or SQLite file (default sqlite:///results/tuning.sqlite); "
                         "postgresql://... or mysql://... for workers on several machines")
@@ -526,6 +528,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
                        sampler=args.sampler, seed=args.seeds[0])
     graph = _graph(args, dataset, base.split, needs_labels=True)
     space = tuning.SearchSpace(extra=tuple(args.tune_extra))
+    if args.study is None:
+        args.study = tuning.default_study_name(base, space, args.search, graph)
+    elif not args.study.strip() or len(args.study) > 200:
+        raise CLIError(f"--study must be a name of 1..200 characters (got {args.study[:40]!r})")
     bar = _progress(args.trials, f"tune {args.study}", args)
 
     def on_trial(study, trial) -> None:

@@ -623,6 +623,7 @@ class TuningJob(ThreadedJob):
         if space is not None and not isinstance(space, tuning.SearchSpace):
             raise tuning.TuningError(f"space must be a SearchSpace (got {type(space).__name__})")
         self.study = tuning.open_study(study_name, self.storage, search, seed)
+        tuning.check_study(self.study, space or tuning.SearchSpace())  # someone else's: refused now
         self.trials_before = len(self.study.get_trials(deepcopy=False))
         self.finished = 0
         self.error: str | None = None
