@@ -15,7 +15,8 @@ import streamlit as st
 import app_shared as ui
 from dropedge_core import figures, jobs, samplers, tuning
 from dropedge_core.models import BACKBONES
-from dropedge_core.training import ConfigError, TrainConfig
+from dropedge_core.memory import MemoryLimitError
+from dropedge_core.training import ConfigError, TrainConfig, check_trainable
 
 POLL_S = 1.0
 STORAGE = os.environ.get("DROPEDGE_TUNING_STORAGE") or str(
@@ -68,11 +69,12 @@ if b[0].button("Start study", type="primary", key="tune_start", disabled=running
                            num_layers=sel.layers, sampler=sel.sampler, hidden=hidden,
                            epochs=epochs, seed=sel.seed, diag_every=0)
         space = tuning.SearchSpace(extra=tuple(extra))
+        check_trainable(base, graph)
         ss["tune_job"] = jobs.TuningJob(base, int(trials), name, f"sqlite:///{STORAGE}",
                                         search=search, seed=sel.seed, space=space, graph=graph)
         ss["tune_base"] = base
         ss.pop("tune_reported", None)
-    except (ConfigError, tuning.TuningError) as exc:
+    except (ConfigError, tuning.TuningError, MemoryLimitError) as exc:
         st.error(f"Cannot start the study: {exc}".splitlines()[0])
     except Exception as exc:  # the storage: unwritable folder, not an Optuna database, ...
         st.error(f"Cannot open the study in {STORAGE}: {type(exc).__name__}: {exc}".splitlines()[0])

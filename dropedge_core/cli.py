@@ -43,7 +43,8 @@ import torch
 from . import datasets, env, memory, metrics, presets, samplers, upload
 from .models import BACKBONES
 from .normalization import METHODS
-from .training import MAX_SEED, UPLOAD_DATASET, ConfigError, TrainConfig, check_memory, train
+from .training import MAX_SEED, UPLOAD_DATASET, ConfigError, TrainConfig, check_memory,
+                       check_trainable, train
 
 DEFAULT_DATASET = "cora"
 UPLOAD_SPLIT_SEED = 0  # the per-class split of an uploaded graph (like the app's)
@@ -527,6 +528,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     base = make_config(args, dataset, args.backbone, num_layers=args.layers,
                        sampler=args.sampler, seed=args.seeds[0])
     graph = _graph(args, dataset, base.split, needs_labels=True)
+    check_trainable(base, graph)  # one class, above the memory limit: refused before any trial
     space = tuning.SearchSpace(extra=tuple(args.tune_extra))
     if args.study is None:
         args.study = tuning.default_study_name(base, space, args.search, graph)

@@ -380,6 +380,22 @@ def check_memory(config: TrainConfig, graph: Graph) -> int:
         "use fewer layers, a smaller hidden width or a smaller graph")
 
 
+def check_trainable(config: TrainConfig, graph: Graph) -> None:
+    """Refuse, before anything is allocated, a graph training cannot use (no labels, one
+    class: every prediction right, 100% says nothing) or a run above the memory limit.
+
+    Raises:
+        ConfigError: no labels, one class.
+        MemoryLimitError: :func:`check_memory`.
+    """
+    if graph.num_classes == 0:
+        raise ConfigError(f"{graph.name} has no labels: training needs labelled nodes (a labels file)")
+    if graph.num_classes == 1:
+        raise ConfigError(f"{graph.name} has one class only: every prediction would be right "
+                          "(100% accuracy says nothing); training needs at least 2 classes")
+    check_memory(config, graph)
+
+
 def train(config: TrainConfig, graph: Graph | None = None,
           on_event: Callable[[dict], None] | None = None,
           stop_event: threading.Event | None = None) -> RunResult:
@@ -404,12 +420,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
         if config.dataset == UPLOAD_DATASET:
             raise ConfigError(f"dataset {UPLOAD_DATASET!r} needs the uploaded graph (pass graph=...)")
         graph = datasets.load(config.dataset, config.split)
-    if graph.num_classes == 0:
-        raise ConfigError(f"{graph.name} has no labels: training needs labelled nodes (a labels file)")
-    if graph.num_classes == 1:
-        raise ConfigError(f"{graph.name} has one class only: every prediction would be right "
-                          "(100% accuracy says nothing); training needs at least 2 classes")
-    check_memory(config, graph)
+    check_trainable(config, graph)
     g = graph if graph.x.device == device else graph.to(device)
     num_layers = config.num_layers
     sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
@@ -593,5 +604,6 @@ class TrainingWorker(ThreadedJob):
 
 __all__ = ["AdjacencyBuilder", "BACKBONES", "ConfigError", "END_REASONS", "MAX_EPOCHS", "MAX_HIDDEN",
            "MAX_LR", "MAX_SEED", "MAX_WEIGHT_DECAY", "RunResult",
-           "TrainConfig", "TrainingWorker", "UPLOAD_DATASET", "UPLOAD_SPLITS", "check_memory", "diagnostics",
+           "TrainConfig", "TrainingWorker", "UPLOAD_DATASET", "UPLOAD_SPLITS", "check_memory", "check_trainable",
+           "diagnostics",
            "prepare_features", "resolve_device", "train"]
