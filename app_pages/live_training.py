@@ -11,8 +11,8 @@ import streamlit as st
 
 import app_shared as ui
 from dropedge_core import figures, jobs, normalization, presets
-from dropedge_core.models import BACKBONES
 from dropedge_core.memory import MemoryLimitError
+from dropedge_core.models import BACKBONES
 from dropedge_core.training import ConfigError, TrainConfig, check_trainable
 
 POLL_S = 0.7

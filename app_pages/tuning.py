@@ -14,8 +14,8 @@ import streamlit as st
 
 import app_shared as ui
 from dropedge_core import figures, jobs, samplers, tuning
-from dropedge_core.models import BACKBONES
 from dropedge_core.memory import MemoryLimitError
+from dropedge_core.models import BACKBONES
 from dropedge_core.training import ConfigError, TrainConfig, check_trainable
 
 POLL_S = 1.0

@@ -603,7 +603,6 @@ class TrainingWorker(ThreadedJob):
 
 
 __all__ = ["AdjacencyBuilder", "BACKBONES", "ConfigError", "END_REASONS", "MAX_EPOCHS", "MAX_HIDDEN",
-           "MAX_LR", "MAX_SEED", "MAX_WEIGHT_DECAY", "RunResult",
-           "TrainConfig", "TrainingWorker", "UPLOAD_DATASET", "UPLOAD_SPLITS", "check_memory", "check_trainable",
-           "diagnostics",
+           "MAX_LR", "MAX_SEED", "MAX_WEIGHT_DECAY", "RunResult", "TrainConfig", "TrainingWorker",
+           "UPLOAD_DATASET", "UPLOAD_SPLITS", "check_memory", "check_trainable", "diagnostics",
            "prepare_features", "resolve_device", "train"]
