@@ -43,8 +43,7 @@ import torch
 from . import datasets, env, memory, metrics, presets, samplers, upload
 from .models import BACKBONES
 from .normalization import METHODS
-from .training import (MAX_SEED, UPLOAD_DATASET, ConfigError, TrainConfig, check_memory,
-                       check_trainable, train)
+from .training import MAX_SEED, UPLOAD_DATASET, ConfigError, TrainConfig, check_memory, check_trainable, train
 
 DEFAULT_DATASET = "cora"
 UPLOAD_SPLIT_SEED = 0  # the per-class split of an uploaded graph (like the app's)
