@@ -466,8 +466,7 @@ def sweep_grid(args: argparse.Namespace) -> list[TrainConfig]:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .store import ResultStore
 
-    store = ResultStore(args.store)
-    grid = sweep_grid(args)
+    grid = sweep_grid(args)  # every setting checked before the store is opened (nothing written)
     if not grid:
         raise CLIError("the sweep grid is empty")
     graphs = {}
@@ -476,6 +475,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             graphs[(c.dataset, c.split)] = _load(c.dataset, c.split)
     for c in grid:  # refuse a too-big run before the first one trains
         check_memory(c, graphs[(c.dataset, c.split)])
+    store = ResultStore(args.store)
     stored = store.keys()
     from .store import run_key
 
