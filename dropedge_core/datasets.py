@@ -290,11 +290,14 @@ def _load_raw(key: str) -> tuple[dict, str]:
     try:
         if source.pyg_class == "Planetoid":
             return read_planetoid(folder, key), where
-        from torch_geometric.io import read_npz
+        from torch_geometric.io.npz import parse_npz
 
-        with warnings.catch_warnings():
+        path = folder / source.raw_files[0]
+        with warnings.catch_warnings(), np.load(path, allow_pickle=False) as f:  # arrays only, no pickles
             warnings.simplefilter("ignore")
-            data = read_npz(str(folder / source.raw_files[0]), to_undirected=True)  # np.load: no pickles
+            rows, cols = (int(v) for v in f["attr_shape"])  # densified below: check the shape first
+            memory.check(rows * cols * 4, f"{path.name} features ({rows} x {cols})", "is it the right file?")
+            data = parse_npz(f, to_undirected=True)
         return {"x": data.x, "y": data.y, "edge_index": data.edge_index}, where
     except (safe_pickle.UnsafePickleError, DatasetError, memory.MemoryLimitError) as exc:
         raise DatasetError(f"cannot read {key} raw files in {place}: {exc}") from None

@@ -272,3 +272,42 @@ def test_no_pyg_log_lines_beside_the_error(tmp_path, monkeypatch):
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: pubmed is not available offline"), lines
+
+
+def _cs_npz(path: Path, attr_shape=None, labels=None) -> None:
+    import scipy.sparse as sp
+
+    n = 60
+    adj = sp.random(n, n, density=0.1, format="csr", random_state=0)
+    adj = ((adj + adj.T) > 0).astype(np.float32).tocsr()
+    x = sp.random(n, 12, density=0.3, format="csr", random_state=1).astype(np.float32)
+    np.savez(path, adj_data=adj.data, adj_indices=adj.indices, adj_indptr=adj.indptr, adj_shape=adj.shape,
+             attr_data=x.data, attr_indices=x.indices, attr_indptr=x.indptr,
+             attr_shape=x.shape if attr_shape is None else attr_shape,
+             labels=np.arange(n) % 3 if labels is None else labels)
+
+
+@pytest.mark.parametrize("damage", ["none", "huge_shape", "object_labels"])
+def test_npz_datasets_hold_no_pickles_and_no_huge_shapes(tmp_path, monkeypatch, damage):
+    raw = tmp_path / "data" / "CS" / "raw"
+    raw.mkdir(parents=True)
+    marker = tmp_path / "PWNED"
+    if damage == "object_labels":  # an object array is a pickle inside the zip
+        labels = np.empty(1, dtype=object)
+        labels[0] = _RunsCode(f"touch {marker}")
+        _cs_npz(raw / "ms_academic_cs.npz", labels=labels)
+    else:
+        huge = np.array([10**6, 10**6]) if damage == "huge_shape" else None
+        _cs_npz(raw / "ms_academic_cs.npz", attr_shape=huge)
+    before = digest_tree(tmp_path / "data")
+    monkeypatch.setenv("DROPEDGE_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("DROPEDGE_CACHE", str(tmp_path / "cache"))
+    if damage == "none":
+        g = datasets.load("coauthor-cs")
+        assert g.num_nodes <= 60 and g.num_features == 12 and not list((tmp_path / "cache").rglob("*.pt"))
+    else:
+        says = "would need about" if damage == "huge_shape" else "allow_pickle=False"
+        with pytest.raises(DatasetError, match=f"cannot read coauthor-cs raw files in the cache .*{says}"):
+            datasets.load("coauthor-cs")
+    assert not marker.exists()
+    assert digest_tree(tmp_path / "data") == before
