@@ -88,3 +88,22 @@ def test_someone_elses_study_is_refused_on_the_tuning_page(tmp_path, monkeypatch
     _ok(at)
     assert any("study 'theirs' exists with direction minimize" in e for e in _texts(at.error))
     assert "tune_job" not in at.session_state
+
+
+@pytest.mark.parametrize("kind", ["file", "symlink_loop"])
+def test_bad_cache_is_one_error_in_the_app(tmp_path, monkeypatch, cora, kind):
+    cache = tmp_path / "cache"
+    if kind == "file":
+        cache.write_text("x")
+    else:
+        (tmp_path / "other").symlink_to(cache)
+        cache.symlink_to(tmp_path / "other")
+    monkeypatch.setenv("DROPEDGE_CACHE", str(cache))
+    at = _app()
+    at.selectbox(key="dataset").select("cora").run()
+    _ok(at)
+    errors = _texts(at.error)
+    assert len(errors) == 1 and "is not a writable directory" in errors[0], errors
+    at.switch_page(MEN_PAGE).run()
+    _ok(at)
+    assert len(_texts(at.error)) == 1 and not _charts(at)
