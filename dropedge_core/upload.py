@@ -594,8 +594,11 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
     if x_raw is None:
         pairs, y, n, more = _compact(pairs, y, n)
         notes += more
-    memory.check(memory.graph_bytes(n, len(pairs), 1 if x_raw is None else x_raw.shape[1]),
-                 f"the uploaded graph (N={n}, {len(pairs)} edge rows)", "upload a smaller graph")
+    try:
+        memory.check(memory.graph_bytes(n, len(pairs), 1 if x_raw is None else x_raw.shape[1]),
+                     f"the uploaded graph (N={n}, {len(pairs)} edge rows)", "upload a smaller graph")
+    except memory.MemoryLimitError as exc:
+        raise UploadError(str(exc)) from None
     raw_edges = torch.from_numpy(pairs.T.copy())
     loops = int((raw_edges[0] == raw_edges[1]).sum())
     und = simple_undirected_edges(raw_edges, n)

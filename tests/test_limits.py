@@ -215,3 +215,9 @@ def test_json_numbers_stay_numbers(capsys):
     code, out, _ = run_cli(capsys, "men", "--dataset", "karate", "--layers", "2", "--runs", "1", "--json")
     assert code == 0 and json.loads(out)["rows"]
     assert np.isfinite(json.loads(out)["rows"][0]["men_mean"])
+
+
+def test_an_upload_above_the_memory_limit_is_an_upload_error(monkeypatch):
+    monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.00001")
+    with pytest.raises(upload.UploadError, match=r"the uploaded graph \(N=2000, 1999 edge rows\) would need"):
+        upload.parse_graph("".join(f"{i},{i + 1}\n" for i in range(1999)))
