@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import optuna
 import pytest
+import streamlit as st
 
 from .test_app import MEN_PAGE, _app, _charts, _ok
 from .test_app_upload import LIVE_PAGE, PAGES, TUNING_PAGE, _pick_upload, _texts, _upload
@@ -99,6 +100,7 @@ def test_bad_cache_is_one_error_in_the_app(tmp_path, monkeypatch, cora, kind):
         (tmp_path / "other").symlink_to(cache)
         cache.symlink_to(tmp_path / "other")
     monkeypatch.setenv("DROPEDGE_CACHE", str(cache))
+    st.cache_resource.clear()  # earlier tests of this process may hold a loaded Cora
     at = _app()
     at.selectbox(key="dataset").select("cora").run()
     _ok(at)
