@@ -5,18 +5,11 @@ the loaded dataset and where it came from. Adding a page is one line in ``PAGES`
 """
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 import torch
 
 import app_shared as ui
-from dropedge_core import experiments, figures
-
-# Torch's OpenMP pool stalls when its cores are shared (a training thread, other
-# processes): on 2 busy cores small tensor ops went from microseconds to milliseconds
-# and the home figure from 0.1 s to 8 s. One intra-op thread keeps the pages fast.
-torch.set_num_threads(int(os.environ.get("DROPEDGE_TORCH_THREADS", "1")))
+from dropedge_core import env, experiments, figures
 
 
 def home() -> None:
@@ -90,6 +83,16 @@ PAGES = [
 ]
 
 st.set_page_config(page_title="DropEdge++ Explorer", page_icon=":material/hub:", layout="wide")
+try:  # every DROPEDGE_* variable, checked once per run, before any page uses one
+    settings = env.settings()
+except env.EnvError as exc:
+    st.error(f"Cannot start: {exc}. Fix the variable(s) and restart the app.")
+    st.stop()
+# Torch's OpenMP pool stalls when its cores are shared (a training thread, other
+# processes): on 2 busy cores small tensor ops went from microseconds to milliseconds
+# and the home figure from 0.1 s to 8 s. One intra-op thread keeps the pages fast.
+if torch.get_num_threads() != settings.torch_threads:
+    torch.set_num_threads(settings.torch_threads)
 page = st.navigation(PAGES)
 ui.sidebar_pickers()
 page.run()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dropedge_core import datasets, layout, samplers, upload
+from dropedge_core import datasets, layout, memory, samplers, upload
 from dropedge_core.figures import sampler_label
 from dropedge_core.graph import Graph, GraphError
 from dropedge_core.training import UPLOAD_DATASET, UPLOAD_SPLITS
@@ -87,6 +87,9 @@ def sidebar_pickers() -> Selection:
     ss = st.session_state
     with st.sidebar:
         st.markdown("**Shared settings**")
+        problem = datasets.data_dir_problem()
+        if problem:
+            st.warning(f"{plain(problem)}: datasets not cached need a download.")
         ss.setdefault("dataset", DEFAULT_DATASET)
         if ss["dataset"] not in DATASET_OPTIONS:  # e.g. a stale value: back to the default
             ss["dataset"] = DEFAULT_DATASET
@@ -247,8 +250,26 @@ def load_graph(name: str, split: str, seed: int = DATA_SEED) -> Graph:
 
 def current_graph(sel: Selection | None = None) -> Graph | None:
     """The selected dataset, or ``None`` after showing a one-line ``st.error`` (or, for
-    an upload still missing its edge list, an ``st.info`` saying what to upload)."""
+    an upload still missing its edge list, an ``st.info`` saying what to upload).
+
+    A graph whose ``L``-layer samples (the sidebar's depth, or the MEN explorer's
+    deepest, 32) would need more memory than ``$DROPEDGE_MAX_MEMORY_GB`` is refused here,
+    for every page, before anything is sampled."""
     sel = sel or selection()
+    graph = _current_graph(sel)
+    if graph is None:
+        return None
+    try:
+        memory.check(memory.sampling_bytes(graph.num_nodes, graph.num_edges, max(sel.layers, 32)),
+                     f"sampling {max(sel.layers, 32)} layers of {graph.name} (N={graph.num_nodes}, "
+                     f"M={graph.num_edges})", "pick fewer layers or a smaller graph")
+    except memory.MemoryLimitError as exc:
+        st.error(plain(str(exc)))
+        return None
+    return graph
+
+
+def _current_graph(sel: Selection) -> Graph | None:
     if sel.dataset == UPLOAD:
         parsed = st.session_state.get("upload_parsed")
         if parsed is None:

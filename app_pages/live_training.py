@@ -11,8 +11,9 @@ import streamlit as st
 
 import app_shared as ui
 from dropedge_core import figures, jobs, normalization, presets, recipes, samplers
+from dropedge_core.memory import MemoryLimitError
 from dropedge_core.models import BACKBONES
-from dropedge_core.training import ConfigError, TrainConfig
+from dropedge_core.training import ConfigError, TrainConfig, check_trainable
 
 POLL_S = 0.7
 DIAGNOSTICS = {k: figures.diagnostic_label(k) for k in ("dirichlet", "mad", "subspace_distance")}
@@ -186,7 +187,8 @@ if start or compare:
         config = TrainConfig(**values)
         configs = ([config.replace(sampler=s) for s in jobs.COMPARE_SAMPLERS] if compare
                    else [config])
-    except ConfigError as exc:
+        check_trainable(config, graph)  # one class, above the memory limit: refused now
+    except (ConfigError, MemoryLimitError) as exc:
         st.error(f"Cannot train with these settings: {exc}")
     else:
         live.submit(configs, graph)

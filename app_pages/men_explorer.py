@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import experiments, figures, reference, samplers
+from dropedge_core import experiments, figures, metrics, reference, samplers
 
 DEPTHS = (2, 4, 8, 16, 32)
 
@@ -27,9 +27,15 @@ depths = c2.multiselect("Depths L", DEPTHS, default=[2, 4, 8, 16], key="men_dept
 # picked for a small one
 runs = c3.slider("Runs", 1, 10, 3 if big else 5, key=f"men_runs_{ui.data_id(sel)}",
                  help="Independent samples per sampler and depth (the paper: 10).")
-exact = c4.toggle("Exact MEN", value=not big, key=f"men_exact_{ui.data_id(sel)}",
+# exact MEN holds N x N reachability: above the limit the toggle is off and disabled
+too_big = graph.num_nodes > metrics.EXACT_MAX_NODES
+why = (f" Disabled: {graph.num_nodes:,} nodes is above {metrics.EXACT_MAX_NODES:,}, where exact MEN "
+       "would need an N x N matrix." if too_big else "")
+exact = c4.toggle("Exact MEN", value=not big, key=f"men_exact_{ui.data_id(sel)}", disabled=too_big,
                   help="Exact: every node is a source. Off: 256 sampled source nodes, "
-                       "scaled up, with a standard error (fast on big graphs).")
+                       "scaled up, with a standard error (fast on big graphs)." + why) and not too_big
+if too_big:
+    st.caption(f"Exact MEN is off:{why[len(' Disabled:'):]}")
 names = st.multiselect("Samplers", samplers.NAMES, default=list(samplers.NAMES),
                        format_func=figures.sampler_label, key="men_samplers")
 if not depths or not names:

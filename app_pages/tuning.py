@@ -7,14 +7,16 @@ can be resumed, shared with ``python -m dropedge_core tune`` workers, and read b
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import streamlit as st
 
 import app_shared as ui
 from dropedge_core import databases, figures, jobs, samplers, tuning
+from dropedge_core.memory import MemoryLimitError
 from dropedge_core.models import BACKBONES
-from dropedge_core.training import ConfigError, TrainConfig
+from dropedge_core.training import ConfigError, TrainConfig, check_trainable
 
 POLL_S = 1.0
 #: Defaults sized so that a study on Cora at L = 8 says something (see the epochs' help).
@@ -65,9 +67,12 @@ if samplers.NAMED[sel.sampler][1] != "kernel":
     kernel = "linear"
 directed = bool(directed) and sel.sampler != "nodrop"
 
+# a token per browser session: two sessions with the same settings get their own studies
+# (one shared storage); give a session's study name to another to share it on purpose
+token = ss.setdefault("tune_session_token", secrets.token_hex(3))
 auto_name = (f"{ui.data_id(sel)}-{sel.split}-{sel.sampler}-{backbone}-L{sel.layers}-h{hidden}"
              f"-e{epochs}-s{sel.seed}" + ("" if kernel == "linear" else f"-{kernel}")
-             + ("-directed" if directed else ""))
+             + ("-directed" if directed else "") + f"-{token}")
 if ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default name
     ss["tune_study_auto"] = ss["tune_study"] = auto_name
 name = st.text_input("Study name", key="tune_study", max_chars=200,
@@ -84,11 +89,12 @@ if b[0].button("Start study", type="primary", key="tune_start", disabled=running
                            epochs=epochs, seed=sel.seed, diag_every=0, kernel=kernel,
                            directed=directed)
         space = tuning.SearchSpace(extra=tuple(extra))
+        check_trainable(base, graph)
         ss["tune_job"] = jobs.TuningJob(base, int(trials), name, STORAGE_URL,
                                         search=search, seed=sel.seed, space=space, graph=graph)
         ss["tune_base"] = base
         ss.pop("tune_reported", None)
-    except (ConfigError, tuning.TuningError) as exc:
+    except (ConfigError, tuning.TuningError, MemoryLimitError) as exc:
         st.error(f"Cannot start the study: {exc}".splitlines()[0])
     except Exception as exc:  # the storage: unwritable folder, not an Optuna database, ...
         st.error(f"Cannot open the study in {STORAGE}: {type(exc).__name__}: {exc}".splitlines()[0])

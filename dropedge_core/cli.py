@@ -35,20 +35,21 @@ import argparse
 import itertools
 import json
 import math
-import os
 import statistics
 import sys
 from collections.abc import Sequence
 
 import torch
 
-from . import databases, datasets, metrics, presets, recipes, samplers, upload
+from . import databases, datasets, env, memory, metrics, presets, recipes, samplers, upload
 from .models import BACKBONES
 from .normalization import METHODS
-from .training import UPLOAD_DATASET, ConfigError, TrainConfig, train
+from .training import MAX_SEED, UPLOAD_DATASET, ConfigError, TrainConfig, check_memory, check_trainable, train
 
 DEFAULT_DATASET = "cora"
 UPLOAD_SPLIT_SEED = 0  # the per-class split of an uploaded graph (like the app's)
+MAX_RUNS = 10_000
+MAX_SOURCES = 1_000_000
 
 # CLI flag dest -> TrainConfig field (flags that may override a preset default to None)
 _TRAIN_FLAGS: dict[str, str] = {
@@ -218,7 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number of layers L (default 2; the preset's with --recipe paper)")
     p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
     p.add_argument("--trials", type=int, default=20, help="trials this worker runs (default 20)")
-    p.add_argument("--study", default="dropedge", help="study name (default dropedge)")
+    p.add_argument("--study", default=None,
+                   help="study name (default dropedge-<user>-<dataset>-<backbone>-L<layers>-<sampler>-<hash "
+                        "of every setting>: the same settings by the same user share one study)")
     p.add_argument("--storage", default=None,
                    help="Optuna storage URL or SQLite file (default sqlite:///results/tuning.sqlite); "
                         "postgresql://... or mysql://... for workers on several machines")
@@ -370,6 +373,9 @@ def _train_runs(configs: list[TrainConfig], graph, args, store=None, desc="train
 
 # --------------------------------------------------------------------------- commands
 def cmd_datasets(args: argparse.Namespace) -> int:
+    problem = datasets.data_dir_problem()
+    if problem:
+        sys.stderr.write(f"warning: {problem}; datasets not cached need a download\n")
     rows = datasets.available()
     if args.json:
         _print_json(rows)
@@ -428,10 +434,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_men(args: argparse.Namespace) -> int:
-    if args.runs < 1:
-        raise CLIError(f"--runs must be >= 1 (got {args.runs})")
-    if args.sources < 1:
-        raise CLIError(f"--sources must be >= 1 (got {args.sources})")
+    if not 1 <= args.runs <= MAX_RUNS:
+        raise CLIError(f"--runs must be an integer in 1..{MAX_RUNS} (got {args.runs})")
+    if not 1 <= args.sources <= MAX_SOURCES:
+        raise CLIError(f"--sources must be an integer in 1..{MAX_SOURCES} (got {args.sources})")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise CLIError(f"--seed must be an integer in 0..{MAX_SEED} (got {args.seed})")
     for layers in args.layers:
         samplers.check_layers(layers)
     made = [samplers.make(name, p_min=args.p_min, p_max=args.p_max, p=args.p, kernel=args.kernel,
@@ -441,6 +449,10 @@ def cmd_men(args: argparse.Namespace) -> int:
     if not args.estimate and graph.num_nodes > metrics.EXACT_MAX_NODES:
         raise CLIError(f"{graph.name} has {graph.num_nodes} nodes > {metrics.EXACT_MAX_NODES}: "
                        "exact MEN needs an N x N matrix; add --estimate")
+    sources = min(args.sources, graph.num_nodes) if args.estimate else graph.num_nodes
+    memory.check(memory.men_bytes(graph.num_nodes, graph.num_edges, max(args.layers), sources),
+                 f"MEN at L={max(args.layers)} on {graph.name} (N={graph.num_nodes}, M={graph.num_edges})",
+                 "use fewer layers, fewer --sources or a smaller graph")
     gen = torch.Generator().manual_seed(args.seed)
     rows = []
     bar = _progress(len(made) * len(args.layers) * args.runs, "MEN", args)
@@ -501,14 +513,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from .store import ResultStore, run_key
 
     lease = check_lease(args.lease)
-    grid = sweep_grid(args)
+    grid = sweep_grid(args)  # every setting checked before the store is opened (nothing written)
     if not grid:
         raise CLIError("the sweep grid is empty")
-    store = ResultStore(args.store)
     graphs = {}
     for c in grid:  # load (and fail on) every dataset before the first run
         if (c.dataset, c.split) not in graphs:
             graphs[(c.dataset, c.split)] = _load(c.dataset, c.split)
+    for c in grid:  # refuse a too-big run before the first one trains
+        check_memory(c, graphs[(c.dataset, c.split)])
+    store = ResultStore(args.store)
     # claimed one at a time: sweeps started on one store (here or on other machines) split
     # the grid, and a run stored by anyone (before, or meanwhile) is not trained again
     runs = ClaimedRuns(store, grid, lease=lease)
@@ -573,7 +587,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
     base = make_config(args, dataset, args.backbone, num_layers=args.layers,
                        sampler=args.sampler, seed=args.seeds[0])
     graph = _graph(args, dataset, base.split, needs_labels=True)
+    check_trainable(base, graph)  # one class, above the memory limit: refused before any trial
     space = tuning.SearchSpace(extra=tuple(args.tune_extra))
+    if args.study is None:
+        args.study = tuning.default_study_name(base, space, args.search, graph)
+    elif not args.study.strip() or len(args.study) > 200:
+        raise CLIError(f"--study must be a name of 1..200 characters (got {args.study[:40]!r})")
     bar = _progress(args.trials, f"tune {args.study}", args)
 
     def on_trial(study, trial) -> None:
@@ -611,14 +630,11 @@ COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep
 
 
 def _set_threads(args: argparse.Namespace) -> None:
+    """``--threads``, else ``$DROPEDGE_TORCH_THREADS`` (checked with every other variable of
+    :mod:`dropedge_core.env`, once, here), bounded by :data:`env.MAX_THREADS`."""
+    settings = env.settings()
     threads = getattr(args, "threads", None)
-    if threads is None:
-        value = os.environ.get("DROPEDGE_TORCH_THREADS", "1").strip() or "1"
-        if not value.isdigit() or int(value) < 1:
-            raise CLIError(f"DROPEDGE_TORCH_THREADS must be a positive integer (got {value!r})")
-        threads = int(value)
-    if threads < 1:
-        raise CLIError(f"--threads must be >= 1 (got {threads})")
+    threads = settings.torch_threads if threads is None else env.parse_threads(threads)
     torch.set_num_threads(threads)
 
 

@@ -4,24 +4,35 @@
 
 Where the data come from:
 
-* ``cora``, ``citeseer``, ``pubmed`` (PyG ``Planetoid``), ``coauthor-cs``,
-  ``coauthor-physics`` (PyG ``Coauthor``), ``amazon-photo`` (PyG ``Amazon``): the raw
-  files are read from ``$DROPEDGE_DATA/<Folder>/raw`` when that exists (PyG's raw layout;
-  the directory may be read-only: files are copied into the writable cache
-  ``$DROPEDGE_CACHE``, default ``~/.cache/dropedge_explorer``, and nothing is written
-  into ``DROPEDGE_DATA``); else from the cache; else PyG downloads them.
-  Offline and not cached: :class:`DatasetUnavailable` with a one-line message.
+* ``cora``, ``citeseer``, ``pubmed`` (PyG's ``Planetoid`` files), ``coauthor-cs``,
+  ``coauthor-physics`` (``Coauthor``), ``amazon-photo`` (``Amazon``): the raw files are
+  taken from ``$DROPEDGE_DATA/<Folder>/raw`` when that exists (PyG's raw layout; the
+  directory may be read-only: files are copied into the writable cache
+  ``$DROPEDGE_CACHE``, default ``~/.cache/dropedge_explorer``, refreshed whenever their
+  SHA-256 differs, and nothing is written into ``DROPEDGE_DATA``); else from the cache;
+  else they are downloaded from PyG's URLs into the cache. Offline and not cached:
+  :class:`DatasetUnavailable` with a one-line message.
+* The raw files are read here, never through PyG's dataset classes: the Planetoid
+  files are pickles, read with the restricted unpickler of
+  :mod:`dropedge_core.safe_pickle` (a crafted file is a one-line error and runs
+  nothing); the ``.npz`` files with ``np.load`` (no pickles); no processed ``data.pt``
+  (a pickle PyG may load unrestricted) is written or read.
 * ``karate`` (ships with PyG) and ``csbm`` (generated here) are built in.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
+from . import memory, safe_pickle
 from .graph import Graph, GraphError, l1_normalize_rows, simple_undirected_edges
 
 
@@ -60,6 +71,8 @@ SOURCES: dict[str, _Source] = {
     "csbm": _Source("builtin", "csbm", "", (), ("per-class",)),
 }
 NAMES: tuple[str, ...] = tuple(SOURCES)
+# where a loaded graph's files came from, as :func:`availability` names it
+_SOURCE_NAMES = {"DROPEDGE_DATA": "DROPEDGE_DATA", "cached": "cached", "download": "cached"}
 BUILTIN: tuple[str, ...] = ("karate", "csbm")
 
 
@@ -111,44 +124,187 @@ def available() -> list[dict]:
     return rows
 
 
-def _stage_raw(source: _Source) -> Path:
-    """Copy raw files from ``DROPEDGE_DATA`` into the cache (never write into the source)."""
-    root = cache_dir()
+def data_dir_problem() -> str | None:
+    """A one-line warning when ``DROPEDGE_DATA`` is set but is not a readable directory
+    (then every file-backed dataset needs a download or the cache), else ``None``."""
     src = data_dir()
-    target = root / source.folder / "raw"
-    if src is not None and _raw_present(src, source):
-        target.mkdir(parents=True, exist_ok=True)
-        for f in source.raw_files:
-            a, b = src / source.folder / "raw" / f, target / f
-            if not b.exists() or b.stat().st_size != a.stat().st_size:
-                shutil.copyfile(a, b)  # copyfile: no permission bits from a read-only source
+    if src is None:
+        return None
+    try:
+        if src.is_dir() and os.access(src, os.R_OK | os.X_OK):
+            return None
+        what = "a file" if src.is_file() else ("missing" if not os.path.lexists(src) else "not a directory")
+    except OSError as exc:  # a symlink loop, a name too long, ...
+        what = exc.strerror or type(exc).__name__
+    return f"DROPEDGE_DATA={src} is not a readable directory ({what})"
+
+
+def check_cache() -> Path:
+    """The cache directory, created if missing and checked writable.
+
+    Raises:
+        DatasetError: one line naming ``DROPEDGE_CACHE`` when it is a file, a symlink
+            loop, read-only or cannot be created.
+    """
+    root = cache_dir()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=root):  # the only sure test of writability (root, EROFS)
+            pass
+    except OSError as exc:
+        what = "it is a file" if root.is_file() else (exc.strerror or type(exc).__name__)
+        raise DatasetError(f"DROPEDGE_CACHE={root} is not a writable directory ({what}); set "
+                           f"DROPEDGE_CACHE to a directory this program may write") from None
     return root
 
 
-def _load_pyg(key: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, object, Path]:
-    source = SOURCES[key]
-    if data_dir() is not None and not data_dir().is_dir():
-        raise DatasetUnavailable(f"DROPEDGE_DATA={data_dir()} is not a readable directory")
-    where = availability(key)
-    root = _stage_raw(source)
-    from torch_geometric import datasets as pyg_datasets
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
-    cls = getattr(pyg_datasets, source.pyg_class)
+
+def _stage_raw(key: str, source: _Source) -> tuple[Path, str]:
+    """The directory to read ``key``'s raw files from, and where they came from.
+
+    Files in ``DROPEDGE_DATA`` are copied into the cache (never written into the source)
+    and copied again whenever a cached copy's content (SHA-256) differs from the
+    source's, so a source repaired in place is picked up. Without ``DROPEDGE_DATA``,
+    the cache's copies are used; without those, PyG's download URL fills the cache.
+    """
+    src = data_dir()
+    root = check_cache()
+    target = root / source.folder / "raw"
     try:
-        ds = cls(str(root), source.pyg_name)
-    except (OSError, ConnectionError) as exc:  # urllib's URLError is an OSError
-        if where == "download":
-            raise DatasetUnavailable(
-                f"{key} is not available offline: set DROPEDGE_DATA to a directory with PyG's "
-                f"raw layout (<dir>/{source.folder}/raw/{source.raw_files[0]} ...) or connect to "
-                f"the internet so PyG can download it ({type(exc).__name__})") from None
-        raise DatasetError(f"cannot read {key} raw files ({where}): {exc}") from None
-    except Exception as exc:  # corrupt or truncated raw files: pickle/numpy errors vary
+        if src is not None and _raw_present(src, source):
+            target.mkdir(parents=True, exist_ok=True)
+            for f in source.raw_files:
+                a, b = src / source.folder / "raw" / f, target / f
+                if not b.is_file() or _sha256(a) != _sha256(b):
+                    tmp = b.with_name(f".{f}.part")
+                    shutil.copyfile(a, tmp)  # copyfile: no permission bits from a read-only source
+                    os.replace(tmp, b)  # atomic: a reader never sees half a file
+            return target, "DROPEDGE_DATA"
+        if _raw_present(root, source):
+            return target, "cached"
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatasetError(f"cannot copy {key} raw files into the cache {target}: "
+                           f"{exc.strerror or exc}") from None
+    _download(key, source, target)
+    return target, "download"
+
+
+def _download(key: str, source: _Source, target: Path) -> None:
+    """Fetch the raw files from PyG's URLs into ``target`` (quietly: no PyG log lines)."""
+    from torch_geometric import datasets as pyg_datasets
+    from torch_geometric.data import download_url
+
+    base = getattr(pyg_datasets, source.pyg_class).url.rstrip("/")
+    try:
+        for f in source.raw_files:
+            if not (target / f).is_file():
+                part = Path(download_url(f"{base}/{f}", str(target), log=False, filename=f".{f}.part"))
+                os.replace(part, target / f)
+    except OSError as exc:  # urllib's URLError is an OSError; ConnectionError too
+        raise DatasetUnavailable(
+            f"{key} is not available offline: set DROPEDGE_DATA to a directory with PyG's "
+            f"raw layout (<dir>/{source.folder}/raw/{source.raw_files[0]} ...) or connect to "
+            f"the internet so PyG can download it ({type(exc).__name__})") from None
+
+
+def _features(value, name: str) -> np.ndarray:
+    """A Planetoid feature/label block as a dense float32 array, its shape checked first
+    (a crafted CSR matrix could name a billion-column shape)."""
+    import scipy.sparse as sp
+
+    if not (sp.issparse(value) or isinstance(value, np.ndarray)) or len(value.shape) != 2:
+        raise DatasetError(f"{name} holds {type(value).__name__}, not a 2-d matrix")
+    rows, cols = (int(d) for d in value.shape)
+    memory.check(rows * cols * 4, f"{name} ({rows} x {cols})", "is it a Planetoid raw file?")
+    dense = value.toarray() if sp.issparse(value) else value
+    if dense.dtype.kind not in "biuf":
+        raise DatasetError(f"{name} holds {dense.dtype} values, not numbers")
+    return np.asarray(dense, dtype=np.float32)
+
+
+def read_planetoid(folder: Path, prefix: str) -> dict[str, torch.Tensor]:
+    """The public Planetoid data of ``ind.<prefix>.*`` in ``folder``, read with the
+    restricted unpickler (:mod:`dropedge_core.safe_pickle`: a crafted file runs nothing).
+
+    Assembled as PyG's ``read_planetoid_data`` does (CiteSeer's featureless test
+    indices padded with zero rows, the test rows put in index order). Returns ``x``,
+    ``y``, ``edge_index``, the semi-supervised masks and ``num_allx`` (the full split's
+    train+validation range).
+    """
+    from torch_geometric.io.planetoid import edge_index_from_dict
+    from torch_geometric.utils import index_to_mask
+
+    raw = {}
+    for name in ("x", "tx", "allx", "y", "ty", "ally", "graph"):
+        path = folder / f"ind.{prefix}.{name}"
+        value = safe_pickle.load(path)
+        raw[name] = value if name == "graph" else torch.from_numpy(_features(value, path.name))
+    graph = raw["graph"]
+    if not isinstance(graph, dict) or not all(
+            isinstance(k, int) and isinstance(v, list) for k, v in graph.items()):
+        raise DatasetError(f"ind.{prefix}.graph is not a dict of adjacency lists")
+    text = (folder / f"ind.{prefix}.test.index").read_text(encoding="ascii").split()
+    if not text or not all(t.isdigit() for t in text):
+        raise DatasetError(f"ind.{prefix}.test.index is not a list of node indices")
+    test_index = torch.tensor([int(t) for t in text], dtype=torch.long)
+    x, tx, allx, y, ty, ally = (raw[k] for k in ("x", "tx", "allx", "y", "ty", "ally"))
+    sorted_test = test_index.sort()[0]
+    if prefix == "citeseer":  # featureless test indices: zero rows, in no split
+        span = int(test_index.max() - test_index.min()) + 1
+        tx_ext, ty_ext = tx.new_zeros(span, tx.size(1)), ty.new_zeros(span, ty.size(1))
+        tx_ext[sorted_test - test_index.min()] = tx
+        ty_ext[sorted_test - test_index.min()] = ty
+        tx, ty = tx_ext, ty_ext
+    features = torch.cat([allx, tx])
+    features[test_index] = features[sorted_test]
+    labels = torch.cat([ally, ty]).max(dim=1)[1]
+    labels[test_index] = labels[sorted_test]
+    n = labels.numel()
+    edge_index = edge_index_from_dict(graph, num_nodes=n)
+    if edge_index.numel() and int(edge_index.max()) >= n:
+        raise DatasetError(f"ind.{prefix}.graph names node {int(edge_index.max())} of {n}")
+    return {"x": features, "y": labels, "edge_index": edge_index,
+            "train_mask": index_to_mask(torch.arange(y.size(0)), n),
+            "val_mask": index_to_mask(torch.arange(y.size(0), y.size(0) + 500), n),
+            "test_mask": index_to_mask(test_index, n), "num_allx": allx.size(0)}
+
+
+def _load_raw(key: str) -> tuple[dict, str]:
+    """Read ``key``'s raw files (never PyG's processed ``data.pt``, which is a pickle PyG
+    may load unrestricted); every failure is one line naming the directory read."""
+    source = SOURCES[key]
+    problem = data_dir_problem()
+    if problem is not None and not data_dir().is_dir():
+        raise DatasetUnavailable(problem)
+    folder, where = _stage_raw(key, source)
+    place = f"the cache {folder}" + (f", copied from DROPEDGE_DATA={data_dir()}" if where == "DROPEDGE_DATA"
+                                     else "")
+    try:
+        if source.pyg_class == "Planetoid":
+            return read_planetoid(folder, key), where
+        from torch_geometric.io.npz import parse_npz
+
+        path = folder / source.raw_files[0]
+        with warnings.catch_warnings(), np.load(path, allow_pickle=False) as f:  # arrays only, no pickles
+            warnings.simplefilter("ignore")
+            rows, cols = (int(v) for v in f["attr_shape"])  # densified below: check the shape first
+            memory.check(rows * cols * 4, f"{path.name} features ({rows} x {cols})", "is it the right file?")
+            data = parse_npz(f, to_undirected=True)
+        return {"x": data.x, "y": data.y, "edge_index": data.edge_index}, where
+    except (safe_pickle.UnsafePickleError, DatasetError, memory.MemoryLimitError) as exc:
+        raise DatasetError(f"cannot read {key} raw files in {place}: {exc}") from None
+    except Exception as exc:  # corrupt or truncated files: numpy/zip errors vary
         raise DatasetError(
-            f"cannot read {key} raw files ({where}, in {root / source.folder}): "
-            f"{type(exc).__name__}: {str(exc)[:120]}") from None
-    data = ds[0]
-    return data.x, data.y, data.edge_index, data, root
+            f"cannot read {key} raw files in {place}: {type(exc).__name__}: "
+            f"{' '.join(str(exc).split())[:120]}") from None
 
 
 def per_class_split(y: torch.Tensor, train_per_class: int, val_per_class: int,
@@ -176,24 +332,20 @@ def per_class_split(y: torch.Tensor, train_per_class: int, val_per_class: int,
 
 
 def _planetoid(key: str, split: str) -> Graph:
-    x, y, edge_index, data, root = _load_pyg(key)
-    n = x.size(0)
+    data, where = _load_raw(key)
+    x, y, n = data["x"], data["y"], data["x"].size(0)
     if split == "semi":
-        train, val, test = data.train_mask, data.val_mask, data.test_mask
+        train, val, test = data["train_mask"], data["val_mask"], data["test_mask"]
     else:
-        from torch_geometric.io.planetoid import read_file
-
-        source = SOURCES[key]
-        n_ally = read_file(str(root / source.folder / "raw"), key, "allx").shape[0]
         idx = torch.arange(n)
-        train = idx < n_ally - 500
-        val = (idx >= n_ally - 500) & (idx < n_ally)
-        test = data.test_mask.clone()
-    # CiteSeer's 15 test indices without features are zero rows PyG pads in: they stay
-    # in the graph, in no split (PyG's masks already leave them out).
-    return Graph(key, l1_normalize_rows(x), y.long(), simple_undirected_edges(edge_index, n),
+        train = idx < data["num_allx"] - 500
+        val = (idx >= data["num_allx"] - 500) & (idx < data["num_allx"])
+        test = data["test_mask"].clone()
+    # CiteSeer's 15 test indices without features are zero rows padded in: they stay
+    # in the graph, in no split (the semi masks already leave them out).
+    return Graph(key, l1_normalize_rows(x), y.long(), simple_undirected_edges(data["edge_index"], n),
                  train.clone(), val.clone(), test.clone(), int(y.max()) + 1,
-                 {"source": availability(key), "split": split})
+                 {"source": _SOURCE_NAMES[where], "split": split})
 
 
 def _largest_component(x, y, edge_index):
@@ -205,13 +357,14 @@ def _largest_component(x, y, edge_index):
 
 
 def _coauthor_amazon(key: str, seed: int) -> Graph:
-    x, y, edge_index, _, _ = _load_pyg(key)
+    data, where = _load_raw(key)
+    x, y, edge_index = data["x"], data["y"], data["edge_index"]
     x, y, edge_index = _largest_component(x, y, edge_index)
     g = torch.Generator().manual_seed(seed)
     train, val, test = per_class_split(y, 20, 30, g)
     return Graph(key, l1_normalize_rows(x), y.long(),
                  simple_undirected_edges(edge_index, x.size(0)), train, val, test,
-                 int(y.max()) + 1, {"source": availability(key), "split": f"20/30 per class, seed {seed}"})
+                 int(y.max()) + 1, {"source": _SOURCE_NAMES[where], "split": f"20/30 per class, seed {seed}"})
 
 
 def karate(seed: int = 0) -> Graph:

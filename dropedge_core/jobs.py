@@ -20,7 +20,6 @@ Example:
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import torch
 
+from . import env
 from .background import ThreadedJob
 from .figures import BACKBONE_LABELS, sampler_label
 from .training import TrainConfig, TrainingWorker
@@ -36,9 +36,11 @@ from .training import TrainConfig, TrainingWorker
 #: Seconds without a poll after which a job is stopped (``$DROPEDGE_IDLE_TIMEOUT``).
 #: Two minutes: a hidden browser tab still polls (Chrome throttles a background tab's
 #: timers to about once a minute), a closed one does not.
-DEFAULT_IDLE_TIMEOUT = float(os.environ.get("DROPEDGE_IDLE_TIMEOUT", "120"))
+#: A bad value falls back to the default here (an import must not fail); the app checks
+#: every variable at start and refuses to run with one message (:mod:`dropedge_core.env`).
+DEFAULT_IDLE_TIMEOUT = env.settings_or_defaults().idle_timeout
 #: Longest wall time of one job, polled or not (``$DROPEDGE_MAX_JOB_SECONDS``).
-DEFAULT_MAX_SECONDS = float(os.environ.get("DROPEDGE_MAX_JOB_SECONDS", "3600"))
+DEFAULT_MAX_SECONDS = env.settings_or_defaults().max_job_seconds
 #: Samplers of the "compare samplers" queue: no dropping, DropEdge, DropEdge++.
 COMPARE_SAMPLERS: tuple[str, ...] = ("nodrop", "dropedge", "dropedge++")
 
@@ -687,6 +689,7 @@ class TuningJob(ThreadedJob):
         if space is not None and not isinstance(space, tuning.SearchSpace):
             raise tuning.TuningError(f"space must be a SearchSpace (got {type(space).__name__})")
         self.study = tuning.open_study(study_name, self.storage, search, seed)
+        tuning.check_study(self.study, space or tuning.SearchSpace())  # someone else's: refused now
         self.trials_before = len(self.study.get_trials(deepcopy=False))
         self.finished = 0
         self.error: str | None = None

@@ -45,13 +45,21 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from . import datasets, metrics, normalization, recipes, samplers
+from . import datasets, memory, metrics, normalization, recipes, samplers
 from .background import ThreadedJob
 from .graph import Graph
 from .models import BACKBONES, ModelError, check_backbone, make_model
 from .recipes import DEFAULT_RECIPE
 
 MAX_LAYERS = 256
+# Bounds of the numeric settings, the same for the CLI, the app and the API (issue 15):
+# beyond them Adam overflows (lr ~3e37), a weight matrix cannot be allocated (hidden),
+# or the results store (SQLite int64) and the app's seed picker cannot hold the value.
+MAX_HIDDEN = 4096
+MAX_LR = 10.0
+MAX_WEIGHT_DECAY = 10.0
+MAX_EPOCHS = 100_000
+MAX_SEED = 2**31 - 1
 END_REASONS = ("finished", "early_stop", "stopped", "nan")
 SPARSE_FEATURES_BELOW = 0.3  # feature density under which X is kept as a sparse matrix
 MAD_NODES = 1000  # MAD's node subset: 2000 nodes cost 0.44 s per diagnostics at 16 layers, 1000 0.09 s
@@ -155,15 +163,15 @@ class TrainConfig:
             raise ConfigError(f"p_min must be <= p_max (got p_min={self.p_min}, p_max={self.p_max})")
         if self.p is not None:
             _check_float("p", self.p, 0.0, 1.0)
-        _check_int("hidden", self.hidden, 1)
+        _check_int("hidden", self.hidden, 1, MAX_HIDDEN)
         _check_float("dropout", self.dropout, 0.0, 1.0, high_open=True)
-        _check_float("lr", self.lr, 0.0, math.inf, low_open=True)
-        _check_float("weight_decay", self.weight_decay, 0.0, math.inf)
-        _check_int("epochs", self.epochs, 1)
-        _check_int("patience", self.patience, 0)
+        _check_float("lr", self.lr, 0.0, MAX_LR, low_open=True)
+        _check_float("weight_decay", self.weight_decay, 0.0, MAX_WEIGHT_DECAY)
+        _check_int("epochs", self.epochs, 1, MAX_EPOCHS)
+        _check_int("patience", self.patience, 0, MAX_EPOCHS)
         _check_float("alpha", self.alpha, 0.0, 1.0)
-        _check_int("seed", self.seed, 0)
-        _check_int("diag_every", self.diag_every, 0)
+        _check_int("seed", self.seed, 0, MAX_SEED)
+        _check_int("diag_every", self.diag_every, 0, MAX_EPOCHS)
         for name in ("directed", "self_loop", "batch_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false (got {getattr(self, name)!r})")
@@ -231,7 +239,12 @@ def _check_int(name: str, value, low: int, high: int | None = None) -> None:
 
 def _check_float(name: str, value, low: float, high: float, low_open: bool = False,
                  high_open: bool = False) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok:
+        try:
+            ok = not math.isnan(value)
+        except OverflowError:  # an int beyond float's range: outside every bound here
+            ok = False
     if ok:
         ok = (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
     if not ok:
@@ -404,6 +417,34 @@ def _accuracy(log_probs: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> f
     return correct / int(mask.sum())
 
 
+def check_memory(config: TrainConfig, graph: Graph) -> int:
+    """The estimated bytes of training ``config`` on ``graph``
+    (:func:`dropedge_core.memory.training_bytes`); raises
+    :class:`~dropedge_core.memory.MemoryLimitError` above ``$DROPEDGE_MAX_MEMORY_GB``."""
+    return memory.check(
+        memory.training_bytes(graph.num_nodes, graph.num_edges, graph.num_features,
+                              graph.num_classes, config.num_layers, config.hidden),
+        f"training {config.backbone} L={config.num_layers} hidden={config.hidden} on {graph.name} "
+        f"(N={graph.num_nodes}, M={graph.num_edges}, {graph.num_features} features)",
+        "use fewer layers, a smaller hidden width or a smaller graph")
+
+
+def check_trainable(config: TrainConfig, graph: Graph) -> None:
+    """Refuse, before anything is allocated, a graph training cannot use (no labels, one
+    class: every prediction right, 100% says nothing) or a run above the memory limit.
+
+    Raises:
+        ConfigError: no labels, one class.
+        MemoryLimitError: :func:`check_memory`.
+    """
+    if graph.num_classes == 0:
+        raise ConfigError(f"{graph.name} has no labels: training needs labelled nodes (a labels file)")
+    if graph.num_classes == 1:
+        raise ConfigError(f"{graph.name} has one class only: every prediction would be right "
+                          "(100% accuracy says nothing); training needs at least 2 classes")
+    check_memory(config, graph)
+
+
 def train(config: TrainConfig, graph: Graph | None = None,
           on_event: Callable[[dict], None] | None = None,
           stop_event: threading.Event | None = None) -> RunResult:
@@ -428,6 +469,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
         if config.dataset == UPLOAD_DATASET:
             raise ConfigError(f"dataset {UPLOAD_DATASET!r} needs the uploaded graph (pass graph=...)")
         graph = datasets.load(config.dataset, config.split)
+    check_trainable(config, graph)
     g = graph if graph.x.device == device else graph.to(device)
     num_layers = config.num_layers
     sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
@@ -438,8 +480,6 @@ def train(config: TrainConfig, graph: Graph | None = None,
     x = prepare_features(g.x)
     y = g.y
     train_mask, val_mask, test_mask = g.train_mask, g.val_mask, g.test_mask
-    if g.num_classes == 0:
-        raise ConfigError(f"{g.name} has no labels: training needs labelled nodes (a labels file)")
     if not bool(train_mask.any()):
         raise ConfigError(f"{g.name} has no training nodes in split {config.split!r}")
 
@@ -612,6 +652,7 @@ class TrainingWorker(ThreadedJob):
 
 
 
-__all__ = ["AdjacencyBuilder", "BACKBONES", "ConfigError", "END_REASONS", "RunResult",
-           "TrainConfig", "TrainingWorker", "UPLOAD_DATASET", "UPLOAD_SPLITS", "diagnostics",
+__all__ = ["AdjacencyBuilder", "BACKBONES", "ConfigError", "END_REASONS", "MAX_EPOCHS", "MAX_HIDDEN",
+           "MAX_LR", "MAX_SEED", "MAX_WEIGHT_DECAY", "RunResult", "TrainConfig", "TrainingWorker",
+           "UPLOAD_DATASET", "UPLOAD_SPLITS", "check_memory", "check_trainable", "diagnostics",
            "prepare_features", "resolve_device", "train"]

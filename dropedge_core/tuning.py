@@ -69,6 +69,11 @@ class SearchSpace:
             if not 0.0 <= low <= high <= 1.0:
                 raise TuningError(f"{name} range must satisfy 0 <= low <= high <= 1 (got {low}, {high})")
 
+    def describe(self) -> dict:
+        """The space as stored on a study (``user_attrs["dropedge_space"]``), JSON-able."""
+        return {"p_min": list(self.p_min), "p_max_prime": list(self.p_max_prime),
+                "extra": sorted(self.extra)}
+
     def suggest(self, trial: optuna.Trial) -> dict:
         """Draw one point; returns :class:`TrainConfig` field values."""
         p_min = trial.suggest_float("p_min", *self.p_min)
@@ -241,6 +246,68 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
     raise TuningError(f"{cannot}: {databases.error_line(error)}")
 
 
+SPACE_ATTR = "dropedge_space"
+
+
+def check_study(study: optuna.Study, space: SearchSpace) -> None:
+    """Refuse to add trials to a study that is not ours or searches another space.
+
+    A study of the same name in a shared storage may belong to someone else: another
+    direction (our trials would then *minimise* validation accuracy), other parameters
+    (``KeyError: 'p_min'`` on reading its best trial), or our own study with another
+    search space. A new study is marked with :meth:`SearchSpace.describe`.
+
+    Raises:
+        TuningError: one line naming the study and what differs.
+    """
+    name = study.study_name
+    directions = [d.name.lower() for d in study.directions]
+    if directions != ["maximize"]:
+        raise TuningError(f"study {name!r} exists with direction {', '.join(directions)}; this program "
+                          f"maximises validation accuracy: pick another --study name")
+    attrs = study.user_attrs
+    wanted = space.describe()
+    if SPACE_ATTR not in attrs:
+        trials = study.get_trials(deepcopy=False)
+        foreign = sorted({p for t in trials for p in t.params} - {"p_min", "p_max_prime", *OPTIONAL_PARAMS})
+        if trials:
+            what = f"parameters {', '.join(foreign)}" if foreign else f"{len(trials)} trials"
+            raise TuningError(f"study {name!r} was not made by this program (it has {what} and no "
+                              f"search-space mark): pick another --study name")
+        study.set_user_attr(SPACE_ATTR, wanted)
+    elif attrs[SPACE_ATTR] != wanted:
+        raise TuningError(f"study {name!r} searches {attrs[SPACE_ATTR]}, not {wanted}: give the same "
+                          f"--tune parameters, or another --study name")
+
+
+def default_study_name(base: TrainConfig, space: SearchSpace | None = None, search: str = "tpe",
+                       graph=None) -> str:
+    """A study name that two unrelated users of one storage do not share by accident.
+
+    ``dropedge-<user>-<dataset>-<backbone>-L<layers>-<sampler>-<hash>``: the hash covers
+    every training setting, the search space and the search, so workers started with
+    the same settings by the same user join one study, and anything else gets its own.
+    An uploaded graph adds its edges and labels to the hash.
+    """
+    import getpass
+    import hashlib
+    import json
+    import re
+
+    try:
+        user = getpass.getuser()
+    except Exception:  # no passwd entry (a container)
+        user = "user"
+    user = re.sub(r"[^A-Za-z0-9_.-]", "_", user)[:32] or "user"
+    digest = hashlib.sha256(json.dumps([base.to_dict(), (space or SearchSpace()).describe(), search],
+                                       sort_keys=True, default=str).encode())
+    if graph is not None and base.dataset == "upload":
+        digest.update(graph.undirected_edges.cpu().numpy().tobytes())
+        digest.update(graph.y.cpu().numpy().tobytes())
+    return (f"dropedge-{user}-{base.dataset}-{base.backbone.rstrip('*')}-L{base.num_layers}-"
+            f"{base.sampler}-{digest.hexdigest()[:10]}")
+
+
 def objective(base: TrainConfig, space: SearchSpace, graph=None,
               stop_event: threading.Event | None = None) -> Callable[[optuna.Trial], float]:
     """The Optuna objective: train ``base`` with the trial's values, return the best
@@ -289,14 +356,16 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     if not isinstance(n_trials, int) or n_trials < 1:
         raise TuningError(f"trials must be a positive integer (got {n_trials!r})")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    space = space or SearchSpace()
     study = open_study(study_name, storage, search, seed, pruner)
+    check_study(study, space)
     if include_base and not study.get_trials(deepcopy=False):
         prime = 0.0 if base.p_min >= 1.0 else (base.p_max - base.p_min) / (1.0 - base.p_min)
         study.enqueue_trial({"p_min": base.p_min, "p_max_prime": prime}, skip_if_exists=True)
     cbs = list(callbacks or [])
     if stop_event is not None:
         cbs.append(lambda study, trial: study.stop() if stop_event.is_set() else None)
-    study.optimize(objective(base, space or SearchSpace(), graph, stop_event),
+    study.optimize(objective(base, space, graph, stop_event),
                    n_trials=n_trials, callbacks=cbs, catch=(ConfigError,))
     return study
 

@@ -30,7 +30,7 @@ The three files:
 * **labels** (optional), either one column, one label per node in node order
   (``N`` rows; with no features and more rows than the edge list needs, the extra rows
   are isolated nodes), or two columns ``node,label`` for some nodes. A label is an
-  integer ``>= 0`` or a class name; ``-1`` or an empty cell means "no label". Integer
+  integer ``>= 0`` or a class name; ``-1``, ``nan`` or an empty cell means "no label". Integer
   labels ``0..K-1`` are the class ids; any other set of labels (names, or integers
   with gaps) is mapped to class ids ``0..K-1`` in sorted order (numeric order for
   integers), with a note. Unlabelled nodes get ``y = -1`` and are in no split.
@@ -60,12 +60,17 @@ import pandas as pd
 import pyarrow as pa
 import torch
 
+from . import memory
 from .datasets import per_class_split
 from .graph import Graph, l1_normalize_rows, simple_undirected_edges
 
 MAX_BYTES = 20 * 1024 * 1024  # per file
 MAX_NODES = 10_000_000  # node ids must be below this when no features fix N
 MAX_CLASSES = 1000
+MAX_FEATURES = 100_000  # feature columns (Coauthor-Physics, the widest dataset here, has 8415)
+#: Without features, ids far beyond the nodes present are renumbered: when more than
+#: this many ids (and more than half of ``0..max id``) have neither an edge nor a label.
+COMPACT_ABOVE = 1000
 TRAIN_PER_CLASS, VAL_PER_CLASS = 20, 30
 
 #: What ``parse_graph`` accepts for each file: raw ``bytes``, CSV text as a ``str``,
@@ -266,6 +271,9 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
     if rows.empty:
         return Table(name, pd.Series([], dtype=_STRING), 0, line_no)
     first = str(rows.iat[0])
+    if first.count(",") >= MAX_FEATURES:  # before splitting: a wide row costs ~100 bytes a cell
+        raise UploadError(f"{name} has {first.count(',') + 1} columns on line {line_no[0]}; at most "
+                          f"{MAX_FEATURES} are allowed")
     if "," in first or not re.search(r"[ \t]", first):
         parts = rows.str.split(",")
     else:  # no comma in the first row but blanks: a space/tab separated file
@@ -396,6 +404,9 @@ def parse_features(text: str, name: str, max_nodes: int) -> tuple[np.ndarray, li
         raise UploadError(f"{name} has no feature rows; expected one row of numbers per node")
     if table.num_rows > max_nodes:
         raise UploadError(f"{name} has {table.num_rows} rows; at most {max_nodes} nodes are allowed")
+    if table.num_columns > MAX_FEATURES:
+        raise UploadError(f"{name} has {table.num_columns} columns; at most {MAX_FEATURES} features "
+                          f"per node are allowed")
     return numbers(table), header_note(table)
 
 
@@ -410,7 +421,8 @@ class Labels:
 
 def _class_ids(values: pd.Series, lines: np.ndarray, name: str) -> tuple[np.ndarray, list[str], list[str]]:
     """Class ids (``-1`` for no label) of label cells, the class names, and notes."""
-    none = ((values == "") | (values == "-1")).to_numpy(bool)
+    # "nan" is what a float column with missing values writes (pandas, numpy): no label
+    none = ((values == "") | (values == "-1") | values.str.lower().isin(_NAN_WORDS)).to_numpy(bool)
     negative = values.str.fullmatch(r"-[0-9]+").to_numpy(bool) & ~none
     if negative.any():
         i = int(np.argmax(negative))
@@ -496,6 +508,26 @@ def parse_labels(text: str, name: str, num_nodes: int, fixed_by: str | None,
 # ----------------------------------------------------------------------------- the graph
 
 
+def _compact(pairs: np.ndarray, y: torch.Tensor, n: int) -> tuple[np.ndarray, torch.Tensor, int, list[str]]:
+    """Renumber node ids when most of ``0..n-1`` has neither an edge nor a label.
+
+    A ten-byte edge list ``0,9999999`` names ten million nodes; without a features file
+    nothing else holds them. The nodes present keep their order (increasing id) and get
+    ids ``0..K-1``; a note says so. Otherwise the ids are kept as given.
+    """
+    present = np.zeros(n, dtype=bool)
+    present[pairs.reshape(-1)] = True
+    present |= (y >= 0).numpy()
+    kept = int(present.sum())
+    if n - kept <= max(COMPACT_ABOVE, kept):
+        return pairs, y, n, []
+    new_id = np.cumsum(present) - 1
+    note = (f"node ids go up to {n - 1} but only {kept} nodes have an edge or a label: renumbered "
+            f"them 0..{kept - 1} in increasing id order (the graph uses the new ids)")
+    return new_id[pairs], y[torch.from_numpy(present)], kept, [note]
+
+
+
 def parse_graph(edges: Source, features: Source | None = None, labels: Source | None = None,
                 name: str = "upload", seed: int = 0, max_bytes: int = MAX_BYTES,
                 max_nodes: int = MAX_NODES) -> tuple[Graph, list[str]]:
@@ -559,6 +591,14 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
     else:
         y = torch.full((n,), -1, dtype=torch.long)
 
+    if x_raw is None:
+        pairs, y, n, more = _compact(pairs, y, n)
+        notes += more
+    try:
+        memory.check(memory.graph_bytes(n, len(pairs), 1 if x_raw is None else x_raw.shape[1]),
+                     f"the uploaded graph (N={n}, {len(pairs)} edge rows)", "upload a smaller graph")
+    except memory.MemoryLimitError as exc:
+        raise UploadError(str(exc)) from None
     raw_edges = torch.from_numpy(pairs.T.copy())
     loops = int((raw_edges[0] == raw_edges[1]).sum())
     und = simple_undirected_edges(raw_edges, n)
@@ -600,6 +640,9 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
         if labelled < n:
             notes.append(f"{n - labelled} of {n} nodes {_has(n - labelled)} no label; "
                          f"{'it is' if n - labelled == 1 else 'they are'} in no split")
+        if num_classes == 1:
+            notes.append(f"every labelled node has the same label ({_show(class_names[0])}): one class, "
+                         f"so training is unavailable (every prediction would be right)")
         train, val, test = per_class_split(y, TRAIN_PER_CLASS, VAL_PER_CLASS,
                                            torch.Generator().manual_seed(seed))
         sizes = torch.bincount(y[y >= 0], minlength=num_classes)

@@ -120,7 +120,7 @@ def test_bad_settings_are_a_message_and_sessions_are_separate():
     at.number_input(key="lt_lr").set_value(0.0).run()
     at.button(key="lt_start").click().run()
     _ok(at)
-    assert at.error and "lr must be > 0" in at.error[0].value
+    assert at.error and "lr must be in (0, 10]" in at.error[0].value
     assert not at.session_state["live_training"].runs
     # a run in one browser session is not seen by another
     at.number_input(key="lt_lr").set_value(0.01).run()

@@ -1,0 +1,106 @@
+"""The environment variables that tune the package and the app, read and checked in one place.
+
+==============================  =========  ===============================================
+variable                        default    allowed
+==============================  =========  ===============================================
+``DROPEDGE_TORCH_THREADS``      1          an integer in 1..:data:`MAX_THREADS`
+``DROPEDGE_IDLE_TIMEOUT``       120        seconds, a number in (0, 1e7]
+``DROPEDGE_MAX_JOB_SECONDS``    3600       seconds, a number in (0, 1e7]
+``DROPEDGE_MAX_MEMORY_GB``      8          GiB, a number in (0, 4096]: the memory one run,
+                                           one MEN computation or one upload may ask for
+                                           (:mod:`dropedge_core.memory`)
+==============================  =========  ===============================================
+
+:func:`settings` raises :class:`EnvError` with one line naming every bad variable; the CLI
+prints it as ``error: ...`` (exit 2), the app shows it in an ``st.error`` on every page
+and stops. :func:`settings_or_defaults` is for module-level defaults, which must not fail
+at import (the caller that starts the program has already reported the bad value).
+The directories (``DROPEDGE_DATA``, ``DROPEDGE_CACHE``) are checked where they are
+used, by :mod:`dropedge_core.datasets`.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+#: torch's OpenMP pool crashes (segfault) far above the machine's core count; 256 is
+#: above any core count this app is run on.
+MAX_THREADS = 256
+MAX_SECONDS = 1e7  # ~4 months: a job limit, not a bound anyone should reach
+MAX_MEMORY_GB = 4096.0
+
+
+class EnvError(ValueError):
+    """An environment variable holds a value the package cannot use (one line)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    torch_threads: int = 1
+    idle_timeout: float = 120.0
+    max_job_seconds: float = 3600.0
+    max_memory_gb: float = 8.0
+
+
+DEFAULTS = Settings()
+
+
+def parse_threads(value: object, name: str = "--threads") -> int:
+    """A thread count in ``1..MAX_THREADS`` from an int or a decimal string."""
+    text = str(value).strip()
+    if not text.isdigit() or not 1 <= int(text) <= MAX_THREADS:
+        raise EnvError(f"{name} must be an integer in 1..{MAX_THREADS} (got {str(value)[:40]!r})")
+    return int(text)
+
+
+def _number(name: str, text: str, high: float) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= high):
+        raise EnvError(f"{name} must be a number in (0, {high:g}] (got {text[:40]!r})")
+    return value
+
+
+def settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """The checked settings; unset or empty variables take their defaults.
+
+    Raises:
+        EnvError: one line naming each bad variable, its value and what is allowed.
+    """
+    env = os.environ if environ is None else environ
+    values, problems = {}, []
+    specs = (("DROPEDGE_TORCH_THREADS", "torch_threads", lambda n, t: parse_threads(t, n)),
+             ("DROPEDGE_IDLE_TIMEOUT", "idle_timeout", lambda n, t: _number(n, t, MAX_SECONDS)),
+             ("DROPEDGE_MAX_JOB_SECONDS", "max_job_seconds", lambda n, t: _number(n, t, MAX_SECONDS)),
+             ("DROPEDGE_MAX_MEMORY_GB", "max_memory_gb", lambda n, t: _number(n, t, MAX_MEMORY_GB)))
+    for name, field_name, parse in specs:
+        text = str(env.get(name, "")).strip()
+        if not text:
+            continue
+        try:
+            values[field_name] = parse(name, text)
+        except EnvError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise EnvError("; ".join(problems))
+    return Settings(**values)
+
+
+def settings_or_defaults(environ: Mapping[str, str] | None = None) -> Settings:
+    """:func:`settings`, with the defaults for any bad variable (never raises)."""
+    env = dict(os.environ if environ is None else environ)
+    for name in ("DROPEDGE_TORCH_THREADS", "DROPEDGE_IDLE_TIMEOUT", "DROPEDGE_MAX_JOB_SECONDS",
+                 "DROPEDGE_MAX_MEMORY_GB"):
+        try:
+            settings({name: env.get(name, "")})
+        except EnvError:
+            env.pop(name, None)
+    return settings(env)
+
+
+__all__ = ["DEFAULTS", "EnvError", "MAX_THREADS", "Settings", "parse_threads", "settings",
+           "settings_or_defaults"]
