@@ -201,5 +201,6 @@ def test_unusable_store_and_unavailable_dataset(tmp_path, monkeypatch):
         at.selectbox(key="dataset").select("pubmed").run()
         _ok(at)
         # no graph needed to show cached runs and the paper's numbers: a note, not an error
-        assert not at.error and any("**pubmed** is not on this machine" in i.value for i in at.info)
+        assert [e.value for e in at.error] == [at.error[0].value] and "Results store" in at.error[0].value
+        assert any("**pubmed** is not on this machine" in i.value for i in at.info)
         assert at.button(key="ds_run").disabled
