@@ -81,5 +81,10 @@ PAGES = [
 
 st.set_page_config(page_title="DropEdge++ Explorer", page_icon=":material/hub:", layout="wide")
 page = st.navigation(PAGES)
+ui.restore_url_state(page.url_path)
 ui.sidebar_pickers()
-page.run()
+try:
+    page.run()
+finally:  # also after st.stop(): the URL follows every control
+    ui.sync_url(page.url_path)
+    ui.share_link()

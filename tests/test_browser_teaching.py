@@ -1,0 +1,39 @@
+"""The teaching pages in a real browser (issue 16): each draws its charts without an
+exception box; screenshots go to ``tests/screenshots/`` (and, with
+``DROPEDGE_UPDATE_SCREENSHOTS=1``, to ``docs/screenshots/`` for the README)."""
+from __future__ import annotations
+
+import pytest
+
+from .test_browser import _no_exception, _screenshot, _wait_idle, page, pytestmark, server  # noqa: F401
+
+# (url path, title shown, plotly charts expected at least, screenshot name)
+PAGES = [
+    ("class_merge", "Watch the classes merge", 2, "class_merge"),
+    ("theory", "The theory, measured", 3, "theory"),
+    ("paper_tables", "The paper's tables, beside ours", 1, "paper_tables"),
+]
+
+
+@pytest.mark.parametrize("path,title,charts,shot", PAGES, ids=[p[3] for p in PAGES])
+def test_teaching_page_renders(page, server, path, title, charts, shot):  # noqa: F811
+    page.goto(f"{server}/{path}")
+    _wait_idle(page, charts)
+    assert page.get_by_role("heading", name=title).count() >= 1
+    _no_exception(page)
+    _screenshot(page, shot, docs=True)
+
+
+def test_class_merge_animation_moves_the_points(page, server):  # noqa: F811
+    """The Plotly slider's last step shows the last layer: the panel titles change."""
+    page.goto(f"{server}/class_merge")
+    _wait_idle(page, 2)
+    plot = page.locator("[data-testid=stPlotlyChart] .js-plotly-plot").first
+    before = plot.locator(".annotation-text").first.text_content()
+    plot.locator(".slider-step-group, .slider-rail-rect").first.wait_for()
+    box = plot.locator(".slider-rail-rect").first.bounding_box()
+    page.mouse.click(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2)
+    page.wait_for_timeout(800)
+    after = plot.locator(".annotation-text").first.text_content()
+    assert after != before and "silhouette" in after
+    _screenshot(page, "class_merge_last_layer", docs=True)
