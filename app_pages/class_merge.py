@@ -18,13 +18,13 @@ st.title("Watch the classes merge")
 st.markdown(
     "A trained GCN's node representations after every hidden layer, squeezed to 2-D by one "
     "principal-component projection fitted once per model (so a point moves only when its "
-    "representation changes), coloured by class. Without dropping edges (**NoDrop**) the "
-    "deep layers collapse toward a line or a point and the classes fall on top of each "
-    "other; **DropEdge** and **DropEdge++** keep them apart longer. Press ▶ or drag the "
-    "layer slider under the figure. The two bundled Cora models (trained offline, no data "
-    "needed) differ only in the training recipe: the one that trains keeps the classes apart; "
-    "under the old defaults (dropout at every layer, no self-feature term) the deep layers "
-    "collapse.")
+    "representation changes), coloured by class; above each panel, how far apart the classes "
+    "still are. Press ▶ or drag the layer slider under the figure. The two bundled Cora "
+    "models (trained offline, no data needed) differ only in the training recipe: under the "
+    "**old defaults** (dropout at every layer, no self-feature term) the deep layers collapse "
+    "and the classes fall on top of each other for every sampler; with the **recipe that "
+    "trains**, NoDrop's last layers flatten onto a line and keep the classes least apart, "
+    "while **DropEdge** and **DropEdge++** keep them further apart.")
 source = st.radio("Model", list(SOURCES), format_func=SOURCES.get, key="cm_source", horizontal=True)
 
 

@@ -51,8 +51,8 @@ else:
 
 st.subheader("Best accuracy per backbone (DropEdge++)")
 st.markdown(
-    "The paper's best test accuracy of each backbone with DropEdge++ (its comparison tables, the "
-    "depth it chose in brackets) beside the best depth of our bundled runs (mean ± std over "
+    "The paper's best test accuracy of each backbone with DropEdge++ (its comparison tables, and the "
+    "depth it chose) beside the best depth of our bundled runs (mean ± std over "
     "seeds, `assets/results/best_per_backbone.csv`). Empty: not run here (Cora and CiteSeer only).")
 try:
     best = paper_views.best_accuracy_table(paper_views.best_runs())
@@ -67,7 +67,8 @@ st.dataframe(part, hide_index=True, column_config={
     "paper_acc": num("paper (%)", format="%.2f"), "paper_std": num("± std", format="%.2f"),
     "paper_layers": num("paper L"), "ours_acc": num("ours (%)", format="%.1f"),
     "ours_std": num("± std", format="%.1f"), "ours_layers": num("our L"),
-    "seeds": num("seeds"), "gap": num("ours − paper", format="%+.1f")}, key="pt_best")
+    "seeds": num("seeds"), "gap": num("ours − paper", format="%+.1f")}, key="pt_best",
+    height=35 * (len(part) + 1) + 3)
 st.caption("Our runs: each backbone with DropEdge++ and the paper's preset for its dataset and "
            "setting, 5 seeds, at the depth in the “our L” column (docs/REPRODUCTION.md discusses "
            "each gap).")

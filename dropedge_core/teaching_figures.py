@@ -11,11 +11,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figures import CLASS_COLORS, _base_layout, sampler_color, sampler_label
+from .figures import _base_layout, sampler_color, sampler_label
 from .teaching import Snapshots
 from .theory import FULL
 
 FULL_COLOR = "#000000"
+#: Strong, distinct class colours for the scatter views (ColorBrewer Set1 + Dark2, no yellow):
+#: the pastel graph colours of :data:`~dropedge_core.figures.CLASS_COLORS` blur on a cloud.
+SCATTER_CLASS_COLORS: tuple[str, ...] = ("#e41a1c", "#377eb8", "#4daf4a", "#984ea3", "#ff7f00",
+                                         "#a65628", "#f781bf", "#1b9e77", "#7570b3", "#666666")
 
 
 def _color(name: str) -> str:
@@ -79,7 +83,8 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
                 out.append(go.Scatter(
                     x=xy[sel, 0], y=xy[sel, 1], mode="markers", name=f"class {c}",
                     legendgroup=f"class {c}", showlegend=i == 0,
-                    marker=dict(size=5, color=CLASS_COLORS[c % len(CLASS_COLORS)], opacity=0.75),
+                    marker=dict(size=5, color=SCATTER_CLASS_COLORS[c % len(SCATTER_CLASS_COLORS)],
+                                opacity=0.7),
                     customdata=nodes[sel],
                     hovertemplate=(f"{sampler_label(s.sampler)} · layer {k + 1}<br>node %{{customdata}}"
                                    f" · class {c}<extra></extra>")))

@@ -37,3 +37,16 @@ def test_class_merge_animation_moves_the_points(page, server):  # noqa: F811
     after = plot.locator(".annotation-text").first.text_content()
     assert after != before and "silhouette" in after
     _screenshot(page, "class_merge_last_layer", docs=True)
+
+
+def test_a_demo_link_reproduces_the_view(page, server):  # noqa: F811
+    """Opening a presenter's link restores the sidebar; the URL then follows the controls."""
+    page.goto(f"{server}/theory?dataset=karate&sampler=lid&layers=6&p_min=0.2&p_max=0.9&seed=3"
+              "&th_samplers=lid,ldd")
+    _wait_idle(page, 3)
+    _no_exception(page)
+    main = " ".join(page.get_by_test_id("stMain").inner_text().split())
+    assert "6 layers (keep rates 0.20 → 0.90, seed 3;" in main
+    for part in ("sampler=lid", "layers=6", "p_min=0.2", "p_max=0.9", "seed=3", "th_samplers=lid%2Cldd"):
+        assert part in page.url
+    _screenshot(page, "demo_link", docs=True)
