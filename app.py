@@ -74,6 +74,7 @@ PAGES = [
     st.Page("app_pages/live_training.py", title="Live training", icon=":material/model_training:"),
     st.Page("app_pages/depth_study.py", title="Depth study", icon=":material/show_chart:"),
     st.Page("app_pages/tuning.py", title="Tuning", icon=":material/tune:"),
+    st.Page("app_pages/lesson.py", title="Lesson", icon=":material/school:"),
     st.Page("app_pages/class_merge.py", title="Watch the classes merge", icon=":material/scatter_plot:"),
     st.Page("app_pages/theory.py", title="The theory, measured", icon=":material/functions:"),
     st.Page("app_pages/paper_tables.py", title="The paper's tables", icon=":material/table_chart:"),

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import metrics
+from . import metrics, normalization
+from .experiments import run_seed
 from .graph import Graph
 from .training import AdjacencyBuilder, TrainConfig, prepare_features, train
 
@@ -213,6 +214,43 @@ def class_snapshots(graph: Graph, base: TrainConfig, sampler_names: Sequence[str
                 "graph": graph.name, "num_nodes": graph.num_nodes, "num_edges": graph.num_edges}
     settings.pop("sampler", None)
     return Snapshots(graph.y.cpu().numpy().astype(np.int64), settings, items)
+
+
+def propagated_features(graph: Graph, max_features: int = 64, seed: int = 0) -> torch.Tensor:
+    """The features the propagation views start from: ``X``, or, wider than
+    ``max_features``, ``X R`` with a seeded Gaussian ``R / sqrt(max_features)`` (propagation
+    is linear, so this equals projecting every propagated ``Â···Â X``; norms are kept in
+    expectation)."""
+    x = graph.x.float().cpu()
+    if x.size(1) > max_features:
+        gen = torch.Generator().manual_seed(run_seed(seed, "projection"))
+        x = x @ (torch.randn(x.size(1), max_features, generator=gen) / max_features ** 0.5)
+    return x
+
+
+def propagation_snapshots(graph: Graph, masks_by: dict[str, torch.Tensor], fit: str = "all",
+                          seed: int = 0) -> Snapshots:
+    """What propagation alone does (no weights, no training): ``H_0 = X``,
+    ``H_{l+1} = Â^(l) H_l`` with each sampler's AN-normalised kept adjacency, every step
+    ``H_0 .. H_L`` projected with one PCA per sampler (:func:`layer_projections`), with the
+    silhouette and the subspace distance per step — the same :class:`Snapshots` the
+    class view draws (its "layers" are the steps, the first one ``X`` itself)."""
+    g = graph if graph.x.device.type == "cpu" else graph.to("cpu")
+    x = propagated_features(g, seed=seed)
+    labels = g.y.cpu() if g.num_classes else torch.full((g.num_nodes,), -1)
+    items = []
+    for name, masks in masks_by.items():
+        hs = [x]
+        for ei, ew in normalization.adjacencies(g, masks.cpu(), "AN"):  # a loop over layers
+            hs.append(normalization.propagate(normalization.to_sparse(ei, ew, g.num_nodes), hs[-1]))
+        proj, share = layer_projections(hs, fit)
+        sil = [silhouette(h, labels, generator=torch.Generator().manual_seed(0)) for h in hs]
+        sub = [metrics.subspace_distance(h, g) for h in hs]
+        items.append(Snapshot(name, proj.numpy(), sil, sub, None, None, 0, share))
+    layers = max((m.size(0) for m in masks_by.values()), default=0)
+    settings = {"graph": g.name, "num_nodes": g.num_nodes, "num_edges": g.num_edges,
+                "num_layers": layers, "propagation": "AN, no weights", "fit": fit, "seed": seed}
+    return Snapshots(labels.numpy().astype(np.int64), settings, items)
 
 
 def save_snapshots(snaps: Snapshots, path: str | Path) -> Path:

@@ -51,24 +51,28 @@ def _panel_title(snaps: Snapshots, i: int, k: int) -> str:
 
 
 def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0,
-                          layer: int = 1) -> go.Figure:
+                          layer: int = 1, first: int = 1, prefix: str = "hidden layer ",
+                          height: int = 470) -> go.Figure:
     """Each hidden layer's 2-D projection, coloured by class, one panel per sampler, with
     a layer slider and Plotly animation frames (one frame per layer).
 
     Args:
         snaps: :class:`~dropedge_core.teaching.Snapshots` (coordinates ``(K, N, 2)``).
         max_points: at most this many nodes drawn (the same seeded subset everywhere).
-        layer: the hidden layer shown first (1 .. K).
+        layer: the layer shown first (``first`` .. ``first + K - 1``).
+        first: the number of the first layer (1 for hidden layers; 0 for propagation
+            steps, where step 0 is ``X`` itself).
+        prefix: the slider's label before the layer number.
 
     Every panel keeps one axis range over all layers (the ``0.5``-``99.5`` percentiles),
     so a class cloud that shrinks or lines up is seen to do so. A frame is named
-    ``"L<k>"``; its layout carries the panel titles with that layer's silhouette and
-    subspace distance.
+    ``"L<k>"`` (``k`` counted from ``first``); its layout carries the panel titles with
+    that layer's silhouette and subspace distance.
     """
     num_panels, num_layers = len(snaps.items), snaps.num_layers
     if num_panels == 0:
         raise ValueError("no snapshots to draw")
-    layer = min(max(int(layer), 1), num_layers)
+    layer = min(max(int(layer) - first + 1, 1), num_layers)
     nodes = point_subset(len(snaps.labels), max_points, seed)
     labels = snaps.labels[nodes]
     classes = [int(c) for c in np.unique(labels) if c >= 0]
@@ -86,7 +90,7 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
                     marker=dict(size=5, color=SCATTER_CLASS_COLORS[c % len(SCATTER_CLASS_COLORS)],
                                 opacity=0.7),
                     customdata=nodes[sel],
-                    hovertemplate=(f"{sampler_label(s.sampler)} · layer {k + 1}<br>node %{{customdata}}"
+                    hovertemplate=(f"{sampler_label(s.sampler)} · layer {k + first}<br>node %{{customdata}}"
                                    f" · class {c}<extra></extra>")))
         return out
 
@@ -97,7 +101,7 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
 
     for t_index, trace in enumerate(traces(layer - 1)):
         fig.add_trace(trace, row=1, col=t_index // len(classes) + 1)
-    fig.frames = [go.Frame(name=f"L{k + 1}", data=traces(k), layout=go.Layout(annotations=titles(k)))
+    fig.frames = [go.Frame(name=f"L{k + first}", data=traces(k), layout=go.Layout(annotations=titles(k)))
                   for k in range(num_layers)]
     for i, s in enumerate(snaps.items):
         fig.update_xaxes(range=_panel_range(s.proj[:, nodes, 0]), showticklabels=False,
@@ -107,8 +111,9 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
     step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
     fig.update_layout(
         annotations=titles(layer - 1),
-        sliders=[dict(active=layer - 1, currentvalue=dict(prefix="hidden layer "), pad=dict(t=40),
-                      steps=[dict(label=str(k + 1), method="animate", args=[[f"L{k + 1}"], step_args])
+        sliders=[dict(active=layer - 1, currentvalue=dict(prefix=prefix), pad=dict(t=40),
+                      steps=[dict(label=str(k + first), method="animate",
+                                  args=[[f"L{k + first}"], step_args])
                              for k in range(num_layers)])],
         updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=-0.08, xanchor="right",
                           yanchor="top", direction="left",
@@ -118,7 +123,7 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
                                                          transition=dict(duration=250))]),
                                    dict(label="❚❚", method="animate",
                                         args=[[None], dict(mode="immediate", frame=dict(duration=0))])])])
-    _base_layout(fig, "", height=470, legend="right")
+    _base_layout(fig, "", height=height, legend="right")
     fig.update_layout(margin=dict(l=40, r=20, t=70, b=40))
     return fig
 

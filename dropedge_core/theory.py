@@ -25,8 +25,8 @@ import pandas as pd
 import torch
 
 from . import metrics, normalization
-from .experiments import run_seed
 from .graph import Graph
+from .teaching import propagated_features
 
 #: Up to this many nodes λ is computed densely (exact); above it, by ARPACK (eigsh).
 DENSE_MAX_NODES = 200
@@ -107,15 +107,6 @@ def lambda_by_layer(graph: Graph, masks_by: Mapping[str, torch.Tensor]) -> pd.Da
     return pd.DataFrame(rows, columns=["sampler", "layer", "lam", "edges_kept"])
 
 
-def _features(graph: Graph, max_features: int, seed: int) -> torch.Tensor:
-    x = graph.x.float().cpu()
-    if x.size(1) > max_features:
-        # a fixed projection R: the bound holds column by column, so for X R exactly
-        gen = torch.Generator().manual_seed(run_seed(seed, "projection"))
-        x = x @ (torch.randn(x.size(1), max_features, generator=gen) / math.sqrt(max_features))
-    return x
-
-
 def subspace_decay(graph: Graph, masks_by: Mapping[str, torch.Tensor], lam: float | None = None,
                    max_features: int = 64, seed: int = 0) -> pd.DataFrame:
     """Distance to the over-smoothing subspace under linear propagation, with Theorem 1's bound.
@@ -132,7 +123,7 @@ def subspace_decay(graph: Graph, masks_by: Mapping[str, torch.Tensor], lam: floa
         graph only).
     """
     lam = second_eigenvalue(graph) if lam is None else float(lam)
-    x = _features(graph, max_features, seed)
+    x = propagated_features(graph, max_features, seed)  # the bound holds column by column: for X R too
     g = graph if graph.x.device.type == "cpu" else graph.to("cpu")
     d0 = metrics.subspace_distance(x, g, relative=False)
     n = g.num_nodes

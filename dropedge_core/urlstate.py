@@ -132,6 +132,9 @@ PAGES: dict[str, dict[str, Param]] = {
     "class_merge": {"cm_source": choice(("bundled", "old-defaults", "session")),
                     "cm_layer": integer(1, 255), "cm_epochs": integer(50, 400)},
     "theory": {"th_samplers": multi(samplers.NAMES)},
+    "lesson": {"lesson_step": choice(("propagation", "depth", "dropping", "lid_ldd", "fd", "result")),
+               "lesson_dataset": choice(("csbm", "karate")), "lesson_keep": number(0.05, 1.0),
+               "lesson_kernel": choice(samplers.KERNELS), "lesson_recipe": choice(("deep", "old-defaults"))},
     "paper_tables": {"pt_epochs": integer(5, 50), "pt_split": choice(("semi", "full"))},
 }
 

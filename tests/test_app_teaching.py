@@ -124,3 +124,57 @@ def test_paper_tables_page_measures_epoch_times_and_shows_best_accuracy():
     at.radio(key="pt_split").set_value("full").run()
     best = _best_table(at)
     assert best[best["dataset"] == "cora"]["paper_acc"].tolist() == [88.30, 88.48, 88.55, 89.22]
+
+
+LESSON_PAGE = "app_pages/lesson.py"
+
+
+def _names_y(fig: dict) -> dict[str, np.ndarray]:
+    return {t["name"]: _values(t["y"]).astype(float) for t in fig["data"]}
+
+
+def test_the_lesson_walks_through_six_steps_each_with_its_figure():
+    at = _page(LESSON_PAGE)
+    seg = at.get("button_group")[0]
+    assert seg.options == ["1 · Propagation", "2 · Depth", "3 · DropEdge", "4 · LID vs LDD", "5 · FD",
+                           "6 · At depth"]
+    # 1: averaging only, 16 steps + X itself, one panel (NoDrop), starting at X
+    fig = _charts(at)["lesson_figure"]
+    assert [f["name"] for f in fig["frames"]][:2] == ["L0", "L1"] and len(fig["frames"]) == 17
+    assert any(m.value.startswith("**Ask the class:**") for m in at.markdown)
+    sil = [float(a["text"].split("silhouette ")[1].split(" ")[0])
+           for f in fig["frames"] for a in f["layout"]["annotations"]]
+    assert sil[-1] < max(sil)  # the classes merge by the last step
+
+    seg.set_value("depth").run()
+    _ok(at)
+    fig = _charts(at)["lesson_figure"]
+    assert {t["name"] for t in fig["data"]} == {"NoDrop"}
+
+    at.get("button_group")[0].set_value("dropping").run()
+    at.slider(key="lesson_layers_dropping").set_value(8).run()
+    _ok(at)
+    fig = _charts(at)["lesson_figure"]
+    last = fig["frames"][-1]["layout"]["annotations"]
+    assert "NoDrop" in last[0]["text"] and "DropEdge" in last[1]["text"] and len(fig["frames"]) == 9
+
+    at.get("button_group")[0].set_value("lid_ldd").run()
+    _ok(at)
+    curves = _names_y(_charts(at)["lesson_figure"])
+    lid = next(v for k, v in curves.items() if k.startswith("LID"))
+    ldd = next(v for k, v in curves.items() if k.startswith("LDD"))
+    assert (lid <= ldd).all() and lid.sum() < ldd.sum()
+
+    at.get("button_group")[0].set_value("fd").run()
+    _ok(at)
+    shares = _names_y(_charts(at)["lesson_figure"])
+    fd_intra = next(v for k, v in shares.items() if k.startswith("FD · intra"))
+    fd_inter = next(v for k, v in shares.items() if k.startswith("FD · inter"))
+    assert fd_intra.mean() > fd_inter.mean()  # csbm: FD prefers same-class edges
+
+    at.get("button_group")[0].set_value("result").run()
+    _ok(at)
+    fig = _charts(at)["lesson_figure"]
+    assert len(fig["frames"]) == 15 and fig["layout"]["sliders"][0]["active"] == 14
+    glossary = at.dataframe[-1].value
+    assert "silhouette" in glossary["symbol"].tolist()

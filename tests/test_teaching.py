@@ -229,3 +229,26 @@ def test_best_accuracy_table_joins_our_best_cell_to_the_papers_row(tmp_path):
     assert table[table["dataset"] == "pubmed"]["ours_acc"].isna().all()
     bundled = paper_views.best_accuracy_table(paper_views.best_runs())
     assert bundled["ours_acc"].notna().sum() == 16  # Cora and CiteSeer, 4 backbones, 2 settings
+
+
+def test_every_lesson_step_explains_each_symbol_it_shows():
+    from dropedge_core import lesson
+
+    assert len(lesson.STEPS) == 6 and len(set(lesson.STEP_KEYS)) == 6
+    for s in lesson.STEPS:
+        table = lesson.glossary_table(s.key)
+        assert table["symbol"].tolist() == list(s.symbols)
+        assert table["meaning"].str.len().min() > 30
+        assert s.question.endswith("?")
+    with pytest.raises(ValueError, match="unknown lesson step"):
+        lesson.step("nope")
+
+
+def test_propagation_snapshots_start_at_x_and_merge(csbm):
+    masks = experiments.masks_by_sampler(csbm, ["nodrop", "dropedge"], 12, 0.3, 0.3, 0)
+    snaps = teaching.propagation_snapshots(csbm, masks)
+    assert snaps.samplers == ["nodrop", "dropedge"] and snaps.num_layers == 13
+    nodrop, dropedge = snaps.items
+    assert nodrop.subspace[0] == pytest.approx(metrics.subspace_distance(csbm.x, csbm), rel=1e-4)
+    assert nodrop.subspace[-1] < 0.2 * nodrop.subspace[0]
+    assert dropedge.subspace[-1] > nodrop.subspace[-1]  # fewer edges: slower collapse
