@@ -16,10 +16,10 @@ key = st.segmented_control("Lesson step", lesson.STEP_KEYS, key="lesson_step",
 key = key or lesson.STEP_KEYS[0]
 step = lesson.step(key)
 st.subheader(step.title)
-st.markdown(step.text)
 
-left, right = st.columns([3, 1])
+left, right = st.columns([5, 2])
 with right:
+    st.markdown(step.text)
     graph = None
     if key != "result":
         ss.setdefault("lesson_dataset", lesson.LESSON_DATASETS[0])
@@ -27,7 +27,7 @@ with right:
                             help="csbm: 600 nodes in 3 classes whose features carry the class "
                                  "(FD needs that); karate: Zachary's karate club, 34 nodes.")
         graph = ui.load_graph(name, "per-class")
-    args = {"seed": 0}
+    args = {"seed": 0, "height": 400}
     if key in ("propagation", "dropping", "depth", "lid_ldd", "fd"):
         top = 64 if key == "depth" else 32
         ss.setdefault(f"lesson_layers_{key}", 16 if key != "lid_ldd" else 8)

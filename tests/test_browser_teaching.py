@@ -3,9 +3,21 @@ exception box; screenshots go to ``tests/screenshots/`` (and, with
 ``DROPEDGE_UPDATE_SCREENSHOTS=1``, to ``docs/screenshots/`` for the README)."""
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 
-from .test_browser import _no_exception, _screenshot, _wait_idle, page, pytestmark, server  # noqa: F401
+from .test_browser import (  # noqa: F401
+    DOCS_SHOTS,
+    SHOTS,
+    _no_exception,
+    _screenshot,
+    _wait_idle,
+    page,
+    pytestmark,
+    server,
+)
 
 # (url path, title shown, plotly charts expected at least, screenshot name)
 PAGES = [
@@ -50,3 +62,29 @@ def test_a_demo_link_reproduces_the_view(page, server):  # noqa: F811
     for part in ("sampler=lid", "layers=6", "p_min=0.2", "p_max=0.9", "seed=3", "th_samplers=lid%2Cldd"):
         assert part in page.url
     _screenshot(page, "demo_link", docs=True)
+
+
+def test_the_lesson_in_the_browser_with_each_figure_above_the_fold(page, server):  # noqa: F811
+    """At 1280x720 (a projector) every step's figure starts and ends above the fold."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server}/lesson")
+    _wait_idle(page, 1)
+    steps = ["1 · Propagation", "2 · Depth", "3 · DropEdge", "4 · LID vs LDD", "5 · FD", "6 · At depth"]
+    for i, label in enumerate(steps):
+        if i:
+            page.get_by_test_id("stMain").get_by_text(label, exact=True).click()
+            page.wait_for_function(
+                "t => (document.querySelector('[data-testid=stMain]')?.innerText || '').includes(t)",
+                arg=label.split(" · ")[0] + " · ", timeout=120_000)
+            _wait_idle(page, 1)
+        _no_exception(page)
+        assert page.get_by_text("Ask the class:").count() == 1
+        box = page.locator("[data-testid=stPlotlyChart]").first.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 720, (label, box)
+        if label.startswith(("1", "4")):
+            page.screenshot(path=str(SHOTS / f"lesson_step{label[0]}.png"))
+            if os.environ.get("DROPEDGE_UPDATE_SCREENSHOTS") == "1":
+                DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+                name = f"lesson_step{label[0]}.png"
+                shutil.copyfile(SHOTS / name, DOCS_SHOTS / name)
+    page.set_viewport_size({"width": 1400, "height": 1000})
