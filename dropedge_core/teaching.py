@@ -253,6 +253,34 @@ def propagation_snapshots(graph: Graph, masks_by: dict[str, torch.Tensor], fit: 
     return Snapshots(labels.numpy().astype(np.int64), settings, items)
 
 
+def receptive_field(graph: Graph, masks: torch.Tensor, node: int) -> torch.Tensor:
+    """The nodes ``node`` reaches through each layer's kept edges, growing layer by layer.
+
+    Row ``l`` of the returned ``(L, N)`` bool is the non-zero pattern of row ``node`` of
+    ``Π_{i=0..l} (A^(i) + I)`` — the nodes that ``node``'s input features reach after
+    layers ``0 .. l`` (each step: stay, or cross one edge kept at that layer). Summed over
+    all nodes, row ``l`` counts the edge number of layer ``l`` that MEN averages
+    (:func:`dropedge_core.metrics.edge_numbers`). ``masks`` ``(L, M)`` undirected or
+    ``(L, 2M)`` directed (columns of ``graph.edge_index``).
+    """
+    n = graph.num_nodes
+    if not 0 <= int(node) < n:
+        raise ValueError(f"node must be in [0, {n - 1}] (got {node})")
+    masks = masks.cpu()
+    edges = (graph.undirected_edges if masks.size(1) == graph.num_edges else graph.edge_index).cpu()
+    reach = torch.zeros(n, dtype=torch.bool)
+    reach[int(node)] = True
+    rows = []
+    for kept in masks:  # a loop over layers; each step is one vectorised scatter
+        u, v = edges[:, kept]
+        nxt = reach.clone()
+        nxt[v[reach[u]]] = True
+        nxt[u[reach[v]]] = True
+        reach = nxt
+        rows.append(reach)
+    return torch.stack(rows) if rows else torch.zeros(0, n, dtype=torch.bool)
+
+
 def save_snapshots(snaps: Snapshots, path: str | Path) -> Path:
     """Write ``snaps`` as a compressed ``.npz`` of plain arrays (coordinates as float16:
     a 2-D view needs no more, and it halves the file)."""

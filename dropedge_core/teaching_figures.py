@@ -216,3 +216,93 @@ def epoch_time_figure(df: pd.DataFrame) -> go.Figure:
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title_text="time per epoch (s)")
     return _base_layout(fig, "Time per epoch: sampling and the rest", height=380)
+
+
+def _segments(pos: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``None``-separated line segments ``pos[a] -> pos[b]`` (one trace for many edges)."""
+    xs = np.full((a.size, 3), np.nan)
+    ys = np.full((a.size, 3), np.nan)
+    xs[:, 0], xs[:, 1] = pos[a, 0], pos[b, 0]
+    ys[:, 0], ys[:, 1] = pos[a, 1], pos[b, 1]
+    return xs.ravel(), ys.ravel()
+
+
+def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str | None = None,
+                           layer: int | None = None) -> go.Figure:
+    """The nodes ``node`` reaches through each layer's kept edges, one animation frame per
+    layer (the receptive field that MEN counts).
+
+    Args:
+        graph: the graph; ``masks`` its ``(L, M)`` masks.
+        layout: a :class:`~dropedge_core.layout.GraphLayout` (drawn nodes and positions).
+        node: the chosen node (a star).
+        reach: ``(L, N)`` bool from :func:`dropedge_core.teaching.receptive_field`.
+        layer: the frame shown first (default: the last).
+
+    Traces per frame, in order: the drawn edges (faint), the kept edges of the layer
+    between reached nodes, the nodes not reached (grey), the reached nodes coloured by the
+    layer that first reached them, the chosen node. Node traces carry the node id in
+    ``customdata`` (a click selects it).
+    """
+    reach = np.asarray(reach, dtype=bool)
+    num_layers, n = reach.shape
+    layer = num_layers - 1 if layer is None else min(max(int(layer), 0), num_layers - 1)
+    ids = np.asarray(layout.nodes)
+    pos = np.asarray(layout.positions)
+    row = np.full(n, -1)
+    row[ids] = np.arange(ids.size)
+    edge_ids = np.asarray(layout.edge_ids)
+    u, v = graph.undirected_edges[:, edge_ids].cpu().numpy()
+    kept_all = np.asarray(masks.cpu())[:, edge_ids]
+    first = np.where(reach.any(0), reach.argmax(0), -1)
+    ex, ey = _segments(pos, row[u], row[v])
+    color = sampler_color(sampler) if sampler else "#444444"
+    size = float(np.clip(57 / np.sqrt(max(ids.size, 1)), 6, 14))
+    star = pos[row[[node]]] if row[node] >= 0 else np.zeros((0, 2))  # not drawn: no star
+
+    def traces(k: int) -> list[go.Scatter]:
+        got = reach[k][ids]
+        used = kept_all[k] & reach[k][u] & reach[k][v]
+        kx, ky = _segments(pos, row[u[used]], row[v[used]])
+        return [
+            go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#e3e3e3", width=0.7), hoverinfo="skip",
+                       name="edges", showlegend=False),
+            go.Scatter(x=kx, y=ky, mode="lines", line=dict(color=color, width=1.6), hoverinfo="skip",
+                       name=f"kept at layer {k}, between reached nodes"),
+            go.Scatter(x=pos[~got, 0], y=pos[~got, 1], mode="markers", name="not reached yet",
+                       marker=dict(size=size * 0.8, color="#cfcfcf"), customdata=ids[~got],
+                       hovertemplate=f"node %{{customdata}}: not reached by layer {k}<extra></extra>"),
+            go.Scatter(x=pos[got, 0], y=pos[got, 1], mode="markers", name="reached",
+                       customdata=np.stack([ids[got], first[ids[got]]], 1),
+                       marker=dict(size=size, color=first[ids[got]], colorscale="Viridis_r", cmin=0,
+                                   cmax=max(num_layers - 1, 1), line=dict(color="white", width=0.6),
+                                   colorbar=dict(title="first reached<br>at layer", len=0.6)),
+                       hovertemplate="node %{customdata[0]}: reached at layer %{customdata[1]}"
+                                     "<extra></extra>"),
+            go.Scatter(x=star[:, 0], y=star[:, 1], mode="markers", name=f"node {node}",
+                       marker=dict(size=size * 1.9, symbol="star", color="#d62728",
+                                   line=dict(color="black", width=1)),
+                       customdata=[node], hovertemplate="node %{customdata}: the chosen node<extra></extra>"),
+        ]
+
+    def title(k: int) -> str:
+        return (f"Node {node} reaches {int(reach[k].sum())} of {n} nodes through layers 0..{k}"
+                f"{' (' + sampler_label(sampler) + ')' if sampler else ''}")
+
+    fig = go.Figure(traces(layer))
+    fig.frames = [go.Frame(name=str(k), data=traces(k), layout=go.Layout(title=dict(text=title(k))))
+                  for k in range(num_layers)]
+    step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    fig.update_layout(
+        sliders=[dict(active=layer, currentvalue=dict(prefix="through layer "), pad=dict(t=10),
+                      steps=[dict(label=str(k), method="animate", args=[[str(k)], step_args])
+                             for k in range(num_layers)])],
+        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=0.0, xanchor="right", yanchor="top",
+                          buttons=[dict(label="▶", method="animate",
+                                        args=[None, dict(mode="immediate", fromcurrent=True,
+                                                         frame=dict(duration=700, redraw=True))])])],
+        clickmode="event+select")
+    _base_layout(fig, title(layer), height=560, legend="bottom")
+    fig.update_xaxes(showgrid=False, zeroline=False, showticklabels=False)
+    fig.update_yaxes(showgrid=False, zeroline=False, showticklabels=False, scaleanchor="x", scaleratio=1)
+    return fig

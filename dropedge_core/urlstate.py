@@ -120,7 +120,8 @@ _BACKBONES = ("gcn", "resgcn", "jknet", "appnp*")
 #: Each page's main controls, by the page's URL path ("" = Home).
 PAGES: dict[str, dict[str, Param]] = {
     "": {},
-    "edge_sampler": {"kernel": choice(samplers.KERNELS), "hops": integer(1, 3)},
+    "edge_sampler": {"kernel": choice(samplers.KERNELS), "hops": integer(1, 3),
+                     "reach_node": integer(0, 10**7)},
     "men_explorer": {"men_paper_setting": BOOL, "men_depths": multi((2, 4, 8, 16, 32)),
                      "men_samplers": multi(samplers.NAMES)},
     "live_training": {"lt_backbone": choice(_BACKBONES), "lt_mode": choice(("custom", "paper preset"))},

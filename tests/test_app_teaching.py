@@ -178,3 +178,18 @@ def test_the_lesson_walks_through_six_steps_each_with_its_figure():
     assert len(fig["frames"]) == 15 and fig["layout"]["sliders"][0]["active"] == 14
     glossary = at.dataframe[-1].value
     assert "silhouette" in glossary["symbol"].tolist()
+
+
+def test_edge_sampler_shows_the_receptive_field_of_the_picked_node():
+    at = _page("app_pages/edge_sampler.py")
+    fig = _charts(at)["reach"]
+    assert len(fig["frames"]) == 8  # karate, 8 layers
+    assert fig["layout"]["title"]["text"].startswith("Node 0 reaches ")
+    at.selectbox(key="reach_node").set_value(33).run()
+    _ok(at)
+    fig = _charts(at)["reach"]
+    assert fig["layout"]["title"]["text"].startswith("Node 33 reaches ")
+    star = fig["data"][4]
+    assert star["name"] == "node 33" and list(_values(star["customdata"])) == [33]
+    reached = [int(c[0]) for c in _values(fig["frames"][0]["data"][3]["customdata"])]
+    assert 33 in reached and len(reached) < 34

@@ -252,3 +252,30 @@ def test_propagation_snapshots_start_at_x_and_merge(csbm):
     assert nodrop.subspace[0] == pytest.approx(metrics.subspace_distance(csbm.x, csbm), rel=1e-4)
     assert nodrop.subspace[-1] < 0.2 * nodrop.subspace[0]
     assert dropedge.subspace[-1] > nodrop.subspace[-1]  # fewer edges: slower collapse
+
+
+def test_receptive_fields_sum_to_the_men_edge_numbers(karate):
+    masks = experiments.sample_masks(karate, "lid", 5, 0.2, 0.8, seed=1)
+    fields = torch.stack([teaching.receptive_field(karate, masks, v) for v in range(karate.num_nodes)])
+    assert fields.sum((0, 2)).tolist() == metrics.edge_numbers(karate, masks)
+    one = fields[0]
+    assert one[0, 0] and (one[:-1] <= one[1:]).all()  # grows layer by layer
+    (ei, ew), = normalization.adjacencies(karate, masks[:1], "AN")
+    first = set(ei[1][ei[0] == 0].tolist())  # node 0 and its layer-0 neighbours
+    assert set(one[0].nonzero().flatten().tolist()) == first
+    with pytest.raises(ValueError, match="node must be in"):
+        teaching.receptive_field(karate, masks, 34)
+
+
+def test_receptive_field_figure_colours_by_first_layer(karate):
+    from dropedge_core import layout
+
+    masks = experiments.sample_masks(karate, "ldd", 4, 0.2, 0.8, seed=0)
+    lay = layout.graph_layout(karate)
+    reach = teaching.receptive_field(karate, masks, 5)
+    fig = teaching_figures.receptive_field_figure(karate, masks, lay, 5, reach, "ldd")
+    assert len(fig.frames) == 4 and fig.layout.sliders[0].active == 3
+    reached = fig.frames[1].data[3]
+    assert sorted(int(c[0]) for c in reached.customdata) == reach[1].nonzero().flatten().tolist()
+    assert set(int(c[1]) for c in reached.customdata) <= {0, 1}
+    assert f"reaches {int(reach[3].sum())} of 34" in fig.layout.title.text
