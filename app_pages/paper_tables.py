@@ -72,3 +72,20 @@ st.dataframe(part, hide_index=True, column_config={
 st.caption("Our runs: each backbone with DropEdge++ and the paper's preset for its dataset and "
            "setting, 5 seeds, at the depth in the “our L” column (docs/REPRODUCTION.md discusses "
            "each gap).")
+
+st.subheader("MEN analysis of a 16-layer GCN on Cora")
+st.markdown(
+    "The paper's MEN figure: for DropEdge, LI, LID and LDD, MEN against the validation loss and "
+    "against the \"Distance\" between adjacent hidden layers (its claim: lower MEN, larger "
+    "Distance — less over-smoothing — and lower loss). Ours: bundled runs of a 16-layer GCN on "
+    "Cora semi with the deep recipe and the keep rates of the paper's MEN table (0.05 → 1.0; "
+    "`bench/make_men_analysis.py`).")
+try:
+    men_runs = paper_views.read_men_analysis()
+except ValueError as exc:
+    st.info(str(exc))
+else:
+    st.plotly_chart(teaching_figures.men_analysis_figure(men_runs), key="paper_men_analysis")
+    st.caption(f"{len(men_runs)} runs ({men_runs['epochs_run'].max()} epochs each); MEN is the mean "
+               "over the masks sampled at the diagnostics epochs, the Distance that of the trained "
+               "model, the loss the lowest validation loss of the run.")

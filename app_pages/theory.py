@@ -7,6 +7,9 @@ import app_shared as ui
 from dropedge_core import experiments, figures, samplers, teaching_figures, theory
 
 DEFAULT_SAMPLERS = ["nodrop", "dropedge", "li", "lid", "dropedge++"]
+#: Above this many nodes λ is computed for the full graph only (one eigenproblem per
+#: sampled layer would take minutes).
+LAMBDA_MAX_NODES = 5000
 
 sel = ui.selection()
 graph = ui.page_header("The theory, measured", sel)
@@ -23,7 +26,7 @@ st.caption(f"Each sampler draws one sample of {sel.layers} layers (keep rates {s
 @st.cache_data(show_spinner="Sampling and computing eigenvalues…", max_entries=16)
 def _theory(_graph, graph_key: tuple, names: tuple, layers: int, p_min: float, p_max: float, seed: int):
     masks = experiments.masks_by_sampler(_graph, names, layers, p_min, p_max, seed)
-    lam = theory.lambda_by_layer(_graph, masks)
+    lam = theory.lambda_by_layer(_graph, masks if _graph.num_nodes <= LAMBDA_MAX_NODES else {}, layers)
     full = float(lam.loc[lam["sampler"] == theory.FULL, "lam"].iloc[0])
     decay = theory.subspace_decay(_graph, masks, lam=full, seed=seed)
     return lam, decay, theory.men_bound_table(_graph, masks)
@@ -40,6 +43,9 @@ st.markdown(
     "**The curve**: λ of every sampled layer beside the full graph's (dashed); the closer λ is "
     "to 1, the slower the collapse — dropping edges splits the graph and usually raises λ, "
     "which is what DropEdge relies on.")
+if graph.num_nodes > LAMBDA_MAX_NODES:
+    st.info(f"{graph.name} has {graph.num_nodes} nodes: λ of every sampled layer is computed up to "
+            f"{LAMBDA_MAX_NODES} nodes; shown here, the full graph's only.")
 st.plotly_chart(teaching_figures.lambda_figure(lam), key="theory_lambda")
 
 st.subheader("2 · The distance to the over-smoothing subspace, and the bound")

@@ -21,6 +21,13 @@ PAPER_TIME_COLUMNS: dict[str, str] = {"nodrop": "nodrop_s", "dropedge": "dropedg
 TIME_SAMPLERS: tuple[str, ...] = tuple(PAPER_TIME_COLUMNS)
 #: The bundled runs of the best depth per backbone (DropEdge++).
 BEST_RUNS_FILE = results.BUNDLED_DIR / "best_per_backbone.csv"
+#: The bundled MEN analysis of a 16-layer Cora GCN (``bench/make_men_analysis.py``); kept
+#: out of ``assets/results/``, whose every CSV the depth study reads as runs.
+MEN_ANALYSIS_FILE = results.REPO / "assets" / "snapshots" / "men_analysis_cora_gcn16.csv"
+#: The samplers of the paper's MEN analysis figure.
+MEN_ANALYSIS_SAMPLERS: tuple[str, ...] = ("dropedge", "li", "lid", "ldd")
+MEN_ANALYSIS_COLUMNS: tuple[str, ...] = ("sampler", "seed", "layers", "p_min", "p_max", "men",
+                                         "val_loss", "distance", "test_acc", "epochs_run")
 
 
 def measure_epoch_times(graph: Graph, base: TrainConfig, sampler_names: Sequence[str] = TIME_SAMPLERS,
@@ -103,3 +110,48 @@ def best_accuracy_table(ours: pd.DataFrame, paper: pd.DataFrame | None = None,
                   on=["dataset", "split", "backbone"], how="left")
     out["gap"] = out["ours_acc"] - out["paper_acc"]
     return out.reset_index(drop=True)
+
+
+def men_analysis_runs(graph: Graph, base: TrainConfig, sampler_names: Sequence[str] = MEN_ANALYSIS_SAMPLERS,
+                      seeds: Sequence[int] = (0,), progress: Callable[[str], None] | None = None
+                      ) -> pd.DataFrame:
+    """The paper's MEN analysis (its MEN figure: MEN against the validation loss and the
+    "Distance", one point per sampler): train ``base`` with each sampler and seed.
+
+    Per run: ``men`` — the mean MEN of the masks sampled at the diagnostics epochs
+    (``base.diag_every``, so it must be > 0); ``val_loss`` — the lowest validation loss;
+    ``distance`` — the paper's average layer distance of the last diagnostics (the
+    trained model); ``test_acc`` at the best-validation epoch.
+    """
+    if base.diag_every <= 0:
+        raise ValueError("the MEN analysis needs diagnostics: diag_every must be > 0")
+    rows = []
+    for name in sampler_names:  # one training run per (sampler, seed)
+        for seed in seeds:
+            if progress is not None:
+                progress(f"{name} seed {seed}")
+            r = train(base.replace(sampler=name, seed=int(seed)), graph=graph)
+            diags = [d for d in r.diagnostics if d.get("men") is not None]
+            rows.append({"sampler": name, "seed": int(seed), "layers": base.num_layers,
+                         "p_min": base.p_min, "p_max": base.p_max,
+                         "men": sum(d["men"] for d in diags) / len(diags) if diags else float("nan"),
+                         "val_loss": min(e["val_loss"] for e in r.history) if r.history else float("nan"),
+                         "distance": diags[-1]["average_distance"] if diags else None,
+                         "test_acc": r.test_acc, "epochs_run": r.epochs_run})
+    return pd.DataFrame(rows, columns=list(MEN_ANALYSIS_COLUMNS))
+
+
+def read_men_analysis(path: str | Path = MEN_ANALYSIS_FILE) -> pd.DataFrame:
+    """The bundled MEN analysis (the columns of :data:`MEN_ANALYSIS_COLUMNS`).
+
+    Raises:
+        ValueError: a missing file or column (the message names it).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"MEN analysis file {path} is missing (make it with bench/make_men_analysis.py)")
+    df = pd.read_csv(path)
+    missing = [c for c in MEN_ANALYSIS_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"MEN analysis file {path} lacks column(s) {', '.join(missing)}")
+    return df[list(MEN_ANALYSIS_COLUMNS)]

@@ -87,8 +87,10 @@ def second_eigenvalue(graph: Graph, mask: torch.Tensor | None = None) -> float:
     return float(abs(val[0]))
 
 
-def lambda_by_layer(graph: Graph, masks_by: Mapping[str, torch.Tensor]) -> pd.DataFrame:
-    """``λ`` of every sampled layer of every sampler, and of the full graph.
+def lambda_by_layer(graph: Graph, masks_by: Mapping[str, torch.Tensor],
+                    num_layers: int | None = None) -> pd.DataFrame:
+    """``λ`` of every sampled layer of every sampler, and of the full graph (its rows for
+    ``num_layers`` layers; default: as many as the deepest sampler).
 
     Returns:
         ``sampler, layer, lam, edges_kept`` — one row per ``(sampler, layer)`` plus the
@@ -101,7 +103,8 @@ def lambda_by_layer(graph: Graph, masks_by: Mapping[str, torch.Tensor]) -> pd.Da
             rows.append({"sampler": name, "layer": layer,
                          "lam": second_eigenvalue(graph, masks[layer]),
                          "edges_kept": int(masks[layer].sum())})
-    num_layers = max((m.size(0) for m in masks_by.values()), default=1)
+    if num_layers is None:
+        num_layers = max((m.size(0) for m in masks_by.values()), default=1)
     rows += [{"sampler": FULL, "layer": layer, "lam": full, "edges_kept": graph.num_edges}
              for layer in range(num_layers)]
     return pd.DataFrame(rows, columns=["sampler", "layer", "lam", "edges_kept"])

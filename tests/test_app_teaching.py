@@ -193,3 +193,4 @@ def test_edge_sampler_shows_the_receptive_field_of_the_picked_node():
     assert star["name"] == "node 33" and list(_values(star["customdata"])) == [33]
     reached = [int(c[0]) for c in _values(fig["frames"][0]["data"][3]["customdata"])]
     assert 33 in reached and len(reached) < 34
+

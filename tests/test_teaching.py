@@ -151,6 +151,8 @@ def test_lambda_by_layer_of_karate(karate):
     assert lid["edges_kept"].tolist() == masks["lid"].sum(1).tolist()
     assert lid["lam"].tolist() != pytest.approx(full.tolist())
     assert theory.second_eigenvalue(karate, torch.zeros(karate.num_edges, dtype=torch.bool)) == 0.0
+    only_full = theory.lambda_by_layer(karate, {}, num_layers=4)  # what a big graph gets
+    assert only_full["sampler"].tolist() == [theory.FULL] * 4
     fig = teaching_figures.lambda_figure(df)
     assert [t.name for t in fig.data] == ["NoDrop", "LID", theory.FULL]
     assert list(fig.data[1].y) == pytest.approx(lid["lam"].tolist())
@@ -279,3 +281,23 @@ def test_receptive_field_figure_colours_by_first_layer(karate):
     assert sorted(int(c[0]) for c in reached.customdata) == reach[1].nonzero().flatten().tolist()
     assert set(int(c[1]) for c in reached.customdata) <= {0, 1}
     assert f"reaches {int(reach[3].sum())} of 34" in fig.layout.title.text
+
+
+def test_men_analysis_runs_and_figure(karate, tmp_path):
+    from dropedge_core import paper_views
+
+    base = TrainConfig(dataset="karate", num_layers=4, epochs=10, patience=0, diag_every=5, device="cpu",
+                       p_min=0.05, p_max=1.0)
+    df = paper_views.men_analysis_runs(karate, base, ["lid", "ldd"], seeds=[0])
+    assert df["sampler"].tolist() == ["lid", "ldd"] and (df["epochs_run"] == 10).all()
+    assert (df["men"] > 0).all() and df["distance"].notna().all()
+    df.to_csv(tmp_path / "m.csv", index=False)
+    back = paper_views.read_men_analysis(tmp_path / "m.csv")
+    assert back["men"].tolist() == pytest.approx(df["men"].tolist())
+    fig = teaching_figures.men_analysis_figure(back)
+    assert [t.name for t in fig.data] == ["LID", "LID", "LDD", "LDD"]
+    assert list(fig.data[1].y) == pytest.approx([df["distance"].iloc[0]])
+    with pytest.raises(ValueError, match="diag_every must be > 0"):
+        paper_views.men_analysis_runs(karate, base.replace(diag_every=0))
+    with pytest.raises(ValueError, match="is missing"):
+        paper_views.read_men_analysis(tmp_path / "none.csv")
