@@ -72,6 +72,8 @@ else:
         st.stop()
     snaps = _trained(graph, ui.graph_key(sel), config)
 
+if st.session_state.get("cm_layer", 1) > snaps.num_layers:  # a shallower model (or a link)
+    st.session_state["cm_layer"] = snaps.num_layers
 layer = st.slider("Start at hidden layer", 1, snaps.num_layers, 1, key="cm_layer",
                   help="The layer the figure opens at; the slider under the figure moves through all.")
 st.plotly_chart(teaching_figures.class_merge_animation(snaps, layer=layer), key="class_merge")

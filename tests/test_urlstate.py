@@ -95,3 +95,11 @@ def test_the_sidebar_shows_a_copyable_link():
     at = _open({"sampler": "ldd"})
     code = [c.value for c in at.sidebar.code]
     assert len(code) == 1 and "sampler=ldd" in code[0] and "layers=8" in code[0]
+
+
+def test_a_class_merge_link_opens_the_old_defaults_at_the_last_layer():
+    at = _open({"cm_source": "old-defaults", "cm_layer": "15"}, "app_pages/class_merge.py")
+    assert at.radio(key="cm_source").value == "old-defaults"
+    fig = _charts(at)["class_merge"]
+    assert fig["layout"]["sliders"][0]["active"] == 14
+    assert _query(at)["cm_source"] == "old-defaults" and _query(at)["cm_layer"] == "15"
