@@ -7,7 +7,7 @@ Cora GCN, across DropEdge / LI / LID / LDD), with the deep recipe
 The bundled file was made with (2-core CPU, no GPU)::
 
     DROPEDGE_DATA=/work/shared/data python bench/make_men_analysis.py --layers 16 --epochs 300 \\
-        --diag-every 25 --seeds 0 1
+        --diag-every 25 --seeds 0
 """
 from __future__ import annotations
 

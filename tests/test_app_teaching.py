@@ -194,3 +194,17 @@ def test_edge_sampler_shows_the_receptive_field_of_the_picked_node():
     reached = [int(c[0]) for c in _values(fig["frames"][0]["data"][3]["customdata"])]
     assert 33 in reached and len(reached) < 34
 
+
+
+def test_paper_tables_page_draws_the_bundled_men_analysis():
+    from dropedge_core import paper_views
+
+    runs = paper_views.read_men_analysis()
+    at = _page(PAPER_PAGE)
+    fig = _charts(at)["paper_men_analysis"]
+    by_name = {}
+    for t in fig["data"]:
+        by_name.setdefault(t["name"], []).append(_values(t["x"]).astype(float))
+    lid = runs[runs["sampler"] == "lid"]["men"].to_numpy()
+    assert by_name["LID"][0] == pytest.approx(lid)
+    assert set(by_name) == {"DropEdge", "LI", "LID", "LDD"}

@@ -301,3 +301,13 @@ def test_men_analysis_runs_and_figure(karate, tmp_path):
         paper_views.men_analysis_runs(karate, base.replace(diag_every=0))
     with pytest.raises(ValueError, match="is missing"):
         paper_views.read_men_analysis(tmp_path / "none.csv")
+
+
+def test_the_bundled_men_analysis_has_lid_below_ldd():
+    from dropedge_core import paper_views
+
+    runs = paper_views.read_men_analysis()
+    assert set(runs["sampler"]) == set(paper_views.MEN_ANALYSIS_SAMPLERS)
+    assert (runs["layers"] == 16).all() and (runs["epochs_run"] == 300).all()
+    men = runs.groupby("sampler")["men"].mean()
+    assert men["lid"] < men["ldd"]  # the paper's Theorem 2, measured on the trained runs' samples
