@@ -100,6 +100,10 @@ def test_the_bundled_cora_snapshot_is_small_and_deep():
     assert {k: snaps.settings[k] for k in teaching.DEEP_RECIPE} == teaching.DEEP_RECIPE
     # trained: well above chance (1/7) for every sampler
     assert all(s.test_acc > 0.5 for s in snaps.items)
+    failing = teaching.load_snapshots(teaching.BUNDLED_FAILING)
+    assert failing.settings["lr"] == 0.01 and failing.settings["self_loop"] is False
+    assert all(s.test_acc < 0.4 for s in failing.items)  # near chance: it does not learn
+    assert max(s.silhouette[-1] for s in failing.items) < min(s.silhouette[-1] for s in snaps.items)
 
 
 def test_class_merge_animation_has_a_frame_and_titles_per_layer(karate_snaps):
