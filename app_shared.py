@@ -345,12 +345,19 @@ def _query() -> dict[str, str]:
 
 
 def restore_url_state(page: str) -> None:
-    """Before the pickers are drawn: put the URL's values (sidebar and ``page``'s controls)
-    into the session, when the URL is not the one this session last wrote (a link was
-    opened). Values that cannot be used are named in a sidebar warning."""
+    """Before the pickers are drawn, on a session's first run (a link was opened): put the
+    URL's values (sidebar and ``page``'s controls) into the session. Values that cannot be
+    used are named in a sidebar warning.
+
+    Only the first run: the browser updates its URL after a run ends, so a rerun that a
+    quick second click starts may still carry the previous run's URL — restoring from it
+    would undo that click."""
     ss = st.session_state
+    if ss.get("_url_restored"):
+        return
+    ss["_url_restored"] = True
     query = _query()
-    if not query or ss.get("_url_written") == query:
+    if not query:
         return
     values, errors = urlstate.decode(urlstate.spec_for(page), query)
     dataset = values.get("dataset", ss.get("dataset", DEFAULT_DATASET))
