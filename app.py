@@ -80,6 +80,10 @@ PAGES = [
     st.Page("app_pages/live_training.py", title="Live training", icon=":material/model_training:"),
     st.Page("app_pages/depth_study.py", title="Depth study", icon=":material/show_chart:"),
     st.Page("app_pages/tuning.py", title="Tuning", icon=":material/tune:"),
+    st.Page("app_pages/lesson.py", title="Lesson", icon=":material/school:"),
+    st.Page("app_pages/class_merge.py", title="Watch the classes merge", icon=":material/scatter_plot:"),
+    st.Page("app_pages/theory.py", title="The theory, measured", icon=":material/functions:"),
+    st.Page("app_pages/paper_tables.py", title="The paper's tables", icon=":material/table_chart:"),
 ]
 
 st.set_page_config(page_title="DropEdge++ Explorer", page_icon=":material/hub:", layout="wide")
@@ -94,5 +98,10 @@ except env.EnvError as exc:
 if torch.get_num_threads() != settings.torch_threads:
     torch.set_num_threads(settings.torch_threads)
 page = st.navigation(PAGES)
+ui.restore_url_state(page.url_path)
 ui.sidebar_pickers()
-page.run()
+try:
+    page.run()
+finally:  # also after st.stop(): the URL follows every control
+    ui.sync_url(page.url_path)
+    ui.share_link()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dropedge_core import datasets, layout, memory, samplers, upload
+from dropedge_core import datasets, layout, memory, samplers, upload, urlstate
 from dropedge_core.figures import sampler_label
 from dropedge_core.graph import Graph, GraphError
 from dropedge_core.training import UPLOAD_DATASET, UPLOAD_SPLITS
@@ -357,3 +357,65 @@ def data_id(sel: Selection) -> str:
         parsed = st.session_state.get("upload_parsed")
         return f"{UPLOAD}-{parsed['id'] if parsed else 'none'}"
     return sel.dataset
+
+
+# ---- demo links: the state in the URL (dropedge_core.urlstate) ----------------------------
+
+def _query() -> dict[str, str]:
+    return {k: st.query_params[k] for k in st.query_params}
+
+
+def restore_url_state(page: str) -> None:
+    """Before the pickers are drawn, on a session's first run (a link was opened): put the
+    URL's values (sidebar and ``page``'s controls) into the session. Values that cannot be
+    used are named in a sidebar warning.
+
+    Only the first run: the browser updates its URL after a run ends, so a rerun that a
+    quick second click starts may still carry the previous run's URL — restoring from it
+    would undo that click."""
+    ss = st.session_state
+    if ss.get("_url_restored"):
+        return
+    ss["_url_restored"] = True
+    query = _query()
+    if not query:
+        return
+    values, errors = urlstate.decode(urlstate.spec_for(page), query)
+    dataset = values.get("dataset", ss.get("dataset", DEFAULT_DATASET))
+    if "split" in values and values["split"] not in dataset_splits(dataset):
+        errors.append(f"split={values.pop('split')} ignored: not a split of {dataset} "
+                      f"(allowed: {', '.join(dataset_splits(dataset))})")
+    ss.update(values)
+    ss["_url_errors"] = errors
+    ss["_url_written"] = query
+
+
+def sync_url(page: str) -> None:
+    """After the page ran: write the sidebar's and ``page``'s control values to the URL."""
+    ss = st.session_state
+    sel = selection()
+    values = {"dataset": sel.dataset, "split": sel.split, "sampler": sel.sampler,
+              "p_range": (sel.p_min, sel.p_max), "layers": sel.layers, "seed": sel.seed}
+    values.update({k: ss[k] for k in urlstate.PAGES.get(page, {}) if k in ss})
+    query = urlstate.encode(urlstate.spec_for(page), values)
+    if sel.dataset == UPLOAD:  # an upload's files stay in the browser: not linkable
+        query.pop("dataset", None)
+        query.pop("split", None)
+    if _query() != query:
+        st.query_params.from_dict(query)
+    ss["_url_written"] = query
+
+
+def share_link() -> None:
+    """The sidebar's "Link to this view": the URL with the current state, copyable."""
+    ss = st.session_state
+    with st.sidebar:
+        for line in ss.pop("_url_errors", None) or []:
+            st.warning(f"Link: {plain(line)}")
+        with st.expander("Link to this view"):
+            base = str(getattr(st.context, "url", "") or "").split("?")[0]
+            query = ss.get("_url_written") or {}
+            from urllib.parse import urlencode
+            st.code(base + ("?" + urlencode(query) if query else ""), language=None, wrap_lines=True)
+            st.caption("Copy it (the icon at the right): opening it restores the sidebar and "
+                       "this page's main controls. An uploaded graph is not part of the link.")

@@ -42,3 +42,15 @@ def paper_accuracy_by_depth(directory: Path | None = None) -> pd.DataFrame:
     """The paper's test accuracy (%) by depth: ``setting, dataset, backbone, sampler,
     layers, test_accuracy, dataset_key``."""
     return _read("paper_accuracy_by_depth.csv", directory)
+
+
+def paper_epoch_time(directory: Path | None = None) -> pd.DataFrame:
+    """The paper's time per epoch on Cora (seconds; its timing table): ``phase``
+    (sampling / training / total) × ``nodrop_s, dropedge_s, dropedge_plus_plus_s``."""
+    return _read("paper_epoch_time.csv", directory)
+
+
+def paper_best_accuracy(directory: Path | None = None) -> pd.DataFrame:
+    """The paper's best test accuracy (%) per backbone with DropEdge++ (its SOTA
+    tables): ``setting, dataset, backbone, test_accuracy, std, layers, dataset_key``."""
+    return _read("paper_best_accuracy.csv", directory)

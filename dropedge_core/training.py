@@ -340,6 +340,9 @@ class RunResult:
     device: str
     history: list[dict] = field(default_factory=list)
     diagnostics: list[dict] = field(default_factory=list)
+    #: The trained model (its state after the last epoch run), for views that look
+    #: inside it (e.g. :mod:`dropedge_core.teaching`); not part of ``to_dict``.
+    model: torch.nn.Module | None = field(default=None, repr=False, compare=False)
 
     @property
     def mean_epoch_time(self) -> float | None:
@@ -584,7 +587,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
     result = RunResult(config=config, reason=reason, message=message, best_epoch=best["epoch"],
                        best_val_acc=best["val_acc"] if best["epoch"] is not None else None,
                        test_acc=best["test_acc"], epochs_run=epochs_run, total_time=total_time,
-                       device=str(device), history=history, diagnostics=diags)
+                       device=str(device), history=history, diagnostics=diags, model=model)
     emit({"type": "end", "reason": reason, "message": message, "best_epoch": result.best_epoch,
           "best_val_acc": result.best_val_acc, "test_acc": result.test_acc,
           "epochs_run": epochs_run, "total_time": total_time})

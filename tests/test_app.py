@@ -89,7 +89,7 @@ def test_edge_sampler_page_controls():
     at.switch_page(EDGE_PAGE).run()
     _ok(at)
     charts = _charts(at)
-    assert set(charts) == {"edges", "counts", "nesting", "shares"}
+    assert set(charts) == {"edges", "reach", "counts", "nesting", "shares"}
     fig = charts["edges"]
     assert "DropEdge++: layer 0 of 8" in _title(fig)
     kept0 = sum(_segments(t) for t in fig["data"] if t["name"].startswith("kept"))

@@ -82,7 +82,7 @@ def test_edges_only_every_page_works_training_says_no_labels():
     assert list(_charts(at)) == ["home_smoothing"]
     at.switch_page(EDGE_PAGE).run()
     _ok(at)
-    assert set(_charts(at)) == {"edges", "counts", "nesting"}  # no labels: no class shares
+    assert set(_charts(at)) == {"edges", "reach", "counts", "nesting"}  # no labels: no class shares
     assert any("No labels" in i for i in _texts(at.info))
     assert any("no features file (one constant feature)" in c for c in _texts(at.caption))
     at.switch_page(MEN_PAGE).run()
@@ -109,7 +109,7 @@ def test_features_and_labels_train_on_the_upload():
     assert any("2 labels mapped to class ids" in n for n in _texts(at.sidebar.caption))
     at.switch_page(EDGE_PAGE).run()
     _ok(at)
-    assert set(_charts(at)) == {"edges", "counts", "nesting", "shares"}
+    assert set(_charts(at)) == {"edges", "reach", "counts", "nesting", "shares"}
     # Live training on the uploaded graph
     at.slider(key="layers").set_value(2).run()
     at.switch_page(LIVE_PAGE).run()

@@ -1,0 +1,210 @@
+"""The teaching pages through AppTest: the figures' data, not just that a chart exists (issue 16)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dropedge_core import datasets, teaching
+
+from .test_app import APP, TIMEOUT, _charts, _ok, _values
+
+MERGE_PAGE = "app_pages/class_merge.py"
+
+
+def _page(page: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page(page).run()
+    _ok(at)
+    return at
+
+
+def _frame_x(fig: dict, frame: int, trace: int) -> np.ndarray:
+    return _values(fig["frames"][frame]["data"][trace]["x"]).astype(float)
+
+
+def test_class_merge_opens_on_the_bundled_cora_snapshots_without_training():
+    at = _page(MERGE_PAGE)
+    charts = _charts(at)
+    assert set(charts) == {"class_merge", "class_separation"}
+    fig = charts["class_merge"]
+    snaps = teaching.load_snapshots()
+    assert [f["name"] for f in fig["frames"]] == [f"L{k}" for k in range(1, 16)]
+    assert len(fig["layout"]["sliders"][0]["steps"]) == 15
+    titles = [a["text"] for a in fig["frames"][14]["layout"]["annotations"]]
+    for text, item in zip(titles, snaps.items):
+        assert f"silhouette {item.silhouette[14]:.2f}" in text
+    # the first trace of the last frame is NoDrop's first class at layer 15
+    xs = _frame_x(fig, 14, 0)
+    assert xs.size > 10 and np.isfinite(xs).all()
+    sep = charts["class_separation"]
+    assert _values(sep["data"][0]["y"]).astype(float) == pytest.approx(snaps.items[0].silhouette, abs=1e-6)
+
+    at.slider(key="cm_layer").set_value(7).run()
+    _ok(at)
+    assert _charts(at)["class_merge"]["layout"]["sliders"][0]["active"] == 6
+
+    at.radio(key="cm_source").set_value("old-defaults").run()
+    _ok(at)
+    failing = teaching.load_snapshots(teaching.BUNDLED_FAILING)
+    sep = _charts(at)["class_separation"]
+    assert _values(sep["data"][0]["y"]).astype(float) == pytest.approx(failing.items[0].silhouette, abs=1e-6)
+
+
+def test_class_merge_trains_three_models_on_karate_in_the_session():
+    at = _page(MERGE_PAGE)
+    at.sidebar.slider(key="layers").set_value(4).run()
+    at.radio(key="cm_source").set_value("session").run()
+    _ok(at)
+    assert not _charts(at)  # nothing until asked
+    at.slider(key="cm_epochs").set_value(50).run()
+    at.button(key="cm_train").click().run()
+    _ok(at)
+    fig = _charts(at)["class_merge"]
+    assert len(fig["frames"]) == 3  # 4 layers: 3 hidden
+    assert sum(len(_values(t["x"])) for t in fig["data"]) == 3 * 34
+    assert any(c.value.startswith("karate: 4-layer GCN") for c in at.caption)
+
+
+def test_class_merge_refuses_big_graphs_in_the_session():
+    if datasets.availability("cora") == "download":
+        pytest.skip("Cora not available offline")
+    at = _page(MERGE_PAGE)
+    at.radio(key="cm_source").set_value("session").run()
+    at.sidebar.selectbox(key="dataset").set_value("cora").run()
+    _ok(at)
+    assert not _charts(at) and not at.button
+    assert "2708 nodes" in at.info[0].value
+
+
+THEORY_PAGE = "app_pages/theory.py"
+PAPER_PAGE = "app_pages/paper_tables.py"
+
+
+def test_theory_page_draws_lambda_the_bound_and_men_star():
+    at = _page(THEORY_PAGE)
+    charts = _charts(at)
+    assert set(charts) == {"theory_lambda", "theory_decay", "theory_men"}
+    lam = {t["name"]: _values(t["y"]).astype(float) for t in charts["theory_lambda"]["data"]}
+    assert list(lam) == ["NoDrop", "DropEdge", "LI", "LID", "DropEdge++", "full graph"]
+    assert lam["full graph"] == pytest.approx([0.8961420] * 8, abs=1e-6)  # karate, 8 layers
+    assert lam["NoDrop"] == pytest.approx(lam["full graph"])
+    decay = {t["name"]: _values(t["y"]).astype(float) for t in charts["theory_decay"]["data"]}
+    bound = decay["bound λ^l (full graph)"]
+    assert bound == pytest.approx(0.8961420 ** np.arange(9), rel=1e-5)
+    assert (decay["NoDrop"] <= bound + 1e-6).all()
+    men = charts["theory_men"]["data"]
+    assert len(men) == 10 and men[0]["name"].startswith("NoDrop: MEN")
+    assert (_values(men[0]["y"]).astype(float) <= _values(men[1]["y"]).astype(float) * (1 + 1e-9)).all()
+
+    at.multiselect(key="th_samplers").set_value(["lid"]).run()
+    _ok(at)
+    assert [t["name"] for t in _charts(at)["theory_lambda"]["data"]] == ["LID", "full graph"]
+
+
+def _best_table(at: AppTest):
+    return next(df.value for df in at.dataframe if "paper_acc" in df.value.columns)
+
+
+def test_paper_tables_page_measures_epoch_times_and_shows_best_accuracy():
+    at = _page(PAPER_PAGE)
+    fig = _charts(at)["paper_epoch_time"]
+    assert len(_values(fig["data"][0]["y"])) == 3  # the paper's three samplers only
+    at.slider(key="pt_epochs").set_value(5).run()
+    at.button(key="pt_measure").click().run()
+    _ok(at)
+    fig = _charts(at)["paper_epoch_time"]
+    sampling = _values(fig["data"][0]["y"]).astype(float)
+    assert len(sampling) == 6 and (sampling > 0).all()
+    assert sampling[1::2].tolist() == [0.0015, 0.0022, 0.0043]  # measured, then the paper, per sampler
+    best = _best_table(at)
+    cora_gcn = best[(best["dataset"] == "cora") & (best["backbone"] == "gcn")].iloc[0]
+    assert cora_gcn["paper_acc"] == 83.1 and cora_gcn["ours_acc"] > 70
+    at.radio(key="pt_split").set_value("full").run()
+    best = _best_table(at)
+    assert best[best["dataset"] == "cora"]["paper_acc"].tolist() == [88.30, 88.48, 88.55, 89.22]
+
+
+LESSON_PAGE = "app_pages/lesson.py"
+
+
+def _names_y(fig: dict) -> dict[str, np.ndarray]:
+    return {t["name"]: _values(t["y"]).astype(float) for t in fig["data"]}
+
+
+def test_the_lesson_walks_through_six_steps_each_with_its_figure():
+    at = _page(LESSON_PAGE)
+    seg = at.get("button_group")[0]
+    assert seg.options == ["1 · Propagation", "2 · Depth", "3 · DropEdge", "4 · LID vs LDD", "5 · FD",
+                           "6 · At depth"]
+    # 1: averaging only, 16 steps + X itself, one panel (NoDrop), starting at X
+    fig = _charts(at)["lesson_figure"]
+    assert [f["name"] for f in fig["frames"]][:2] == ["L0", "L1"] and len(fig["frames"]) == 17
+    assert any(m.value.startswith("**Ask the class:**") for m in at.markdown)
+    sil = [float(a["text"].split("silhouette ")[1].split(" ")[0])
+           for f in fig["frames"] for a in f["layout"]["annotations"]]
+    assert sil[-1] < max(sil)  # the classes merge by the last step
+
+    seg.set_value("depth").run()
+    _ok(at)
+    fig = _charts(at)["lesson_figure"]
+    assert {t["name"] for t in fig["data"]} == {"NoDrop"}
+
+    at.get("button_group")[0].set_value("dropping").run()
+    at.slider(key="lesson_layers_dropping").set_value(8).run()
+    _ok(at)
+    fig = _charts(at)["lesson_figure"]
+    last = fig["frames"][-1]["layout"]["annotations"]
+    assert "NoDrop" in last[0]["text"] and "DropEdge" in last[1]["text"] and len(fig["frames"]) == 9
+
+    at.get("button_group")[0].set_value("lid_ldd").run()
+    _ok(at)
+    curves = _names_y(_charts(at)["lesson_figure"])
+    lid = next(v for k, v in curves.items() if k.startswith("LID"))
+    ldd = next(v for k, v in curves.items() if k.startswith("LDD"))
+    assert (lid <= ldd).all() and lid.sum() < ldd.sum()
+
+    at.get("button_group")[0].set_value("fd").run()
+    _ok(at)
+    shares = _names_y(_charts(at)["lesson_figure"])
+    fd_intra = next(v for k, v in shares.items() if k.startswith("FD · intra"))
+    fd_inter = next(v for k, v in shares.items() if k.startswith("FD · inter"))
+    assert fd_intra.mean() > fd_inter.mean()  # csbm: FD prefers same-class edges
+
+    at.get("button_group")[0].set_value("result").run()
+    _ok(at)
+    fig = _charts(at)["lesson_figure"]
+    assert len(fig["frames"]) == 15 and fig["layout"]["sliders"][0]["active"] == 14
+    glossary = at.dataframe[-1].value
+    assert "silhouette" in glossary["symbol"].tolist()
+
+
+def test_edge_sampler_shows_the_receptive_field_of_the_picked_node():
+    at = _page("app_pages/edge_sampler.py")
+    fig = _charts(at)["reach"]
+    assert len(fig["frames"]) == 8  # karate, 8 layers
+    assert fig["layout"]["title"]["text"].startswith("Node 0 reaches ")
+    at.selectbox(key="reach_node").set_value(33).run()
+    _ok(at)
+    fig = _charts(at)["reach"]
+    assert fig["layout"]["title"]["text"].startswith("Node 33 reaches ")
+    star = fig["data"][4]
+    assert star["name"] == "node 33" and list(_values(star["customdata"])) == [33]
+    reached = [int(c[0]) for c in _values(fig["frames"][0]["data"][3]["customdata"])]
+    assert 33 in reached and len(reached) < 34
+
+
+
+def test_paper_tables_page_draws_the_bundled_men_analysis():
+    from dropedge_core import paper_views
+
+    runs = paper_views.read_men_analysis()
+    at = _page(PAPER_PAGE)
+    fig = _charts(at)["paper_men_analysis"]
+    by_name = {}
+    for t in fig["data"]:
+        by_name.setdefault(t["name"], []).append(_values(t["x"]).astype(float))
+    lid = runs[runs["sampler"] == "lid"]["men"].to_numpy()
+    assert by_name["LID"][0] == pytest.approx(lid)
+    assert set(by_name) == {"DropEdge", "LI", "LID", "LDD"}
