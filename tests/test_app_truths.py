@@ -274,7 +274,8 @@ def test_tuning_offers_the_kernel_and_sizes_its_defaults(tmp_path, monkeypatch):
     assert at.number_input(key="tune_epochs").value == 100 and at.number_input(key="tune_hidden").value == 64
     at.selectbox(key="tune_kernel").select("poly").run()
     at.checkbox(key="tune_directed").check().run()
-    assert at.text_input(key="tune_study").value.endswith("-poly-directed")
+    token = at.session_state["tune_session_token"]  # two sessions never share a default study
+    assert at.text_input(key="tune_study").value.endswith(f"-poly-directed-{token}")
     at.number_input(key="tune_trials").set_value(1).run()
     at.number_input(key="tune_epochs").set_value(5).run()
     at.button(key="tune_start").click().run()
