@@ -11,14 +11,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from .servers import free_port, streamlit_server
 
 REPO = Path(__file__).resolve().parent.parent
 SHOTS = REPO / "tests" / "screenshots"
@@ -48,18 +46,11 @@ PAGES = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
     """A Streamlit server on a free port, stopped (by its pid) after the module."""
-    port = _free_port()
+    port = free_port()
     SHOTS.mkdir(parents=True, exist_ok=True)
-    log = open(SHOTS / "streamlit.log", "w")
     tuning_storage = SHOTS / "tuning.sqlite"  # a fresh study store for the Tuning page
     tuning_storage.unlink(missing_ok=True)
     results_store = SHOTS / "results.sqlite"  # a fresh results store for the Depth study page
@@ -67,32 +58,9 @@ def server():
         path.unlink()
     env = dict(os.environ, DROPEDGE_TORCH_THREADS="1", DROPEDGE_TUNING_STORAGE=str(tuning_storage),
                DROPEDGE_RESULTS=str(results_store))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "localhost",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://localhost:{port}"
-    try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                pytest.fail(f"streamlit did not start; see {SHOTS / 'streamlit.log'}")
-            time.sleep(0.5)
+    with streamlit_server(port, env, SHOTS / "streamlit.log", "--server.headless", "true",
+                          "--server.address", "localhost") as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")

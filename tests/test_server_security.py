@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 
@@ -14,42 +11,15 @@ import pytest
 import tomllib
 
 from .conftest import REPO
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        return s.getsockname()[1]
+from .servers import free_port, streamlit_server
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("server") / "streamlit.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.fileWatcherType", "none"],
-            cwd=REPO, env=dict(os.environ, DROPEDGE_TORCH_THREADS="1"), stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.time() + 90
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2) as r:
-                        if r.read().strip() == b"ok":
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.time() > deadline:
-                    pytest.fail(f"streamlit did not start: {log_path.read_text()[-2000:]}")
-                time.sleep(0.5)
-            yield port
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    with streamlit_server(port, dict(os.environ, DROPEDGE_TORCH_THREADS="1"), log_path):
+        yield port
 
 
 def _open(port: int, host: str, origin: str | None) -> str:
