@@ -283,7 +283,7 @@ else:
         st.markdown("**Does DropEdge++ lead?** " + " ".join(
             f"{_backbone_label(b)}: {v}" for b, v in verdicts)
             + " The paired test over seeds per depth, and why the paper's margins may not appear, "
-              "are in `docs/REPRODUCTION.md` (section “Depth recipe”).")
+              "are in `docs/REPRODUCTION.md` (section 1).")
     gaps = results.paper_gaps(table)
     if len(gaps):
         worst = gaps.iloc[0]

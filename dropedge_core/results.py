@@ -616,7 +616,7 @@ def paper_gaps(table: pd.DataFrame, threshold: float = PAPER_GAP) -> pd.DataFram
 
 
 def reproduction_notes(path: str | Path | None = None,
-                       sections: Sequence[str] = ("2.", "3.", "4.")) -> str:
+                       sections: Sequence[str] = ("1.", "3.", "4.")) -> str:
     """The sections of ``docs/REPRODUCTION.md`` that explain measured-vs-paper gaps (the
     ``## 2.``, ``## 3.`` ... headings), as Markdown; a one-line note when it is missing."""
     path = Path(path) if path is not None else REPRODUCTION_DOC

@@ -124,7 +124,8 @@ def test_depth_study_draws_cora_without_the_data(tmp_path, monkeypatch):
     gap = [w.value for w in at.warning if "Measured and paper differ by more than 5 points" in w.value]
     assert gap and "docs/REPRODUCTION.md" in gap[0]
     assert any("Why measured and paper differ" in e.label for e in at.expander)
-    assert "## 3. GCN by depth" in results.reproduction_notes()
+    assert "## 1. GCN by depth under the depth recipe" in results.reproduction_notes()
+    assert "## 4. GCN by depth, quick recipe" in results.reproduction_notes()
 
 
 def test_paper_gaps_are_the_cells_beyond_the_threshold():
