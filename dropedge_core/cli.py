@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m dropedge_core",
                      description="DropEdge++ Explorer: samplers, MEN and deep-GCN training "
                                  "(Structure-Aware DropEdge, the paper's method).")
-    sub = parser.add_subparsers(dest="command", metavar="{datasets,train,men,sweep,tune}")
+    sub = parser.add_subparsers(dest="command", metavar="{datasets,train,men,sweep,tune,search}")
     sub.required = True
 
     p = sub.add_parser("datasets", help="list datasets and whether each is available offline",
@@ -228,10 +228,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--search", default="tpe", choices=("tpe", "random"),
                    help="TPE (default) or random search (the paper's)")
     p.add_argument("--tune", dest="tune_extra", nargs="*", default=[], metavar="PARAM",
-                   help="also tune these: lr, dropout, weight_decay")
+                   help="also tune these: lr, dropout, weight_decay, hidden (the keep rates are always "
+                        "tuned: p_min and p_max', DropEdge's p, nothing for nodrop)")
     p.add_argument("--no-pruning", action="store_true", help="run every trial to the end")
     _add_run_flags(p)
     _add_upload_flags(p)
+    _add_output_flags(p)
+
+    p = sub.add_parser("search", help="the per-cell search: tune every depth x sampler on its own, then "
+                                      "train each cell's best on several seeds",
+                       description="For each depth and sampler, an Optuna study (TPE, median pruning, "
+                                   "the same --trials for every sampler; the recipe's own point first) "
+                                   "over lr, dropout, weight decay, hidden width and the sampler's keep "
+                                   "rates, on validation accuracy; then each cell's best trained on "
+                                   "--best-seeds and stored. Stopped and started again, it resumes.")
+    p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"{', '.join(datasets.NAMES)} (default cora)")
+    p.add_argument("--split", default=None, help="semi | full (citation graphs); default: the dataset's")
+    p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
+    p.add_argument("--layers", type=int, nargs="+", default=[8, 16, 32, 64], help="depths (default 8 16 32 64)")
+    p.add_argument("--samplers", nargs="+", default=["nodrop", "dropedge", "dropedge++"],
+                   help="default nodrop dropedge dropedge++")
+    p.add_argument("--recipe", default="depth", choices=recipes.RECIPES, help="the starting point (default depth)")
+    p.add_argument("--trials", type=int, default=12, help="trials per cell, pruned ones included (default 12)")
+    p.add_argument("--best-seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4],
+                   help="seeds each cell's best is trained on (default 0 1 2 3 4)")
+    p.add_argument("--storage", default=None,
+                   help="Optuna storage URL or SQLite file (default sqlite:///results/tuning.sqlite)")
+    p.add_argument("--store", default=None, metavar="PATH|URL",
+                   help="results store for the best runs (default $DROPEDGE_RESULTS or results/results.sqlite)")
     _add_output_flags(p)
     return parser
 
@@ -588,7 +612,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                        sampler=args.sampler, seed=args.seeds[0])
     graph = _graph(args, dataset, base.split, needs_labels=True)
     check_trainable(base, graph)  # one class, above the memory limit: refused before any trial
-    space = tuning.SearchSpace(extra=tuple(args.tune_extra))
+    space = tuning.SearchSpace.for_sampler(base.sampler, args.tune_extra)
     if args.study is None:
         args.study = tuning.default_study_name(base, space, args.search, graph)
     elif not args.study.strip() or len(args.study) > 200:
@@ -619,14 +643,57 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if best is None:
         print("no finished trial yet")
         return 0
-    print(f"best trial #{best['trial']}: val {_pct(best['val_acc'])}, test {_pct(best['test_acc'])} "
-          f"at p_min={best['p_min']:.3f}, p_max={best['p_max']:.3f} (p_max'={best['p_max_prime']:.3f})"
+    keep = (f"p_min={best['p_min']:.3f}, p_max={best['p_max']:.3f} (p_max'={best['p_max_prime']:.3f})"
+            if best["p_min"] is not None else f"p={best['p']:.3f}" if best["p"] is not None else "no keep rates")
+    print(f"best trial #{best['trial']}: val {_pct(best['val_acc'])}, test {_pct(best['test_acc'])} at {keep}"
           + "".join(f", {k}={best[k]:.3g}" for k in tuning.OPTIONAL_PARAMS if k in best))
     return 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    from . import tuning
+    from .store import ResultStore
+    from .studies import cell_search
+
+    if not 1 <= args.trials <= 1000:
+        raise CLIError(f"--trials must be in 1..1000 (got {args.trials})")
+    for seed in args.best_seeds:
+        if not 0 <= seed <= MAX_SEED:
+            raise CLIError(f"--best-seeds must be in 0..{MAX_SEED} (got {seed})")
+    bases = [cell_search.cell_base(args.dataset, args.split, args.backbone, layers, sampler, args.recipe)
+             for layers in args.layers for sampler in args.samplers]  # every cell checked before any work
+    storage = tuning.check_storage(args.storage)  # before any work
+    store = ResultStore(args.store)
+    graph = _load(bases[0].dataset, bases[0].split)
+    rows = []
+    for base in bases:
+        bar = _progress(args.trials, f"search {cell_search.study_name(base)}", args)
+        study = cell_search.search_cell(base, args.trials, storage, graph=graph,
+                                        callbacks=[lambda study, trial: bar.update(1)])
+        bar.close()
+        best = cell_search.best_config(study, base)
+        if best is None:
+            rows.append({"num_layers": base.num_layers, "sampler": base.sampler, "best_val_acc": None})
+            continue
+        runs = cell_search.run_best(best, args.best_seeds, store, graph=graph)
+        mean, std = _mean_std([r["test_acc"] for r in runs])
+        rows.append({"num_layers": base.num_layers, "sampler": base.sampler,
+                     "trials": cell_search.trials_done(study), "best_val_acc": study.best_value,
+                     "settings": best.settings, "p_min": best.p_min, "p_max": best.p_max, "p": best.p,
+                     "seeds": len(runs), "test_acc_mean": mean, "test_acc_std": std})
+        if not args.json:
+            print(f"L={base.num_layers:<3} {base.sampler:<11} best val {_pct(study.best_value)}  "
+                  f"test {_pct(mean)} ± {100 * (std or 0):.1f} over {len(runs)} seeds  {best.settings}",
+                  flush=True)
+    if args.json:
+        _print_json({"dataset": bases[0].dataset, "split": bases[0].split, "backbone": bases[0].backbone,
+                     "storage": databases.display(tuning.storage_url(storage)), "store": str(store.path),
+                     "cells": rows})
+    return 0
+
+
 COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep": cmd_sweep,
-            "tune": cmd_tune}
+            "tune": cmd_tune, "search": cmd_search}
 
 
 def _set_threads(args: argparse.Namespace) -> None:

@@ -44,7 +44,11 @@ from .samplers import p_max_from_prime
 from .training import ConfigError, TrainConfig, train
 
 DEFAULT_STORAGE = "sqlite:///results/tuning.sqlite"
-OPTIONAL_PARAMS = ("lr", "dropout", "weight_decay")
+OPTIONAL_PARAMS = ("lr", "dropout", "weight_decay", "hidden")
+#: How a sampler's keep rates are searched: ``range`` = the paper's ``(p_min, p_max')``,
+#: ``single`` = DropEdge's one rate ``p``, ``none`` = NoDrop (nothing to search).
+KEEP_SPACES = ("range", "single", "none")
+HIDDEN_CHOICES = (64, 128)
 
 
 class TuningError(ValueError):
@@ -53,38 +57,80 @@ class TuningError(ValueError):
 
 @dataclass(frozen=True)
 class SearchSpace:
-    """What a trial draws. ``p_min`` and ``p_max'`` always; the others when listed in
-    ``extra`` (subset of :data:`OPTIONAL_PARAMS`)."""
+    """What a trial draws: the keep rates as ``keep`` says (:data:`KEEP_SPACES`; ``p_min``
+    and ``p_max'`` by default), and the settings listed in ``extra`` (subset of
+    :data:`OPTIONAL_PARAMS`): lr log-uniform in [1e-4, 5e-2], dropout in [0, 0.8],
+    weight decay log-uniform in [1e-6, 1e-2], hidden width one of :data:`HIDDEN_CHOICES`."""
 
     p_min: tuple[float, float] = (0.05, 1.0)
     p_max_prime: tuple[float, float] = (0.0, 1.0)
     extra: tuple[str, ...] = ()
+    keep: str = "range"
 
     def __post_init__(self) -> None:
         unknown = set(self.extra) - set(OPTIONAL_PARAMS)
         if unknown:
             raise TuningError(f"unknown tuning parameter(s) {sorted(unknown)}; valid: "
                               f"{', '.join(OPTIONAL_PARAMS)}")
+        if self.keep not in KEEP_SPACES:
+            raise TuningError(f"unknown keep space {self.keep!r}; valid: {', '.join(KEEP_SPACES)}")
         for name, (low, high) in (("p_min", self.p_min), ("p_max_prime", self.p_max_prime)):
             if not 0.0 <= low <= high <= 1.0:
                 raise TuningError(f"{name} range must satisfy 0 <= low <= high <= 1 (got {low}, {high})")
 
+    @classmethod
+    def for_sampler(cls, sampler: str, extra: Sequence[str] = ()) -> SearchSpace:
+        """The space a sampler's keep rates live in: NoDrop has none, DropEdge one
+        (``p``), every other sampler the paper's ``(p_min, p_max')``."""
+        keep = {"nodrop": "none", "dropedge": "single"}.get(str(sampler).strip().lower(), "range")
+        return cls(extra=tuple(extra), keep=keep)
+
     def describe(self) -> dict:
         """The space as stored on a study (``user_attrs["dropedge_space"]``), JSON-able."""
-        return {"p_min": list(self.p_min), "p_max_prime": list(self.p_max_prime),
-                "extra": sorted(self.extra)}
+        out = {"p_min": list(self.p_min), "p_max_prime": list(self.p_max_prime),
+               "extra": sorted(self.extra)}
+        if self.keep != "range":  # studies made before keep spaces existed stay comparable
+            out["keep"] = self.keep
+        return out
+
+    def point(self, config: TrainConfig) -> dict:
+        """``config``'s own values as this space's trial parameters (to enqueue it),
+        each clamped into the space's range."""
+        def clamp(v: float, low: float, high: float) -> float:
+            return min(max(float(v), low), high)
+
+        out: dict = {}
+        if self.keep == "range":
+            prime = 0.0 if config.p_min >= 1.0 else (config.p_max - config.p_min) / (1.0 - config.p_min)
+            out = {"p_min": clamp(config.p_min, *self.p_min), "p_max_prime": clamp(prime, *self.p_max_prime)}
+        elif self.keep == "single":
+            p = config.p if config.p is not None else (config.p_min + config.p_max) / 2  # DropEdge's own rule
+            out = {"p": clamp(p, *self.p_min)}
+        bounds = {"lr": (1e-4, 5e-2), "dropout": (0.0, 0.8), "weight_decay": (1e-6, 1e-2)}
+        for name in self.extra:
+            if name == "hidden":
+                out[name] = min(HIDDEN_CHOICES, key=lambda h: abs(h - config.hidden))
+            else:
+                out[name] = clamp(getattr(config, name), *bounds[name])
+        return out
 
     def suggest(self, trial: optuna.Trial) -> dict:
         """Draw one point; returns :class:`TrainConfig` field values."""
-        p_min = trial.suggest_float("p_min", *self.p_min)
-        prime = trial.suggest_float("p_max_prime", *self.p_max_prime)
-        values = {"p_min": p_min, "p_max": min(1.0, p_max_from_prime(p_min, prime))}
+        values: dict = {}
+        if self.keep == "range":
+            p_min = trial.suggest_float("p_min", *self.p_min)
+            prime = trial.suggest_float("p_max_prime", *self.p_max_prime)
+            values = {"p_min": p_min, "p_max": min(1.0, p_max_from_prime(p_min, prime))}
+        elif self.keep == "single":
+            values = {"p": trial.suggest_float("p", *self.p_min)}
         if "lr" in self.extra:
-            values["lr"] = trial.suggest_float("lr", 1e-3, 5e-2, log=True)
+            values["lr"] = trial.suggest_float("lr", 1e-4, 5e-2, log=True)
         if "dropout" in self.extra:
             values["dropout"] = trial.suggest_float("dropout", 0.0, 0.8)
         if "weight_decay" in self.extra:
             values["weight_decay"] = trial.suggest_float("weight_decay", 1e-6, 1e-2, log=True)
+        if "hidden" in self.extra:
+            values["hidden"] = trial.suggest_categorical("hidden", HIDDEN_CHOICES)
         return values
 
 
@@ -221,6 +267,7 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
     error, "already exists" or "locked", and tries again (the tables then exist). Any
     other database error is one :class:`TuningError` line at once.
     """
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
     url = check_storage(storage)
     where = repr(databases.display(url))
     cannot = f"cannot open the Optuna storage {where}"
@@ -269,7 +316,8 @@ def check_study(study: optuna.Study, space: SearchSpace) -> None:
     wanted = space.describe()
     if SPACE_ATTR not in attrs:
         trials = study.get_trials(deepcopy=False)
-        foreign = sorted({p for t in trials for p in t.params} - {"p_min", "p_max_prime", *OPTIONAL_PARAMS})
+        foreign = sorted({p for t in trials for p in t.params}
+                         - {"p_min", "p_max_prime", "p", *OPTIONAL_PARAMS})
         if trials:
             what = f"parameters {', '.join(foreign)}" if foreign else f"{len(trials)} trials"
             raise TuningError(f"study {name!r} was not made by this program (it has {what} and no "
@@ -316,7 +364,9 @@ def objective(base: TrainConfig, space: SearchSpace, graph=None,
     def run(trial: optuna.Trial) -> float:
         values = space.suggest(trial)
         config = base.replace(**values)
-        trial.set_user_attr("p_max", config.p_max)
+        if space.keep == "range":
+            trial.set_user_attr("p_max", config.p_max)
+        trial.set_user_attr("values", values)  # the config fields this trial set
         halt = threading.Event()
         pruned = {"flag": False}
 
@@ -350,8 +400,9 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     """Run ``n_trials`` trials of this worker on the shared study; return the study.
 
     ``stop_event`` stops after the current trial (the running one is cut short).
-    ``include_base`` queues ``base``'s own ``(p_min, p_max)`` as a trial of a new study,
-    so the search starts from the current setting and its best is never worse.
+    ``include_base`` queues ``base``'s own values (:meth:`SearchSpace.point`) as the
+    first trial of a new study, so the search starts from the current setting and its
+    best is never worse.
     """
     if not isinstance(n_trials, int) or n_trials < 1:
         raise TuningError(f"trials must be a positive integer (got {n_trials!r})")
@@ -360,8 +411,7 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     study = open_study(study_name, storage, search, seed, pruner)
     check_study(study, space)
     if include_base and not study.get_trials(deepcopy=False):
-        prime = 0.0 if base.p_min >= 1.0 else (base.p_max - base.p_min) / (1.0 - base.p_min)
-        study.enqueue_trial({"p_min": base.p_min, "p_max_prime": prime}, skip_if_exists=True)
+        study.enqueue_trial(space.point(base), skip_if_exists=True)
     cbs = list(callbacks or [])
     if stop_event is not None:
         cbs.append(lambda study, trial: study.stop() if stop_event.is_set() else None)
@@ -378,7 +428,7 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
                "val_acc": t.value if t.value is not None else math.nan,
                "test_acc": t.user_attrs.get("test_acc"),
                "p_min": t.params.get("p_min"), "p_max": t.user_attrs.get("p_max"),
-               "p_max_prime": t.params.get("p_max_prime"),
+               "p_max_prime": t.params.get("p_max_prime"), "p": t.params.get("p"),
                "best_epoch": t.user_attrs.get("best_epoch")}
         row.update({k: v for k, v in t.params.items() if k in OPTIONAL_PARAMS})
         rows.append(row)
@@ -439,7 +489,7 @@ def best_summary(study: optuna.Study) -> dict | None:
         return None
     best = study.best_trial
     return {"trial": best.number, "val_acc": best.value, "test_acc": best.user_attrs.get("test_acc"),
-            "p_min": best.params["p_min"], "p_max": best.user_attrs.get("p_max"),
-            "p_max_prime": best.params["p_max_prime"],
+            "p_min": best.params.get("p_min"), "p_max": best.user_attrs.get("p_max"),
+            "p_max_prime": best.params.get("p_max_prime"), "p": best.params.get("p"),
             **{k: v for k, v in best.params.items() if k in OPTIONAL_PARAMS},
             "finished_trials": len(done)}

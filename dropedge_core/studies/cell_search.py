@@ -1,0 +1,89 @@
+"""The per-cell search: the paper's "random search" of every (depth, sampler) cell.
+
+The paper's deep GCN settings came from a search per cell ("we perform a random search
+... for each depth"), and its DropEdge++ > DropEdge > NoDrop ordering compares cells that
+were each tuned. One shared recipe is not that test. Here each cell
+``(dataset, split, backbone, L, sampler)`` gets its own Optuna study over lr, dropout,
+weight decay, hidden width and the sampler's own keep rates (:meth:`SearchSpace.for_sampler`:
+none for NoDrop, ``p`` for DropEdge, ``(p_min, p_max')`` otherwise), on **validation**
+accuracy only, with the same trial budget for every sampler (pruned trials count). The
+first trial of every study is the depth recipe's own point, so a cell's best is never
+below the recipe on validation. Then the best point is trained on several seeds and stored
+in the results store like any run (its ``settings`` name what the search changed).
+
+A search survives being stopped: the studies live in an Optuna storage, and
+:func:`search_cell` only runs the trials a study still lacks.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import optuna
+
+from .. import tuning
+from ..store import ResultStore
+from ..training import TrainConfig, train
+
+#: What the per-cell search tunes besides the keep rates.
+CELL_PARAMS: tuple[str, ...] = ("lr", "dropout", "weight_decay", "hidden")
+#: Trials that count towards a cell's budget (a trial killed mid-run stays RUNNING and is redone).
+_DONE = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED,
+         optuna.trial.TrialState.FAIL)
+
+
+def cell_base(dataset: str, split: str | None, backbone: str, num_layers: int, sampler: str,
+              recipe: str = "depth") -> TrainConfig:
+    """The cell's starting point: the recipe's settings at this depth, seed 0, no diagnostics."""
+    return TrainConfig(dataset=dataset, split=split, backbone=backbone, num_layers=num_layers,
+                       sampler=sampler, recipe=recipe, seed=0, diag_every=0)
+
+
+def cell_space(base: TrainConfig) -> tuning.SearchSpace:
+    return tuning.SearchSpace.for_sampler(base.sampler, CELL_PARAMS)
+
+
+def study_name(base: TrainConfig) -> str:
+    """``cell-<dataset>-<split>-<backbone>-L<L>-<sampler>-<recipe>``: one study per cell."""
+    return (f"cell-{base.dataset}-{base.split}-{base.backbone.rstrip('*')}-L{base.num_layers}-"
+            f"{base.sampler}-{base.recipe}")
+
+
+def trials_done(study: optuna.Study) -> int:
+    return sum(t.state in _DONE for t in study.get_trials(deepcopy=False))
+
+
+def search_cell(base: TrainConfig, trials: int, storage: str, graph=None,
+                callbacks: Sequence[Callable] = ()) -> optuna.Study:
+    """Bring the cell's study to ``trials`` finished trials (TPE, median pruning) and
+    return it; a study that has them already is returned untouched."""
+    space = cell_space(base)
+    study = tuning.open_study(study_name(base), storage, "tpe", seed=None)
+    tuning.check_study(study, space)
+    missing = trials - trials_done(study)
+    if missing > 0:
+        study = tuning.tune(base, missing, study_name(base), storage=storage, search="tpe",
+                            space=space, graph=graph, callbacks=list(callbacks), include_base=True)
+    return study
+
+
+def best_config(study: optuna.Study, base: TrainConfig) -> TrainConfig | None:
+    """The best finished trial's settings on ``base`` (``None`` before any)."""
+    if tuning.best_summary(study) is None:
+        return None
+    return base.replace(**study.best_trial.user_attrs["values"])
+
+
+def run_best(config: TrainConfig, seeds: Sequence[int], store: ResultStore, graph=None,
+             on_run: Callable[[TrainConfig, dict], None] | None = None) -> list[dict]:
+    """Train ``config`` on every seed not yet in ``store``, store each run as it finishes;
+    return the stored rows of all ``seeds``."""
+    rows = []
+    for seed in seeds:
+        c = config.replace(seed=int(seed))
+        if not store.has(c):
+            store.put(train(c, graph=graph))
+        row = store.get(c)
+        rows.append(row)
+        if on_run is not None:
+            on_run(c, row)
+    return rows
