@@ -9,7 +9,8 @@ import streamlit as st
 import torch
 
 import app_shared as ui
-from dropedge_core import env, experiments, figures
+from dropedge_core import env, figures
+from dropedge_core.studies import sampling as experiments
 
 
 def home() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import teaching, teaching_figures
+from dropedge_core.figures import teaching as teaching_figures
+from dropedge_core.studies import teaching
 from dropedge_core.training import TrainConfig
 
 MAX_SESSION_NODES = 1000

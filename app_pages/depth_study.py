@@ -1,11 +1,11 @@
 """Depth study: test accuracy vs depth per backbone, NoDrop vs DropEdge vs DropEdge++,
-beside the paper's numbers (SPEC §3.5).
+beside the paper's numbers.
 
 Runs are looked up by their run key (the hash of the full config and seed) in the
 results store (``$DROPEDGE_RESULTS`` or ``results/results.sqlite``) and in the run CSVs
-bundled under ``assets/results/`` (:mod:`dropedge_core.results`), so a cached study
+bundled under ``assets/results/`` (:mod:`dropedge_core.studies.depth`), so a cached study
 draws at once. "Run missing" trains the rest in this browser session's
-:class:`dropedge_core.jobs.SweepJob` (one background thread, each finished run put into
+:class:`app_shared.jobs.SweepJob` (one background thread, each finished run put into
 the store, a watchdog that stops it once nobody polls); the fragment below polls it and
 reruns the page whenever a run was stored, so the figure fills in as the runs finish.
 """
@@ -14,10 +14,14 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import datasets, figures, jobs, ordering, presets, recipes, reference, results, samplers
-from dropedge_core.models import BACKBONES
+from app_shared import jobs
+from dropedge_core import datasets, figures, samplers
+from dropedge_core.data import presets, reference
+from dropedge_core.method.models import BACKBONES
 from dropedge_core.store import ResultStore, StoreError
-from dropedge_core.training import TrainConfig
+from dropedge_core.studies import depth as results
+from dropedge_core.studies import ordering
+from dropedge_core.training import TrainConfig, recipes
 
 POLL_S = 0.7
 ss = st.session_state
@@ -354,5 +358,5 @@ with st.expander("The same runs from the command line"):
             language="bash",
             wrap_lines=True)
     st.caption("A sweep stores each run under the same key as this page, so its runs show here "
-               "(and an interrupted sweep resumes). `dropedge_core.results.export_runs(store, "
+               "(and an interrupted sweep resumes). `dropedge_core.studies.depth.export_runs(store, "
                "path)` writes them in the run CSV format for `assets/results/`.")

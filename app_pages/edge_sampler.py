@@ -1,11 +1,14 @@
-"""Edge sampler: which edges each layer keeps (SPEC §3.2)."""
+"""Edge sampler: which edges each layer keeps."""
 from __future__ import annotations
 
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import experiments, figures, samplers, teaching, teaching_figures
-from dropedge_core.layout import WHOLE_GRAPH_MAX_NODES
+from dropedge_core import figures, samplers
+from dropedge_core.figures import teaching as teaching_figures
+from dropedge_core.studies import sampling as experiments
+from dropedge_core.studies import teaching
+from dropedge_core.studies.graph_layout import WHOLE_GRAPH_MAX_NODES
 
 # a weighted sampler is shown beside its uniform twin (and vice versa)
 TWIN = {"dropedge++": "lid", "lid": "dropedge++", "fd": "dropedge", "dropedge": "fd"}

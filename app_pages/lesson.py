@@ -4,7 +4,8 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import lesson, samplers
+from app_shared import lesson
+from dropedge_core import samplers
 
 ss = st.session_state
 ss.setdefault("lesson_step", lesson.STEP_KEYS[0])

@@ -1,6 +1,6 @@
-"""Live training: train a backbone with a sampler and watch the curves grow (SPEC §3.4).
+"""Live training: train a backbone with a sampler and watch the curves grow.
 
-Runs live in this browser session's :class:`dropedge_core.jobs.TrainingSession`
+Runs live in this browser session's :class:`app_shared.jobs.TrainingSession`
 (``st.session_state``, never a module global): a background thread trains, the
 fragment below polls it every ``POLL_S`` seconds while a run is active, and its
 watchdog stops a run that nobody polls (a closed tab) after ``jobs.DEFAULT_IDLE_TIMEOUT``.
@@ -10,10 +10,12 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import figures, jobs, normalization, presets, recipes, samplers
+from app_shared import jobs
+from dropedge_core import figures, normalization, samplers
+from dropedge_core.data import presets
 from dropedge_core.memory import MemoryLimitError
-from dropedge_core.models import BACKBONES
-from dropedge_core.training import ConfigError, TrainConfig, check_trainable
+from dropedge_core.method.models import BACKBONES
+from dropedge_core.training import ConfigError, TrainConfig, check_trainable, recipes
 
 POLL_S = 0.7
 DIAGNOSTICS = {k: figures.diagnostic_label(k) for k in ("dirichlet", "mad", "subspace_distance")}

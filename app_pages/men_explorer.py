@@ -1,10 +1,12 @@
-"""MEN explorer: Mean-Edge-Number vs depth for every sampler (SPEC §3.3)."""
+"""MEN explorer: Mean-Edge-Number vs depth for every sampler."""
 from __future__ import annotations
 
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import experiments, figures, metrics, reference, samplers
+from dropedge_core import figures, metrics, samplers
+from dropedge_core.data import reference
+from dropedge_core.studies import sampling as experiments
 
 DEPTHS = (2, 4, 8, 16, 32)
 

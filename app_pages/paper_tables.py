@@ -4,7 +4,9 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import figures, paper_views, teaching_figures
+from dropedge_core import figures
+from dropedge_core.figures import teaching as teaching_figures
+from dropedge_core.studies import paper_views
 from dropedge_core.training import TrainConfig
 
 sel = ui.selection()

@@ -4,7 +4,10 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import experiments, figures, samplers, teaching_figures, theory
+from dropedge_core import figures, samplers
+from dropedge_core.figures import teaching as teaching_figures
+from dropedge_core.studies import sampling as experiments
+from dropedge_core.studies import theory
 
 DEFAULT_SAMPLERS = ["nodrop", "dropedge", "li", "lid", "dropedge++"]
 #: Above this many nodes λ is computed for the full graph only (one eigenproblem per

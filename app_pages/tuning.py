@@ -1,28 +1,27 @@
-"""Tuning: an Optuna study over the keep rates, watched live (SPEC §3.6).
+"""Tuning: an Optuna study over the keep rates, watched live.
 
-The study runs in this browser session's :class:`dropedge_core.jobs.TuningJob` (a
+The study runs in this browser session's :class:`app_shared.jobs.TuningJob` (a
 thread, stoppable, with a watchdog), stored in an SQLite file under ``results/`` so it
 can be resumed, shared with ``python -m dropedge_core tune`` workers, and read back.
 """
 from __future__ import annotations
 
-import os
 import secrets
-from pathlib import Path
 
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import databases, figures, jobs, samplers, tuning
+from app_shared import jobs
+from dropedge_core import databases, figures, paths, samplers
 from dropedge_core.memory import MemoryLimitError
-from dropedge_core.models import BACKBONES
+from dropedge_core.method.models import BACKBONES
+from dropedge_core.studies import tuning
 from dropedge_core.training import ConfigError, TrainConfig, check_trainable
 
 POLL_S = 1.0
 #: Defaults sized so that a study on Cora at L = 8 says something (see the epochs' help).
 DEFAULT_EPOCHS, DEFAULT_HIDDEN = 100, 64
-STORAGE = os.environ.get("DROPEDGE_TUNING_STORAGE") or str(
-    Path(ui.__file__).resolve().parent / "results" / "tuning.sqlite")
+STORAGE = paths.tuning_storage()
 STORAGE_URL = tuning.storage_url(STORAGE)  # a file path, or a server URL (postgresql://...)
 LIVE_PAGE = "app_pages/live_training.py"
 

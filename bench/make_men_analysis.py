@@ -1,7 +1,7 @@
 """Make the bundled MEN analysis (``assets/snapshots/men_analysis_cora_gcn16.csv``): the
 paper's MEN figure (MEN against the validation loss and the "Distance" of a 16-layer
 Cora GCN, across DropEdge / LI / LID / LDD), with the deep recipe
-(:data:`dropedge_core.teaching.DEEP_RECIPE`) and the keep rates of the paper's MEN table
+(:data:`dropedge_core.studies.teaching.DEEP_RECIPE`) and the keep rates of the paper's MEN table
 (p_min 0.05, p_max 1.0; DropEdge at their mean, 0.525).
 
 The bundled file was made with (2-core CPU, no GPU)::
@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from dropedge_core import datasets, paper_views, teaching  # noqa: E402
+from dropedge_core import datasets  # noqa: E402
+from dropedge_core.studies import paper_views, teaching
 from dropedge_core.training import TrainConfig  # noqa: E402
 
 

@@ -1,9 +1,9 @@
 """Make the bundled class-merging snapshots (``assets/snapshots/*.npz``).
 
 Trains a GCN once per sampler (NoDrop, DropEdge, DropEdge++) with the deep recipe
-(:data:`dropedge_core.teaching.DEEP_RECIPE`: lr 1e-3, dropout 0, weight decay 0, the
+(:data:`dropedge_core.studies.teaching.DEEP_RECIPE`: lr 1e-3, dropout 0, weight decay 0, the
 self-feature term, hidden 128, AN) and stores every hidden layer's 2-D projection, the
-silhouette and the subspace distance per layer (:func:`dropedge_core.teaching.save_snapshots`).
+silhouette and the subspace distance per layer (:func:`dropedge_core.studies.teaching.save_snapshots`).
 The settings are stored inside the file (``load_snapshots(...).settings``).
 
 The bundled file was made with (2-core CPU, no GPU)::
@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from dropedge_core import datasets, teaching  # noqa: E402
+from dropedge_core import datasets  # noqa: E402
+from dropedge_core.studies import teaching
 from dropedge_core.training import TrainConfig  # noqa: E402
 
 

@@ -26,8 +26,8 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .store import ResultStore, StoreError, run_key
-from .training import TrainConfig
+from dropedge_core.store import ResultStore, StoreError, run_key
+from dropedge_core.training import TrainConfig
 
 #: Seconds a claim lives without renewal: a dead worker's run is taken over after this.
 DEFAULT_LEASE = 120.0

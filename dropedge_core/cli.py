@@ -1,4 +1,4 @@
-"""Command line: ``python -m dropedge_core {datasets,train,men,sweep,tune} ...`` (SPEC §2).
+"""Command line: ``python -m dropedge_core {datasets,train,men,sweep,tune} ...``.
 
 Every subcommand has ``--help``; ``--json`` prints machine-readable output to stdout;
 progress bars go to stderr (only when it is a terminal, or never with ``--no-progress``).
@@ -24,7 +24,7 @@ Examples::
         --labels my_labels.csv --layers 4 --sampler dropedge++
 
 Your own graph: ``--edges PATH [--features PATH] [--labels PATH]`` on ``men``, ``train``
-and ``tune`` instead of ``--dataset`` (:mod:`dropedge_core.upload`: CSV text, read as
+and ``tune`` instead of ``--dataset`` (:mod:`dropedge_core.data.csv_graph`: CSV text, read as
 data only, never unpickled or evaluated; repairs are printed to stderr as ``note: ...``
 lines, an unusable file is exit 2 with one ``error: ...`` line). Its split is 20/30
 labelled nodes per class from seed 0; training needs ``--labels``.
@@ -41,10 +41,22 @@ from collections.abc import Sequence
 
 import torch
 
-from . import databases, datasets, env, memory, metrics, presets, recipes, samplers, upload
-from .models import BACKBONES
-from .normalization import METHODS
-from .training import MAX_SEED, UPLOAD_DATASET, ConfigError, TrainConfig, check_memory, check_trainable, train
+from dropedge_core import databases, env, memory
+from dropedge_core.data import csv_graph as upload
+from dropedge_core.data import datasets, presets
+from dropedge_core.method import metrics, samplers
+from dropedge_core.method.models import BACKBONES
+from dropedge_core.method.normalization import METHODS
+from dropedge_core.training import (
+    MAX_SEED,
+    UPLOAD_DATASET,
+    ConfigError,
+    TrainConfig,
+    check_memory,
+    check_trainable,
+    recipes,
+    train,
+)
 
 DEFAULT_DATASET = "cora"
 UPLOAD_SPLIT_SEED = 0  # the per-class split of an uploaded graph (like the app's)
@@ -354,7 +366,7 @@ def _dataset(args: argparse.Namespace) -> str:
 
 def _graph(args: argparse.Namespace, dataset: str, split: str | None, needs_labels: bool = False):
     """The graph to run on: a named dataset, or the files of ``--edges/--features/--labels``
-    (:func:`dropedge_core.upload.load_files`; its notes go to stderr)."""
+    (:func:`dropedge_core.data.csv_graph.load_files`; its notes go to stderr)."""
     if dataset != UPLOAD_DATASET:
         return _load(dataset, split)
     graph, notes = upload.load_files(args.edges, args.features, args.labels, seed=UPLOAD_SPLIT_SEED)
@@ -422,7 +434,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     graph = _graph(args, dataset, configs[0].split, needs_labels=True)
     store = None
     if args.store:
-        from .store import ResultStore
+        from dropedge_core.store import ResultStore
 
         store = ResultStore(args.store)
     results = _train_runs(configs, graph, args, store=store)
@@ -533,8 +545,8 @@ def sweep_grid(args: argparse.Namespace) -> list[TrainConfig]:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .claims import ClaimedRuns, check_lease
-    from .store import ResultStore, run_key
+    from dropedge_core.claims import ClaimedRuns, check_lease
+    from dropedge_core.store import ResultStore, run_key
 
     lease = check_lease(args.lease)
     grid = sweep_grid(args)  # every setting checked before the store is opened (nothing written)
@@ -602,7 +614,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from . import tuning
+    from dropedge_core.studies import tuning
 
     if len(args.seeds) != 1:
         raise CLIError(f"tune takes one --seeds value (got {args.seeds})")
@@ -651,9 +663,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from . import tuning
-    from .store import ResultStore
-    from .studies import cell_search
+    from dropedge_core.store import ResultStore
+    from dropedge_core.studies import cell_search, tuning
 
     if not 1 <= args.trials <= 1000:
         raise CLIError(f"--trials must be in 1..1000 (got {args.trials})")

@@ -1,5 +1,5 @@
 """Where a database lives: a SQLite file path, or a server URL (PostgreSQL), for the
-results store (:mod:`dropedge_core.store`) and the Optuna storage (:mod:`dropedge_core.tuning`).
+results store (:mod:`dropedge_core.store`) and the Optuna storage (:mod:`dropedge_core.studies.tuning`).
 
 One place turns what a user typed into something SQLAlchemy can open, and every way that
 can fail into one line (:class:`DatabaseError`, a ``ValueError``: the CLI's exit 2, the

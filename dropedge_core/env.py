@@ -16,7 +16,7 @@ prints it as ``error: ...`` (exit 2), the app shows it in an ``st.error`` on eve
 and stops. :func:`settings_or_defaults` is for module-level defaults, which must not fail
 at import (the caller that starts the program has already reported the bad value).
 The directories (``DROPEDGE_DATA``, ``DROPEDGE_CACHE``) are checked where they are
-used, by :mod:`dropedge_core.datasets`.
+used, by :mod:`dropedge_core.data.datasets`.
 """
 from __future__ import annotations
 

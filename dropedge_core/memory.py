@@ -13,7 +13,7 @@ a guard against the absurd, not an accountant.
 """
 from __future__ import annotations
 
-from . import env
+from dropedge_core import env
 
 GIB = 1 << 30
 _F32, _I64 = 4, 8
@@ -37,7 +37,7 @@ def human(num_bytes: float) -> str:
 
 
 def graph_bytes(num_nodes: int, num_edges: int, num_features: int) -> int:
-    """A :class:`~dropedge_core.graph.Graph`: dense float32 features, the undirected and
+    """A :class:`~dropedge_core.method.graph.Graph`: dense float32 features, the undirected and
     directed edge lists, labels and masks (and the float64 copy an upload normalises)."""
     return (num_nodes * num_features * (_F32 + 8) + num_edges * 6 * _I64
             + num_nodes * (_I64 + 3))

@@ -1,4 +1,4 @@
-"""The results store: one row per training run (SPEC §2 ``sweep``, §3 "Depth study"), in
+"""The results store: one row per training run, in
 an embedded SQLite file or on a database server, through SQLAlchemy.
 
 Where: ``path`` — default ``$DROPEDGE_RESULTS``, else ``./results/results.sqlite``. A file
@@ -8,7 +8,7 @@ sweep workers on several machines and the app share (:mod:`dropedge_core.databas
 parses it; a missing driver or a refusing server is one line). Same tables either way.
 
 A run is keyed by :func:`run_key`, the SHA-256 of its full
-:class:`~dropedge_core.training.TrainConfig` (seed included) as canonical JSON, so a sweep
+:class:`~dropedge_core.training.config.TrainConfig` (seed included) as canonical JSON, so a sweep
 can ask :meth:`ResultStore.has` and skip what is stored (resumable).
 
 Each row of ``runs`` has a column per config field (same names: ``dataset``, ``backbone``,
@@ -39,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import re
 import sqlite3
 import time
@@ -51,8 +50,8 @@ import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from . import databases, recipes
-from .training import RunResult, TrainConfig
+from dropedge_core import databases, paths
+from dropedge_core.training import RunResult, TrainConfig, recipes
 
 TABLE = "runs"
 CLAIMS = "claims"
@@ -75,11 +74,8 @@ class StoreError(ValueError):
 
 
 def default_path() -> Path | str:
-    """``$DROPEDGE_RESULTS`` (a file path or a server URL) or ``./results/results.sqlite``."""
-    value = os.environ.get("DROPEDGE_RESULTS", "").strip()
-    if not value:
-        return Path("results") / "results.sqlite"
-    return value if databases.is_url(value) else Path(value).expanduser()
+    """The default store (:func:`dropedge_core.paths.results_store`)."""
+    return paths.results_store()
 
 
 #: Config fields that do not change a run's outcome (how often diagnostics are taken,
@@ -154,7 +150,7 @@ def _sqlite_engine(path: Path, timeout: float) -> sa.Engine:
 
 
 class ResultStore:
-    """A store of :class:`~dropedge_core.training.RunResult` rows, in a SQLite file or on a
+    """A store of :class:`~dropedge_core.training.config.RunResult` rows, in a SQLite file or on a
     PostgreSQL server.
 
     Args:

@@ -65,7 +65,7 @@ def csbm():
 
 def random_graph(num_nodes: int, num_edges: int, num_features: int = 8, seed: int = 0):
     """A small random simple graph with non-negative features, for property tests."""
-    from dropedge_core.graph import Graph, l1_normalize_rows, simple_undirected_edges
+    from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirected_edges
 
     g = torch.Generator().manual_seed(seed)
     raw = torch.randint(num_nodes, (2, num_edges * 3), generator=g)

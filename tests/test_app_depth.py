@@ -8,10 +8,11 @@ import time
 import numpy as np
 import pytest
 
-from dropedge_core import datasets, results
+from app_shared.jobs import SweepJob
+from dropedge_core import datasets
 from dropedge_core.figures import SAMPLER_COLORS
-from dropedge_core.jobs import SweepJob
 from dropedge_core.store import ResultStore, run_key
+from dropedge_core.studies import depth as results
 
 from .test_app import _app, _charts, _ok, _values
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dropedge_core import datasets, teaching
+from dropedge_core import datasets
+from dropedge_core.studies import teaching
 
 from .test_app import APP, TIMEOUT, _charts, _ok, _values
 
@@ -197,7 +198,7 @@ def test_edge_sampler_shows_the_receptive_field_of_the_picked_node():
 
 
 def test_paper_tables_page_draws_the_bundled_men_analysis():
-    from dropedge_core import paper_views
+    from dropedge_core.studies import paper_views
 
     runs = paper_views.read_men_analysis()
     at = _page(PAPER_PAGE)

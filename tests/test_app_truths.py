@@ -8,8 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dropedge_core import figures, results
+from dropedge_core import figures
+from dropedge_core.figures import style as figure_style
 from dropedge_core.store import run_key
+from dropedge_core.studies import depth as results
 
 from .test_app import _app, _charts, _ok, _values
 
@@ -158,7 +160,7 @@ def test_home_shows_the_spread_over_draws_and_says_what_it_does_not_show():
 
 
 def test_smoothing_spread_summarises_independent_draws(karate):
-    from dropedge_core import experiments
+    from dropedge_core.studies import sampling as experiments
 
     df = experiments.smoothing_spread(karate, ["nodrop", "dropedge"], 4, 0.3, 0.8, seed=0, samples=3)
     one = experiments.smoothing_curves(karate, experiments.masks_by_sampler(
@@ -216,10 +218,10 @@ def test_live_training_kernel_two_runs_of_one_sampler_and_legible_diagnostics():
 
 
 def test_log_axes_label_few_round_ticks():
-    narrow = figures._log_axis([0.31, 0.35, 0.9])
+    narrow = figure_style._log_axis([0.31, 0.35, 0.9])
     assert narrow["type"] == "log" and 2 <= len(narrow["tickvals"]) <= 5
     assert all(len(t) <= 4 for t in narrow["ticktext"])
-    assert figures._log_axis([1, 50])["dtick"] == "D2" and figures._log_axis([1, 1e4])["dtick"] == 1
+    assert figure_style._log_axis([1, 50])["dtick"] == "D2" and figure_style._log_axis([1, 1e4])["dtick"] == 1
     events = [{"type": "diagnostics", "epoch": e, "layer_distances": [1.0 + e, 2.0, 3.0]}
               for e in range(3)]
     fig = figures.layer_distance_curves(events)
@@ -250,7 +252,7 @@ def test_edge_sampler_on_cora_draws_a_small_neighbourhood(cora):
 
 
 def test_best_uncertainty_says_when_the_best_point_is_noise():
-    from dropedge_core import tuning
+    from dropedge_core.studies import tuning
 
     cora = tuning.best_uncertainty(0.254, 500, 7, [0.254, 0.25, 0.2, 0.13])
     assert cora["se"] == pytest.approx((0.254 * 0.746 / 500) ** 0.5)

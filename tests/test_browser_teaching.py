@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from dropedge_core import lesson
+from app_shared import lesson
 
 from .test_browser import (  # noqa: F401
     DOCS_SHOTS,

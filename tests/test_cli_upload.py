@@ -9,7 +9,7 @@ import pickle
 
 import pytest
 
-from dropedge_core import upload
+from dropedge_core.data import csv_graph as upload
 from dropedge_core.training import ConfigError, TrainConfig, train
 
 from .test_app_upload import sbm_csv

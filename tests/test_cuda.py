@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from dropedge_core import normalization, samplers
-from dropedge_core.models import BACKBONES
+from dropedge_core.method.models import BACKBONES
 from dropedge_core.training import TrainConfig, train
 
 from .test_samplers import WEIGHTS, nested_marginals, successive_subset_probs

@@ -1,4 +1,4 @@
-"""Datasets and splits (SPEC §1 table)."""
+"""Datasets and splits."""
 from __future__ import annotations
 
 import os
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from dropedge_core import datasets
-from dropedge_core.datasets import DatasetError, DatasetUnavailable
+from dropedge_core.data.datasets import DatasetError, DatasetUnavailable
 
 
 def check_graph(g):

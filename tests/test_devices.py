@@ -12,8 +12,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from dropedge_core import metrics, samplers
-from dropedge_core.models import feature_dropout
-from dropedge_core.samplers import SamplerError
+from dropedge_core.method.models import feature_dropout
+from dropedge_core.method.samplers import SamplerError
 
 from .conftest import random_graph
 

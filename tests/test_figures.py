@@ -7,8 +7,11 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from dropedge_core import experiments, figures, layout, reference, samplers
+from dropedge_core import figures, samplers
+from dropedge_core.data import reference
 from dropedge_core.figures import SAMPLER_COLORS
+from dropedge_core.studies import graph_layout as layout
+from dropedge_core.studies import sampling as experiments
 
 
 def _segments(trace) -> int:

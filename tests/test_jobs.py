@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from dropedge_core import jobs
-from dropedge_core.training import TrainConfig, TrainingWorker
+from app_shared import jobs
+from app_shared.background import TrainingWorker
+from dropedge_core.training import TrainConfig
 
 
 class FakeJob:

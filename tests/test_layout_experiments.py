@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from dropedge_core import experiments, layout, reference, samplers
+from dropedge_core import samplers
+from dropedge_core.data import reference
+from dropedge_core.studies import graph_layout as layout
+from dropedge_core.studies import sampling as experiments
 
 
 def test_induced_edges(karate):

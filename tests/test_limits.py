@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dropedge_core import env, upload
+from dropedge_core import env
+from dropedge_core.data import csv_graph as upload
 from dropedge_core.training import MAX_HIDDEN, MAX_LR, MAX_SEED, MAX_WEIGHT_DECAY, ConfigError, TrainConfig
 
 from .conftest import REPO

@@ -3,16 +3,15 @@ from __future__ import annotations
 
 import csv
 import math
-from pathlib import Path
 
 import pytest
 import torch
 
-from dropedge_core import metrics, samplers
+from dropedge_core import metrics, paths, samplers
 
 from .conftest import random_graph
 
-REFERENCE = Path(__file__).resolve().parent.parent / "assets" / "reference" / "paper_men.csv"
+REFERENCE = paths.REFERENCE_DIR / "paper_men.csv"
 
 
 def dense_edge_numbers(graph, masks) -> list[int]:

@@ -1,4 +1,4 @@
-"""Backbones (SPEC §1 "Backbones"): names, shapes, the propagation rules of the paper's
+"""Backbones: names, shapes, the propagation rules of the paper's
 appendix table, per-layer adjacencies, and depth up to 64 layers."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from dropedge_core import normalization, samplers
-from dropedge_core.models import BACKBONES, ModelError, check_backbone, make_model
+from dropedge_core.method.models import BACKBONES, ModelError, check_backbone, make_model
 from dropedge_core.training import AdjacencyBuilder, prepare_features
 
 
@@ -153,7 +153,7 @@ def test_batch_norm_running_statistics_start_from_the_first_batch():
     """Full-batch training takes one step per epoch: running statistics that start at
     (0, 1) and move 10% a step stay far from features whose variance is ~1e-3, and
     evaluation (running statistics) breaks. The first step sets them to the batch's."""
-    from dropedge_core.models import FullBatchNorm
+    from dropedge_core.method.models import FullBatchNorm
 
     bn = FullBatchNorm(4)
     x = torch.randn(500, 4) * 0.03 + 0.2

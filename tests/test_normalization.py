@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from dropedge_core import normalization, samplers
-from dropedge_core.normalization import NormalizationError, adjacencies, to_dense
+from dropedge_core.method.normalization import NormalizationError, adjacencies, to_dense
 
 from .conftest import random_graph
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dropedge_core import ordering
+from dropedge_core.studies import ordering
 
 
 def _runs(acc: dict[tuple[str, int], list[float]]) -> pd.DataFrame:

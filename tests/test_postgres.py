@@ -17,8 +17,9 @@ import time
 
 import pytest
 
-from dropedge_core import cli, tuning
+from dropedge_core import cli
 from dropedge_core.store import ResultStore, StoreError, run_key
+from dropedge_core.studies import tuning
 
 from .conftest import REPO
 from .postgres import PostgresServer, find_bin_dir
@@ -201,7 +202,7 @@ def test_tuning_page_reads_a_study_on_the_server(pg, workers, monkeypatch):
 def test_depth_study_page_reads_and_fills_a_server_store(pg, tmp_path, monkeypatch):
     """``DROPEDGE_RESULTS`` a URL: "Run missing" stores its runs there (claimed like a CLI
     worker's) and the page reads them back."""
-    from dropedge_core import results
+    from dropedge_core.studies import depth as results
 
     from .test_app import _ok
     from .test_app_depth import _page

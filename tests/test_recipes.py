@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from dropedge_core import recipes
-from dropedge_core.training import ConfigError, TrainConfig
+from dropedge_core.training import ConfigError, TrainConfig, recipes
 
 
 @pytest.mark.parametrize("layers", [1, 2, 4])

@@ -8,9 +8,11 @@ import time
 import pandas as pd
 import pytest
 
-from dropedge_core import cli, reference, results, samplers
-from dropedge_core.jobs import SweepJob
+from app_shared.jobs import SweepJob
+from dropedge_core import cli, samplers
+from dropedge_core.data import reference
 from dropedge_core.store import ResultStore, run_key
+from dropedge_core.studies import depth as results
 from dropedge_core.training import RunResult, TrainConfig
 
 

@@ -1,4 +1,4 @@
-"""Properties of every sampler (SPEC §1 "Samplers"): exact keep counts, nesting,
+"""Properties of every sampler: exact keep counts, nesting,
 shared rows, symmetry, seed determinism, and weighted inclusion frequencies against a
 brute-force reference of successive sampling."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ import torch
 from scipy.stats import chisquare
 
 from dropedge_core import normalization, samplers
-from dropedge_core.samplers import (
+from dropedge_core.method.samplers import (
     EdgeSampler,
     SamplerError,
     independent_masks,

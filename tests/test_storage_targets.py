@@ -19,10 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dropedge_core import cli, results, tuning
+from app_shared.jobs import SweepJob, load_study
+from dropedge_core import cli
 from dropedge_core.claims import ClaimedRuns, check_lease
-from dropedge_core.jobs import SweepJob, load_study
 from dropedge_core.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
+from dropedge_core.studies import depth as results
+from dropedge_core.studies import tuning
 from dropedge_core.training import TrainConfig
 
 from .test_app import _ok

@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from dropedge_core import experiments, metrics, normalization, teaching, teaching_figures, theory
+from dropedge_core import metrics, normalization
+from dropedge_core.figures import teaching as teaching_figures
+from dropedge_core.studies import sampling as experiments
+from dropedge_core.studies import teaching, theory
 from dropedge_core.training import TrainConfig
 
 from .conftest import random_graph
@@ -194,7 +197,7 @@ def test_men_upper_bound_is_above_measured_men(karate):
 # ---- the paper's tables -----------------------------------------------------------------
 
 def test_epoch_time_table_puts_the_paper_beside_the_measurement(karate):
-    from dropedge_core import paper_views
+    from dropedge_core.studies import paper_views
 
     base = TrainConfig(dataset="karate", num_layers=4, epochs=4, device="cpu")
     measured = paper_views.measure_epoch_times(karate, base)
@@ -213,7 +216,8 @@ def test_epoch_time_table_puts_the_paper_beside_the_measurement(karate):
 
 
 def test_best_accuracy_table_joins_our_best_cell_to_the_papers_row(tmp_path):
-    from dropedge_core import paper_views, results
+    from dropedge_core.studies import depth as results
+    from dropedge_core.studies import paper_views
 
     rows = []
     for layers, accs in ((2, [0.80, 0.82]), (4, [0.84, 0.86])):
@@ -238,7 +242,7 @@ def test_best_accuracy_table_joins_our_best_cell_to_the_papers_row(tmp_path):
 
 
 def test_every_lesson_step_explains_each_symbol_it_shows():
-    from dropedge_core import lesson
+    from app_shared import lesson
 
     assert len(lesson.STEPS) == 6 and len(set(lesson.STEP_KEYS)) == 6
     for s in lesson.STEPS:
@@ -274,7 +278,7 @@ def test_receptive_fields_sum_to_the_men_edge_numbers(karate):
 
 
 def test_receptive_field_figure_colours_by_first_layer(karate):
-    from dropedge_core import layout
+    from dropedge_core.studies import graph_layout as layout
 
     masks = experiments.sample_masks(karate, "ldd", 4, 0.2, 0.8, seed=0)
     lay = layout.graph_layout(karate)
@@ -288,7 +292,7 @@ def test_receptive_field_figure_colours_by_first_layer(karate):
 
 
 def test_men_analysis_runs_and_figure(karate, tmp_path):
-    from dropedge_core import paper_views
+    from dropedge_core.studies import paper_views
 
     base = TrainConfig(dataset="karate", num_layers=4, epochs=10, patience=0, diag_every=5, device="cpu",
                        p_min=0.05, p_max=1.0)
@@ -308,7 +312,7 @@ def test_men_analysis_runs_and_figure(karate, tmp_path):
 
 
 def test_the_bundled_men_analysis_has_lid_below_ldd():
-    from dropedge_core import paper_views
+    from dropedge_core.studies import paper_views
 
     runs = paper_views.read_men_analysis()
     assert set(runs["sampler"]) == set(paper_views.MEN_ANALYSIS_SAMPLERS)

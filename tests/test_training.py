@@ -1,4 +1,4 @@
-"""The training engine (SPEC §1 "Training"): config validation, every backbone × sampler
+"""The training engine: config validation, every backbone × sampler
 trains, events, stop flag, NaN handling, model selection, determinism, the background
 worker and the paper presets."""
 from __future__ import annotations
@@ -11,13 +11,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from dropedge_core import normalization, presets, samplers
-from dropedge_core.models import BACKBONES, make_model
+from app_shared.background import TrainingWorker
+from dropedge_core import normalization, samplers
+from dropedge_core.data import presets
+from dropedge_core.method.models import BACKBONES, make_model
 from dropedge_core.training import (
     AdjacencyBuilder,
     ConfigError,
     TrainConfig,
-    TrainingWorker,
     prepare_features,
     train,
 )
@@ -199,7 +200,7 @@ def test_nan_loss_stops_with_reason_nan(karate, monkeypatch):
 
 
 def test_nan_from_the_first_epoch_keeps_a_clean_result(karate, monkeypatch):
-    import dropedge_core.training as training
+    import dropedge_core.training.trainer as training
 
     nan_loss = lambda *a, **k: torch.tensor(float("nan"), requires_grad=True)  # noqa: E731
     monkeypatch.setattr(training.F, "nll_loss", nan_loss)

@@ -8,7 +8,7 @@ import sys
 import optuna
 import pytest
 
-from dropedge_core import tuning
+from dropedge_core.studies import tuning
 from dropedge_core.training import TrainConfig, train
 
 from .conftest import REPO

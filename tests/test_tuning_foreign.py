@@ -8,7 +8,7 @@ import sys
 import optuna
 import pytest
 
-from dropedge_core import tuning
+from dropedge_core.studies import tuning
 from dropedge_core.training import TrainConfig
 
 from .conftest import REPO
@@ -65,7 +65,7 @@ def test_our_study_with_another_space_is_refused(tmp_path):
 
 
 def test_the_app_job_refuses_a_foreign_study_at_once(tmp_path):
-    from dropedge_core import jobs
+    from app_shared import jobs
 
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     optuna.create_study(study_name="x", storage=url, direction="minimize")

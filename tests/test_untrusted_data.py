@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dropedge_core import datasets, safe_pickle
-from dropedge_core.datasets import DatasetError
+from dropedge_core import datasets
+from dropedge_core.data import safe_pickle
+from dropedge_core.data.datasets import DatasetError
 
 REPO = Path(__file__).resolve().parent.parent
 # SHA-256 of x, y and edge_index as PyG's own reader (read_planetoid_data) builds them

@@ -1,5 +1,4 @@
-"""The user graph (SPEC §1 "Datasets": an uploaded edge list + optional features/labels,
-validated, a clear message for every defect): one test per defect, the repairs and
+"""The user graph: one test per defect, the repairs and
 their notes, the input kinds, pickle payloads read as data, and property tests —
 random edge lists always give a simple undirected graph, random bytes never raise
 anything but ``UploadError``, and every sampler keeps exact counts on uploaded graphs."""
@@ -16,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dropedge_core import samplers
-from dropedge_core.graph import Graph
-from dropedge_core.upload import MAX_BYTES, UploadError, load_files, parse_graph
+from dropedge_core.data.csv_graph import MAX_BYTES, UploadError, load_files, parse_graph
+from dropedge_core.method.graph import Graph
 
 FAST = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from dropedge_core import urlstate
+from app_shared import urlstate
 
 from .test_app import APP, TIMEOUT, _charts, _ok
 

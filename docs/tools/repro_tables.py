@@ -4,7 +4,7 @@ run CSVs (``assets/results/``), so that the document can be regenerated after a 
     python docs/tools/repro_tables.py --settings depth > /tmp/tables.md
 
 Cells: mean ± sample std of the test accuracy over the seeds (n = seeds), in %, beside
-the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.ordering`.
+the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.studies.ordering`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from dropedge_core import ordering, reference, results  # noqa: E402
+from dropedge_core.data import reference
+from dropedge_core.studies import depth as results
+from dropedge_core.studies import ordering  # noqa: E402
 
 LABELS = {"nodrop": "NoDrop", "dropedge": "DropEdge", "dropedge++": "DropEdge++"}
 

@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 
 import optuna
 
-from .. import tuning
-from ..store import ResultStore
-from ..training import TrainConfig, train
+from dropedge_core.store import ResultStore
+from dropedge_core.studies import tuning
+from dropedge_core.training import TrainConfig, train
 
 #: What the per-cell search tunes besides the keep rates.
 CELL_PARAMS: tuple[str, ...] = ("lr", "dropout", "weight_decay", "hidden")

@@ -1,0 +1,424 @@
+"""The app's frame shared by every page: the sidebar pickers and the cached loaders.
+
+``app.py`` calls :func:`sidebar_pickers` on every run (so the pickers and their values
+in ``st.session_state`` live across pages); a page calls :func:`selection` and
+:func:`current_graph` and hands them to one ``dropedge_core`` function and one figure
+builder. Heavy objects (graphs, layouts) are behind ``st.cache_resource``; computed
+tables behind ``st.cache_data``. No logic worth a test lives here: it is in
+``dropedge_core``.
+
+The dataset picker's last entry, "upload (your CSV)", is the user's own graph: file
+uploaders appear under it, :func:`dropedge_core.data.csv_graph.parse_graph` reads the files,
+and the parsed graph (or the one-line error) is kept in this browser session's
+``st.session_state`` under the files' content hashes — never in a module global, so
+two sessions each keep their own upload.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from app_shared import urlstate
+from dropedge_core import datasets, memory, samplers
+from dropedge_core.data import csv_graph as upload
+from dropedge_core.figures import sampler_label
+from dropedge_core.method.graph import Graph, GraphError
+from dropedge_core.studies import graph_layout as layout
+from dropedge_core.training import UPLOAD_DATASET, UPLOAD_SPLITS
+
+DEFAULT_DATASET = "karate"
+DEFAULT_SAMPLER = "dropedge++"
+DEFAULT_RATES = (0.3, 0.8)
+DEFAULT_LAYERS = 8
+MAX_LAYERS = 64
+#: Splits and the csbm graph use this fixed seed; the seed picker drives the samples.
+DATA_SEED = 0
+#: The dataset picker's entry for the user's own graph (``TrainConfig.dataset`` too).
+UPLOAD = UPLOAD_DATASET
+DATASET_OPTIONS: tuple[str, ...] = (*datasets.NAMES, UPLOAD)
+#: (role, uploader label, help) of the upload widgets; keys ``upload_<role>``.
+UPLOAD_FILES = (
+    ("edges", "Edge list (required)",
+     "CSV rows `source,target` of integer node ids 0..N-1; a header row, spaces or tabs are "
+     "fine. Self-loops and duplicate edges are dropped."),
+    ("features", "Node features (optional)",
+     "One row of numbers per node (row i = node i); it fixes the number of nodes. Without it "
+     "every node gets one constant feature."),
+    ("labels", "Node labels (optional; training needs them)",
+     "One label per node in node order, or two columns `node,label`. Integers or class "
+     "names; -1 or an empty cell: no label. Split: 20 train / 30 validation nodes per "
+     "class, the rest test."),
+)
+UPLOAD_TYPES = ["csv", "txt", "tsv"]
+NO_LABELS = ("no labels: training is unavailable. Upload a labels file in the sidebar "
+             "(one label per node, or rows `node,label`); the Edge sampler and the MEN "
+             "explorer work without labels.")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The shared pickers' values."""
+
+    dataset: str
+    split: str
+    sampler: str
+    p_min: float
+    p_max: float
+    layers: int
+    seed: int
+
+
+def _availability_label(name: str, where: dict[str, str]) -> str:
+    if name == UPLOAD:
+        return "upload (your CSV)"
+    tag = {"built-in": "built in", "DROPEDGE_DATA": "offline · DROPEDGE_DATA",
+           "cached": "offline · cached", "download": "needs download"}[where[name]]
+    return f"{name}  ({tag})"
+
+
+def sidebar_pickers() -> Selection:
+    """Draw the shared pickers in the sidebar and return their values.
+
+    Every picker has a key, so its value is in ``st.session_state`` and, because
+    ``app.py`` draws the pickers on every page, survives page switches.
+    """
+    where = {row["name"]: row["availability"] for row in datasets.available()}
+    ss = st.session_state
+    with st.sidebar:
+        st.markdown("**Shared settings**")
+        problem = datasets.data_dir_problem()
+        if problem:
+            st.warning(f"{plain(problem)}: datasets not cached need a download.")
+        ss.setdefault("dataset", DEFAULT_DATASET)
+        if ss["dataset"] not in DATASET_OPTIONS:  # e.g. a stale value: back to the default
+            ss["dataset"] = DEFAULT_DATASET
+        name = st.selectbox(
+            "Dataset", DATASET_OPTIONS, key="dataset",
+            format_func=lambda n: _availability_label(n, where),
+            help="karate and csbm are built in. The others are read from $DROPEDGE_DATA "
+                 "(PyG's raw layout) or the local cache; 'needs download' means PyG "
+                 "would fetch them from the internet. 'upload (your CSV)': your own graph "
+                 "from an edge list and optional features and labels.")
+        if name == UPLOAD:
+            _upload_widgets()
+        ss["_upload_drawn"] = name == UPLOAD
+        splits = dataset_splits(name)
+        if ss.get("split") not in splits:  # a dataset with other split rules was picked
+            ss["split"] = splits[0]
+        st.selectbox("Split", splits, key="split",
+                     help="semi: the public Planetoid split; full: all labelled nodes "
+                          "but validation/test; per-class: 20/30 per class (karate 2/2; "
+                          "an upload: 20/30 per class of its labels).")
+        ss.setdefault("sampler", DEFAULT_SAMPLER)
+        st.selectbox("Sampler", samplers.NAMES, key="sampler", format_func=sampler_label,
+                     help="nodrop, dropedge, LI (independent per layer), LID (nested, "
+                          "bottom sparsest), LDD (nested, bottom densest), FD (kernel "
+                          "weighted), DropEdge++ (LID + kernel weights).")
+        ss.setdefault("p_range", DEFAULT_RATES)
+        p_min, p_max = st.slider(
+            "Keep rates p_min – p_max", 0.0, 1.0, step=0.05, key="p_range",
+            help="Fractions of the M edges kept: layer 0 (input) keeps p_min, the top "
+                 "layer p_max (LDD mirrored); DropEdge/FD keep (p_min + p_max)/2 everywhere.")
+        st.caption(f"p_max' = (p_max − p_min)/(1 − p_min) = "
+                   f"{samplers.p_max_prime(p_min, p_max):.2f} (the paper's table)")
+        ss.setdefault("layers", DEFAULT_LAYERS)
+        st.slider("Layers L", 1, MAX_LAYERS, key="layers",
+                  help="Number of layers that each get their own sampled adjacency.")
+        ss.setdefault("seed", 0)
+        st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed",
+                        help="Seed of the edge samples. Dataset splits (and the csbm "
+                             "graph) use their fixed seed 0.")
+    return selection()
+
+
+def dataset_splits(name: str) -> tuple[str, ...]:
+    """The splits the Split picker offers for a dataset (or the upload)."""
+    return UPLOAD_SPLITS if name == UPLOAD else datasets.SOURCES[name].splits
+
+
+def _file_digest(file) -> str:
+    """SHA-256 of an uploaded file's content, hashed once per upload (``file_id``)."""
+    memo = st.session_state.setdefault("_upload_digests", {})
+    file_id = getattr(file, "file_id", None)
+    if file_id not in memo:
+        if len(memo) > 16:
+            memo.clear()
+        memo[file_id] = hashlib.sha256(file.getvalue()).hexdigest()
+    return memo[file_id]
+
+
+def _upload_widgets() -> None:
+    """The upload's file uploaders (in the sidebar) and its parse, kept in the session.
+
+    ``st.session_state["upload_parsed"]`` holds ``{"digest", "id", "graph", "notes",
+    "error", "files"}`` of the last parse; a new parse happens only when the files'
+    content (their SHA-256) or names change. When the uploaders come back empty after
+    another dataset was picked (Streamlit forgets a widget that was not drawn), the
+    earlier upload stays in use until new files replace it or "Forget" drops it.
+    """
+    ss = st.session_state
+    with st.expander("Your graph (CSV files)", expanded=True):
+        files = {role: st.file_uploader(label, type=UPLOAD_TYPES, key=f"upload_{role}", help=text)
+                 for role, label, text in UPLOAD_FILES}
+        st.caption("Read as text only: nothing is unpickled or run. Up to "
+                   f"{upload.human_size(upload.MAX_BYTES)} per file.")
+        parsed = ss.get("upload_parsed")
+        if files["edges"] is None:
+            reappeared = not ss.get("_upload_drawn", False)
+            if parsed is not None and (reappeared or ss.get("upload_kept")) and \
+                    not any(files.values()):
+                ss["upload_kept"] = True
+                st.caption(f"Still using your earlier upload ({plain(upload_files_text(parsed['files']))}); "
+                           "upload files to replace it.")
+                if st.button("Forget it", key="upload_forget"):
+                    ss.pop("upload_parsed", None)
+                    ss["upload_kept"] = False
+                    st.rerun()
+                return
+            ss.pop("upload_parsed", None)
+            ss["upload_kept"] = False
+            if files["features"] is not None or files["labels"] is not None:
+                st.caption("Add the edge list: features and labels belong to its nodes.")
+            return
+        ss["upload_kept"] = False
+        digest = tuple((role, f.name, f.size, _file_digest(f)) for role, f in files.items()
+                       if f is not None)
+        if parsed is None or parsed["digest"] != digest:
+            parsed = _parse_upload(files, digest)
+            ss["upload_parsed"] = parsed
+        for note in parsed["notes"]:
+            st.caption(f"ℹ️ {plain(note)}")
+
+
+def plain(text: str) -> str:
+    """``text`` (file names, messages quoting file content) escaped so that Streamlit's
+    Markdown shows it as written: no emphasis, links, LaTeX or ``:color[...]``."""
+    text = re.sub(r"([\\`*_\[\]$<>~|#])", r"\\\1", str(text))
+    return re.sub(r":(?=[A-Za-z])", r"\\:", text)
+
+
+def _graph_name(file_name: str) -> str:
+    """The uploaded graph's name: the edge file's stem, in plain characters."""
+    return re.sub(r"[^\w.\- ]", "_", Path(file_name).stem)[:60].strip() or "upload"
+
+
+def _parse_upload(files: dict, digest: tuple) -> dict:
+    """Parse the uploaded files into the session's upload record (never raises)."""
+    names = {role: re.sub(r"[\x00-\x1f\x7f]", "?", str(f.name))[:120] or role
+             for role, f in files.items() if f is not None}
+    record = {"digest": digest, "id": hashlib.sha256(repr(digest).encode()).hexdigest()[:12],
+              "graph": None, "notes": [], "error": None, "files": names}
+    try:
+        with st.spinner("Reading your files…"):
+            graph, notes = upload.parse_graph(files["edges"], files["features"], files["labels"],
+                                              name=_graph_name(names["edges"]), seed=DATA_SEED)
+    except upload.UploadError as exc:
+        record["error"] = " ".join(str(exc).split())
+    except Exception as exc:  # a defect the parser did not foresee: still one line
+        record["error"] = f"cannot read the files ({type(exc).__name__}: {exc})".splitlines()[0]
+    else:
+        record.update(graph=graph, notes=notes)
+    return record
+
+
+def upload_files_text(files: dict) -> str:
+    """``edges.csv (+features.csv, labels.csv)``."""
+    extra = [files[k] for k in ("features", "labels") if k in files]
+    return files.get("edges", "?") + (f" (+{', '.join(extra)})" if extra else "")
+
+
+def selection() -> Selection:
+    """The shared pickers' current values (from ``st.session_state``)."""
+    ss = st.session_state
+    p_min, p_max = ss.get("p_range", DEFAULT_RATES)
+    name = ss.get("dataset", DEFAULT_DATASET)
+    if name not in DATASET_OPTIONS:
+        name = DEFAULT_DATASET
+    return Selection(dataset=name, split=ss.get("split", dataset_splits(name)[0]),
+                     sampler=ss.get("sampler", DEFAULT_SAMPLER), p_min=float(p_min),
+                     p_max=float(p_max), layers=int(ss.get("layers", DEFAULT_LAYERS)),
+                     seed=int(ss.get("seed", 0)))
+
+
+@st.cache_resource(show_spinner="Loading the dataset…", max_entries=8)
+def load_graph(name: str, split: str, seed: int = DATA_SEED) -> Graph:
+    """The dataset as a :class:`Graph`, loaded once per process (memoised kernel weights
+    and components live on it)."""
+    return datasets.load(name, split=split, seed=seed)
+
+
+def current_graph(sel: Selection | None = None) -> Graph | None:
+    """The selected dataset, or ``None`` after showing a one-line ``st.error`` (or, for
+    an upload still missing its edge list, an ``st.info`` saying what to upload).
+
+    A graph whose ``L``-layer samples (the sidebar's depth, or the MEN explorer's
+    deepest, 32) would need more memory than ``$DROPEDGE_MAX_MEMORY_GB`` is refused here,
+    for every page, before anything is sampled."""
+    sel = sel or selection()
+    graph = _current_graph(sel)
+    if graph is None:
+        return None
+    try:
+        memory.check(memory.sampling_bytes(graph.num_nodes, graph.num_edges, max(sel.layers, 32)),
+                     f"sampling {max(sel.layers, 32)} layers of {graph.name} (N={graph.num_nodes}, "
+                     f"M={graph.num_edges})", "pick fewer layers or a smaller graph")
+    except memory.MemoryLimitError as exc:
+        st.error(plain(str(exc)))
+        return None
+    return graph
+
+
+def _current_graph(sel: Selection) -> Graph | None:
+    if sel.dataset == UPLOAD:
+        parsed = st.session_state.get("upload_parsed")
+        if parsed is None:
+            st.info("Upload your graph in the sidebar (“Your graph”): an edge list as CSV rows "
+                    "`source,target` of node ids 0..N-1, with optional features (one row of "
+                    "numbers per node) and labels (one per node, or rows `node,label`).")
+            return None
+        if parsed["error"]:
+            st.error(f"Cannot use your upload: {plain(parsed['error'])}")
+            return None
+        return parsed["graph"]
+    try:
+        return load_graph(sel.dataset, sel.split)
+    except (datasets.DatasetError, GraphError) as exc:
+        st.error(f"Cannot load **{sel.dataset}**: {exc}")
+        if datasets.availability(sel.dataset) == "download":
+            st.info("Pick a dataset marked 'offline' or 'built in', or set DROPEDGE_DATA "
+                    "to a directory with PyG's raw files and restart the app.")
+        return None
+
+
+def data_source(graph: Graph) -> str:
+    """One line saying where the data came from and what it is."""
+    where = graph.info.get("source", "?")
+    if where == "DROPEDGE_DATA":
+        where = f"DROPEDGE_DATA ({datasets.data_dir()})"
+    elif where == "cached":
+        where = f"the local cache ({datasets.cache_dir()})"
+    origin = f"from {where}"
+    if where == "upload":
+        origin = f"uploaded: {plain(upload_files_text(graph.info.get('files', {})))}"
+    split = graph.info.get("split", "")
+    classes = (f"{graph.num_classes} classes · split {split} ({int(graph.train_mask.sum())}/"
+               f"{int(graph.val_mask.sum())}/{int(graph.test_mask.sum())})" if graph.num_classes
+               else "no labels")
+    return (f"Data: **{graph.name}** {origin} · N = {graph.num_nodes} nodes · "
+            f"M = {graph.num_edges} edges · {classes}")
+
+
+def page_header(title: str, sel: Selection, labels: bool = False) -> Graph:
+    """Every page's top: the title, the selected graph (the page stops, after a one-line
+    message, when there is none) and the data-source line; ``labels=True`` also stops a
+    training page on a graph without labels."""
+    st.title(title)
+    graph = current_graph(sel)
+    if graph is None:
+        st.stop()
+    st.caption(data_source(graph))
+    if labels:
+        require_labels(graph)
+    return graph
+
+
+def require_labels(graph: Graph) -> None:
+    """Stop a training page, with one ``st.info``, on a graph without labels."""
+    if graph.num_classes == 0:
+        st.info(NO_LABELS)
+        st.stop()
+
+
+@st.cache_resource(show_spinner="Placing the nodes…", max_entries=32)
+def cached_layout(_graph: Graph, graph_key: tuple, center: int | None, hops: int,
+                  max_nodes: int) -> layout.GraphLayout:
+    """:func:`dropedge_core.studies.graph_layout.graph_layout`, once per graph and neighbourhood
+    (``graph_key`` identifies ``_graph``, which is not hashed)."""
+    return layout.graph_layout(_graph, center=center, k=hops, max_nodes=max_nodes)
+
+
+@st.cache_resource(max_entries=32)
+def cached_default_center(_graph: Graph, graph_key: tuple, hops: int, max_nodes: int) -> int:
+    return layout.default_center(_graph, hops, max_nodes)
+
+
+def graph_key(sel: Selection) -> tuple:
+    """What identifies the loaded graph in cache keys (an upload: its files' hashes)."""
+    if sel.dataset == UPLOAD:
+        return (UPLOAD, data_id(sel), DATA_SEED)
+    return (sel.dataset, sel.split, DATA_SEED)
+
+
+def data_id(sel: Selection) -> str:
+    """The dataset's name in widget keys and study names: ``"upload-<hash>"`` for an
+    upload, so that a new upload does not inherit the last one's widgets."""
+    if sel.dataset == UPLOAD:
+        parsed = st.session_state.get("upload_parsed")
+        return f"{UPLOAD}-{parsed['id'] if parsed else 'none'}"
+    return sel.dataset
+
+
+# ---- demo links: the state in the URL (app_shared.urlstate) ----------------------------
+
+def _query() -> dict[str, str]:
+    return {k: st.query_params[k] for k in st.query_params}
+
+
+def restore_url_state(page: str) -> None:
+    """Before the pickers are drawn, on a session's first run (a link was opened): put the
+    URL's values (sidebar and ``page``'s controls) into the session. Values that cannot be
+    used are named in a sidebar warning.
+
+    Only the first run: the browser updates its URL after a run ends, so a rerun that a
+    quick second click starts may still carry the previous run's URL — restoring from it
+    would undo that click."""
+    ss = st.session_state
+    if ss.get("_url_restored"):
+        return
+    ss["_url_restored"] = True
+    query = _query()
+    if not query:
+        return
+    values, errors = urlstate.decode(urlstate.spec_for(page), query)
+    dataset = values.get("dataset", ss.get("dataset", DEFAULT_DATASET))
+    if "split" in values and values["split"] not in dataset_splits(dataset):
+        errors.append(f"split={values.pop('split')} ignored: not a split of {dataset} "
+                      f"(allowed: {', '.join(dataset_splits(dataset))})")
+    ss.update(values)
+    ss["_url_errors"] = errors
+    ss["_url_written"] = query
+
+
+def sync_url(page: str) -> None:
+    """After the page ran: write the sidebar's and ``page``'s control values to the URL."""
+    ss = st.session_state
+    sel = selection()
+    values = {"dataset": sel.dataset, "split": sel.split, "sampler": sel.sampler,
+              "p_range": (sel.p_min, sel.p_max), "layers": sel.layers, "seed": sel.seed}
+    values.update({k: ss[k] for k in urlstate.PAGES.get(page, {}) if k in ss})
+    query = urlstate.encode(urlstate.spec_for(page), values)
+    if sel.dataset == UPLOAD:  # an upload's files stay in the browser: not linkable
+        query.pop("dataset", None)
+        query.pop("split", None)
+    if _query() != query:
+        st.query_params.from_dict(query)
+    ss["_url_written"] = query
+
+
+def share_link() -> None:
+    """The sidebar's "Link to this view": the URL with the current state, copyable."""
+    ss = st.session_state
+    with st.sidebar:
+        for line in ss.pop("_url_errors", None) or []:
+            st.warning(f"Link: {plain(line)}")
+        with st.expander("Link to this view"):
+            base = str(getattr(st.context, "url", "") or "").split("?")[0]
+            query = ss.get("_url_written") or {}
+            from urllib.parse import urlencode
+            st.code(base + ("?" + urlencode(query) if query else ""), language=None, wrap_lines=True)
+            st.caption("Copy it (the icon at the right): opening it restores the sidebar and "
+                       "this page's main controls. An uploaded graph is not part of the link.")

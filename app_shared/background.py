@@ -1,0 +1,102 @@
+"""The life cycle every background job shares: one daemon thread and one stop flag.
+
+:class:`TrainingWorker`, :class:`~app_shared.jobs.SweepJob`
+and :class:`~app_shared.jobs.TuningJob` set ``self._thread`` and ``self._stop`` in
+their constructors and inherit the controls from :class:`ThreadedJob`.
+"""
+from __future__ import annotations
+
+import threading
+
+from dropedge_core.method.graph import Graph
+from dropedge_core.training import RunResult, TrainConfig, train
+
+
+class ThreadedJob:
+    """Stop / done / running / join over ``self._thread`` and ``self._stop``."""
+
+    _thread: threading.Thread
+    _stop: threading.Event
+
+    def stop(self) -> None:
+        """Ask the job to stop; it ends at its next check of the flag."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    @property
+    def done(self) -> bool:
+        """Started and finished."""
+        return self._thread.ident is not None and not self._thread.is_alive()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds; ``True`` when the job is done."""
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+        return self.done
+
+
+class TrainingWorker(ThreadedJob):
+    """Runs :func:`train` in a background daemon thread and buffers its events.
+
+    The app polls it from a fragment::
+
+        worker = TrainingWorker(TrainConfig(dataset="cora", num_layers=8))
+        events = worker.events_since(seen); seen += len(events)
+        ...; worker.stop()
+
+    Attributes / API:
+        events_since(i): the events from index ``i`` on (a copy; thread-safe).
+        events: all events so far (a copy).
+        stop(): ask the run to stop before its next epoch (reason ``"stopped"``).
+        done: ``True`` once the thread has finished (normally or with an error).
+        result: the :class:`RunResult` (``None`` until done, or after an error).
+        error: a one-line message if :func:`train` raised (``None`` otherwise); an
+            ``{"type": "error", "message": ...}`` event is appended in that case.
+        exception: the exception itself.
+        join(timeout): wait for the thread.
+    """
+
+    def __init__(self, config: TrainConfig, graph: Graph | None = None, start: bool = True):
+        self.config = config
+        self.graph = graph
+        self._events: list[dict] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dropedge-train", daemon=True)
+        self.result: RunResult | None = None
+        self.error: str | None = None
+        self.exception: BaseException | None = None
+        if start:
+            self.start()
+
+    def start(self) -> TrainingWorker:
+        if not self._thread.is_alive() and not self.done:
+            self._thread.start()
+        return self
+
+    def _push(self, event: dict) -> None:
+        with self._lock:
+            self._events.append(event)
+
+    def _run(self) -> None:
+        try:
+            self.result = train(self.config, self.graph, on_event=self._push, stop_event=self._stop)
+        except Exception as exc:  # reported to the poller, never lost in a thread
+            self.exception = exc
+            self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            self._push({"type": "error", "message": self.error})
+
+    def events_since(self, index: int = 0) -> list[dict]:
+        with self._lock:
+            return list(self._events[index:])
+
+    @property
+    def events(self) -> list[dict]:
+        return self.events_since(0)

@@ -1,0 +1,196 @@
+"""Demo links: the app's state as URL query parameters, and back (issue 16).
+
+A presenter's link such as ``...?dataset=karate&sampler=lid&layers=6&p_min=0.2&p_max=0.9&seed=3``
+restores the shared sidebar pickers and the page's main controls. This module is the
+pure part: what each parameter may hold (:class:`Param` kinds), :func:`decode` (query →
+session values, with a one-line reason for every value it ignores) and :func:`encode`
+(session values → query). ``app_shared`` reads and writes ``st.query_params`` with them.
+
+URL names are the widgets' session keys (``men_depths``), except the sidebar's keep-rate
+range, which travels as ``p_min`` and ``p_max`` (session key ``p_range``). Lists are
+comma-separated; booleans ``1``/``0``.
+
+Example:
+    >>> values, errors = decode(SIDEBAR, {"sampler": "lid", "layers": "6", "p_min": "0.2",
+    ...                                   "p_max": "0.9", "seed": "x"})
+    >>> values["p_range"], values["layers"], errors
+    ((0.2, 0.9), 6, ['seed=x ignored: not an integer (allowed: 0 .. 2147483647)'])
+    >>> encode(SIDEBAR, values)["p_min"]
+    '0.2'
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from dropedge_core.data import datasets
+from dropedge_core.method import samplers
+
+#: Sidebar layer picker's range (``app_shared.MAX_LAYERS``).
+MAX_LAYERS = 64
+RATE_STEP = 0.05
+
+
+class UrlError(ValueError):
+    """A query value a parameter cannot hold (the message says what is allowed)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: ``kind`` is ``"choice"``, ``"int"``, ``"float"``, ``"bool"`` or
+    ``"multi"`` (a list of choices); ``options`` for the choices, ``low``/``high`` for numbers."""
+
+    kind: str
+    options: tuple = ()
+    low: float = -math.inf
+    high: float = math.inf
+
+    def allowed(self) -> str:
+        if self.kind in ("choice", "multi"):
+            return ", ".join(str(o) for o in self.options)
+        if self.kind == "bool":
+            return "1, 0"
+        if self.kind == "int":
+            return f"{int(self.low)} .. {int(self.high)}"
+        return f"{self.low:g} .. {self.high:g}"
+
+    def parse(self, text: str):
+        """The value of ``text``; :class:`UrlError` if not allowed."""
+        text = str(text).strip()
+        if self.kind == "choice":
+            return self._option(text)
+        if self.kind == "multi":
+            return [self._option(t) for t in text.split(",") if t.strip()]
+        if self.kind == "bool":
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off"):
+                return False
+            raise UrlError("not 1 or 0")
+        try:
+            value = int(text) if self.kind == "int" else float(text)
+        except ValueError:
+            raise UrlError(f"not {'an integer' if self.kind == 'int' else 'a number'}") from None
+        if not (self.low <= value <= self.high) or (isinstance(value, float) and math.isnan(value)):
+            raise UrlError("out of range")
+        return value
+
+    def _option(self, text: str):
+        for option in self.options:
+            if str(option).lower() == text.strip().lower():
+                return option
+        raise UrlError("not an option")
+
+    def dump(self, value) -> str:
+        if self.kind == "multi":
+            return ",".join(str(v) for v in value)
+        if self.kind == "bool":
+            return "1" if value else "0"
+        if self.kind == "float":
+            return f"{float(value):g}"
+        return str(value)
+
+
+def choice(options: Sequence) -> Param:
+    return Param("choice", tuple(options))
+
+
+def multi(options: Sequence) -> Param:
+    return Param("multi", tuple(options))
+
+
+def integer(low: int, high: int) -> Param:
+    return Param("int", low=low, high=high)
+
+
+def number(low: float, high: float) -> Param:
+    return Param("float", low=low, high=high)
+
+
+BOOL = Param("bool")
+_SPLITS = tuple(dict.fromkeys(s for src in datasets.SOURCES.values() for s in src.splits))
+#: The shared sidebar pickers (the upload is not linkable: its files stay in the browser).
+SIDEBAR: dict[str, Param] = {
+    "dataset": choice(datasets.NAMES), "split": choice(_SPLITS), "sampler": choice(samplers.NAMES),
+    "p_min": number(0.0, 1.0), "p_max": number(0.0, 1.0), "layers": integer(1, MAX_LAYERS),
+    "seed": integer(0, 2**31 - 1),
+}
+_DEPTHS = (2, 4, 8, 16, 32, 64)
+_BACKBONES = ("gcn", "resgcn", "jknet", "appnp*")
+#: Each page's main controls, by the page's URL path ("" = Home).
+PAGES: dict[str, dict[str, Param]] = {
+    "": {},
+    "edge_sampler": {"kernel": choice(samplers.KERNELS), "hops": integer(1, 3),
+                     "reach_node": integer(0, 10**7)},
+    "men_explorer": {"men_paper_setting": BOOL, "men_depths": multi((2, 4, 8, 16, 32)),
+                     "men_samplers": multi(samplers.NAMES)},
+    "live_training": {"lt_backbone": choice(_BACKBONES), "lt_mode": choice(("custom", "paper preset"))},
+    "depth_study": {"ds_backbones": multi(_BACKBONES), "ds_depths": multi(_DEPTHS),
+                    "ds_samplers": multi(samplers.NAMES), "ds_seeds": integer(1, 20),
+                    "ds_mode": choice(("quick", "quick + batch norm", "paper preset"))},
+    "tuning": {"tune_backbone": choice(_BACKBONES), "tune_search": choice(("tpe", "random")),
+               "tune_trials": integer(1, 500)},
+    "class_merge": {"cm_source": choice(("bundled", "old-defaults", "session")),
+                    "cm_layer": integer(1, 255), "cm_epochs": integer(50, 400)},
+    "theory": {"th_samplers": multi(samplers.NAMES)},
+    "lesson": {"lesson_step": choice(("propagation", "depth", "dropping", "lid_ldd", "fd", "result")),
+               "lesson_dataset": choice(("csbm", "karate")), "lesson_keep": number(0.05, 1.0),
+               "lesson_kernel": choice(samplers.KERNELS), "lesson_recipe": choice(("deep", "old-defaults"))},
+    "paper_tables": {"pt_epochs": integer(5, 50), "pt_split": choice(("semi", "full"))},
+}
+
+
+def spec_for(page: str) -> dict[str, Param]:
+    """The sidebar's parameters and ``page``'s (unknown page: the sidebar's only)."""
+    return {**SIDEBAR, **PAGES.get(page, {})}
+
+
+def _snap(rate: float) -> float:
+    return round(round(rate / RATE_STEP) * RATE_STEP, 2)
+
+
+def decode(spec: Mapping[str, Param], query: Mapping[str, str]) -> tuple[dict, list[str]]:
+    """Session values from a query, and one line per ignored value.
+
+    Parameters not in ``spec`` are left alone (no error: a link may carry other pages'
+    controls). ``p_min``/``p_max`` become ``p_range`` (either missing: the other with
+    the current or default rate is not guessed — both are needed), snapped to the
+    slider's 0.05 steps; ``p_min > p_max`` is an error.
+    """
+    values, errors = {}, []
+    for name, param in spec.items():
+        if name not in query:
+            continue
+        try:
+            values[name] = param.parse(query[name])
+        except UrlError as exc:
+            errors.append(f"{name}={query[name]} ignored: {exc} (allowed: {param.allowed()})")
+    lo, hi = values.pop("p_min", None), values.pop("p_max", None)
+    if lo is not None and hi is not None:
+        if lo > hi:
+            errors.append(f"p_min={lo:g} > p_max={hi:g} ignored: p_min must be <= p_max")
+        else:
+            values["p_range"] = (_snap(lo), _snap(hi))
+    elif lo is not None or hi is not None:
+        errors.append("p_min and p_max come together: give both")
+    return values, errors
+
+
+def encode(spec: Mapping[str, Param], values: Mapping) -> dict[str, str]:
+    """The query of ``values`` (session keys; ``p_range`` as ``p_min``/``p_max``), in the
+    order of ``spec``; values ``spec`` would not accept back are left out."""
+    flat = dict(values)
+    if "p_range" in flat:
+        flat["p_min"], flat["p_max"] = flat.pop("p_range")
+    out = {}
+    for name, param in spec.items():
+        if name not in flat or flat[name] is None:
+            continue
+        text = param.dump(flat[name])
+        try:
+            param.parse(text)
+        except UrlError:
+            continue
+        out[name] = text
+    return out

@@ -1,0 +1,679 @@
+"""A user's own graph from CSV files.
+
+``parse_graph(edges, features, labels)`` turns an uploaded edge list plus optional
+node features and labels into a :class:`~dropedge_core.method.graph.Graph`, and returns the
+list of repairs it made. Every defect it cannot repair raises :class:`UploadError`
+with a one-line message naming the file, the line, the bad value and what is allowed.
+
+The files are read as **data only**: text is decoded as UTF-8 and split into cells;
+nothing is ever unpickled, evaluated or imported (a pickle uploaded as an edge list
+fails as "not UTF-8 text" or as a bad node id, never runs).
+
+File format, shared by the three files:
+
+* UTF-8 text (a BOM is fine), ``\\n``, ``\\r\\n`` or ``\\r`` line ends; blank lines
+  and lines starting with ``#`` are ignored. Line numbers in messages are the 1-based
+  lines of the file as a text editor shows them.
+* Cells are separated by commas; a file whose first row has no comma but spaces or
+  tabs is split on runs of spaces/tabs instead (SNAP-style edge lists). Cells are
+  stripped of surrounding spaces and of one pair of surrounding double quotes.
+* An optional header row: the first row is a header when none of its cells is a
+  number (``source,target``, ``f0,f1,...``, ``node,label``). A note says so.
+
+The three files:
+
+* **edges** (required): two columns ``source,target`` of node ids, integers ``>= 0``.
+  Self-loops and duplicate edges (in either direction) are dropped, with a note.
+* **features** (optional): ``N`` rows of ``C`` finite numbers, row ``i`` the features
+  of node ``i``; they fix ``N``, so every node id must be below the row count. Rows
+  are L1-normalised. Without features every node gets one constant feature.
+* **labels** (optional), either one column, one label per node in node order
+  (``N`` rows; with no features and more rows than the edge list needs, the extra rows
+  are isolated nodes), or two columns ``node,label`` for some nodes. A label is an
+  integer ``>= 0`` or a class name; ``-1``, ``nan`` or an empty cell means "no label". Integer
+  labels ``0..K-1`` are the class ids; any other set of labels (names, or integers
+  with gaps) is mapped to class ids ``0..K-1`` in sorted order (numeric order for
+  integers), with a note. Unlabelled nodes get ``y = -1`` and are in no split.
+  One column of class names without a header: the first row is a label when the
+  file has exactly one row per node, else a header.
+
+``N`` is the feature row count when features are given, else ``max id + 1`` over the
+edges and the two-column labels (or the one-column label count, if larger). Splits are
+20 train / 30 validation nodes per class, the rest test, drawn from ``seed``
+(:func:`~dropedge_core.data.datasets.per_class_split`).
+
+Parsing is vectorised (pandas string methods on Arrow strings): one pass splits every
+line, and checks find the first bad cell with ``argmax``; there is no Python loop over
+edges. A 20 MB edge list (~2M edges) parses in a few seconds.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Union
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import torch
+
+from dropedge_core import memory
+from dropedge_core.data.datasets import per_class_split
+from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirected_edges
+
+MAX_BYTES = 20 * 1024 * 1024  # per file
+MAX_NODES = 10_000_000  # node ids must be below this when no features fix N
+MAX_CLASSES = 1000
+MAX_FEATURES = 100_000  # feature columns (Coauthor-Physics, the widest dataset here, has 8415)
+#: Without features, ids far beyond the nodes present are renumbered: when more than
+#: this many ids (and more than half of ``0..max id``) have neither an edge nor a label.
+COMPACT_ABOVE = 1000
+TRAIN_PER_CLASS, VAL_PER_CLASS = 20, 30
+
+#: What ``parse_graph`` accepts for each file: raw ``bytes``, CSV text as a ``str``,
+#: a path (``pathlib.Path`` / ``os.PathLike``), or a file object with ``.read()``
+#: (e.g. Streamlit's ``UploadedFile``), read from its start.
+Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", IO[bytes], IO[str]]
+
+_STRING = pd.ArrowDtype(pa.string())
+_NAN_WORDS = ("nan", "+nan", "-nan")
+_ID = r"[0-9]{1,18}"  # an id that fits int64; longer digit strings are "too large"
+_PREVIEW = 40  # characters of a bad value shown in a message
+
+
+class UploadError(ValueError):
+    """An uploaded file is unusable; the one-line message names the file, the line,
+    the bad value and what is allowed."""
+
+
+@dataclass
+class Table:
+    """The data rows of one CSV file, split into string cells.
+
+    Attributes:
+        name: the file name used in messages.
+        flat: the ``R * C`` stripped string cells, row by row (no header).
+        num_columns: ``C``.
+        lines: ``(R,)`` 1-based line number of each row in the file.
+        header: the header row's text, or ``None``.
+        header_line: the header's line number (0 without a header).
+    """
+
+    name: str
+    flat: pd.Series
+    num_columns: int
+    lines: np.ndarray
+    header: str | None = None
+    header_line: int = 0
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.lines.size)
+
+    def column(self, c: int) -> pd.Series:
+        """Column ``c`` (0-based) as a Series of ``R`` strings."""
+        return self.flat.iloc[c::self.num_columns].reset_index(drop=True)
+
+    def cell(self, r: int, c: int) -> str:
+        return str(self.flat.iat[r * self.num_columns + c])
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _show(value: object) -> str:
+    """``repr`` of a (possibly long) cell, on one line."""
+    text = str(value)
+    if len(text) > _PREVIEW:
+        text = text[:_PREVIEW] + "..."
+    return repr(text)
+
+
+def _has(count: int) -> str:
+    return "has" if count == 1 else "have"
+
+
+def _clean_name(name: object) -> str:
+    return re.sub(r"[\x00-\x1f\x7f]", "?", str(name))[:120] or "file"
+
+
+def human_size(num_bytes: int) -> str:
+    """``25.3 MB``, ``20 MB``, ``512 KB``, ``100 bytes`` (1 MB = 1024 * 1024 bytes)."""
+    for unit, size in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if num_bytes >= size:
+            return f"{num_bytes / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{num_bytes} bytes"
+
+
+def _too_big(name: str, size: int | None, max_bytes: int) -> UploadError:
+    what = f"is {human_size(size)}" if size is not None else f"is larger than {human_size(max_bytes)}"
+    return UploadError(f"{name} {what}; the limit is {human_size(max_bytes)}")
+
+
+def _decode(raw: bytes, name: str) -> str:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UploadError(
+            f"{name} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            f"upload a CSV text file") from None
+    return text
+
+
+def read_source(source: Source, default_name: str, max_bytes: int = MAX_BYTES) -> tuple[str, str]:
+    """The name and text of one uploaded file, after the size and encoding checks.
+
+    Args:
+        source: ``bytes``; a ``str`` of CSV text; a ``pathlib.Path`` (or any
+            ``os.PathLike``); or a file object with ``.read()`` returning bytes or text
+            (read from its start when it can seek; its ``.name`` names it in messages).
+        default_name: the name used in messages when the source has none
+            (``"edges.csv"``, ...).
+        max_bytes: size limit of the file.
+
+    Returns:
+        ``(name, text)``.
+
+    Raises:
+        UploadError: missing/unreadable file, over ``max_bytes``, not UTF-8, binary.
+    """
+    name = default_name
+    size: int | None = None
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raw: bytes | str = bytes(source)
+        size = len(raw)
+    elif isinstance(source, str):
+        if "\n" not in source and "\r" not in source and re.search(
+                r"\.(csv|tsv|txt|edges?|el)$", source.strip(), re.IGNORECASE):
+            raise UploadError(f"{default_name}: got the string {_show(source)}, which looks like a "
+                              f"file name; pass a pathlib.Path to read a file, or the CSV text itself")
+        raw = source
+    elif isinstance(source, os.PathLike):
+        path = Path(source)
+        name = _clean_name(path.name)
+        try:
+            size = path.stat().st_size
+            if not path.is_file():
+                raise UploadError(f"{_clean_name(path)} is not a file")
+            if size > max_bytes:
+                raise _too_big(name, size, max_bytes)
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise UploadError(f"{_clean_name(path)} does not exist") from None
+        except OSError as exc:
+            raise UploadError(f"cannot read {_clean_name(path)}: {exc.strerror or exc}") from None
+    elif hasattr(source, "read"):
+        name = _clean_name(getattr(source, "name", None) or default_name)
+        try:
+            if getattr(source, "seekable", lambda: False)():
+                source.seek(0)
+            raw = source.read(max_bytes + 1)
+            if len(raw) > max_bytes and getattr(source, "seekable", lambda: False)():
+                size = source.seek(0, io.SEEK_END)
+        except (OSError, ValueError) as exc:
+            raise UploadError(f"cannot read {name}: {exc}") from None
+        if not isinstance(raw, (bytes, bytearray, str)):
+            raise UploadError(f"{name}: .read() gave {type(raw).__name__}, not bytes or text")
+    else:
+        raise UploadError(f"{default_name}: expected bytes, CSV text, a pathlib.Path or a file object "
+                          f"(got {type(source).__name__})")
+    if isinstance(raw, str):
+        try:
+            encoded = len(raw.encode("utf-8"))
+        except UnicodeEncodeError as exc:  # lone surrogates: not text any file could hold
+            raise UploadError(f"{name} is not valid Unicode text (character {exc.start} is "
+                              f"{exc.object[exc.start]!r})") from None
+        if encoded > max_bytes:
+            raise _too_big(name, encoded, max_bytes)
+        text = raw.removeprefix("\ufeff")
+    else:
+        if len(raw) > max_bytes:
+            raise _too_big(name, size if size and size > max_bytes else None, max_bytes)
+        text = _decode(bytes(raw), name)
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise UploadError(f"{name} contains a NUL character (offset {nul}): it is a binary file, "
+                          f"not CSV text")
+    return name, text
+
+
+def _is_number(cells: pd.Series) -> np.ndarray:
+    """Which cells read as a number (``nan``/``inf`` included: they are not header words)."""
+    # a failed parse is NaN, not NA, in an Arrow float column: test with isnan
+    numeric = ~np.isnan(pd.to_numeric(cells, errors="coerce").to_numpy("float64", na_value=np.nan))
+    return numeric | cells.str.lower().isin(_NAN_WORDS).to_numpy(bool)
+
+
+def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = None,
+               header: bool | None = None) -> Table:
+    """Split CSV text into a :class:`Table` of string cells, checking the field count.
+
+    Args:
+        text: the file's text.
+        name: the file name for messages.
+        num_fields: the allowed number(s) of fields per row; ``None``: whatever the
+            first row has. Every row (a header too) must have as many as the first.
+        header: ``True``/``False`` force the first row to be / not be a header;
+            ``None``: it is a header when none of its cells is a number.
+
+    Raises:
+        UploadError: ``"<name> line 7 has 3 fields; expected 2"``.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = pd.Series(pa.array(text.split("\n"), type=pa.string()), dtype=_STRING)
+    stripped = lines.str.strip()
+    keep = ((stripped != "") & ~stripped.str.startswith("#")).to_numpy(bool)
+    rows = stripped[keep].reset_index(drop=True)
+    line_no = np.flatnonzero(keep) + 1
+    if rows.empty:
+        return Table(name, pd.Series([], dtype=_STRING), 0, line_no)
+    first = str(rows.iat[0])
+    if first.count(",") >= MAX_FEATURES:  # before splitting: a wide row costs ~100 bytes a cell
+        raise UploadError(f"{name} has {first.count(',') + 1} columns on line {line_no[0]}; at most "
+                          f"{MAX_FEATURES} are allowed")
+    if "," in first or not re.search(r"[ \t]", first):
+        parts = rows.str.split(",")
+    else:  # no comma in the first row but blanks: a space/tab separated file
+        parts = rows.str.split(r"[ \t]+", regex=True)
+    counts = parts.list.len().to_numpy().astype(np.int64)
+    if isinstance(num_fields, int):
+        allowed, suffix = (num_fields,), ""
+    elif num_fields is None or counts[0] in num_fields:
+        allowed, suffix = (int(counts[0]),), f" (as on line {line_no[0]})"
+    else:
+        allowed, suffix = tuple(num_fields), ""
+    bad = ~np.isin(counts, allowed)
+    if bad.any():
+        i = int(np.argmax(bad))
+        want = " or ".join(str(k) for k in allowed) + (suffix if i > 0 else "")
+        count = int(counts[i])
+        raise UploadError(f"{name} line {line_no[i]} has {count} field{'s' * (count != 1)}; "
+                          f"expected {want}")
+    width = int(counts[0])
+    # row-major cells: the C cells of row r are flat[r * C : (r + 1) * C]
+    flat = parts.explode(ignore_index=True).str.strip()
+    if flat.str.contains('"', regex=False).any():
+        flat = flat.str.replace(r'^"(.*)"$', r"\1", regex=True).str.strip()
+    if header is None:
+        header = not _is_number(flat.iloc[:width]).any()
+    if header:
+        return Table(name, flat.iloc[width:].reset_index(drop=True), width, line_no[1:],
+                     header=first, header_line=int(line_no[0]))
+    return Table(name, flat, width, line_no)
+
+
+def header_note(table: Table) -> list[str]:
+    if table.header is None:
+        return []
+    return [f"{table.name}: line {table.header_line} ({_show(table.header)}) read as a header"]
+
+
+# ----------------------------------------------------------------------------- cells
+
+
+def _first_bad(bad: np.ndarray) -> tuple[int, int]:
+    """Row and column of the first True of a ``(R, C)`` array, in file order."""
+    flat = int(np.argmax(bad.reshape(-1)))
+    return flat // bad.shape[1], flat % bad.shape[1]
+
+
+def node_ids(table: Table, columns: list[int], limit: int, why: str) -> np.ndarray:
+    """The ``(R, len(columns))`` int64 node ids in ``columns`` of ``table``.
+
+    Args:
+        limit: ids must be below it.
+        why: the reason for the limit, ending a message ("ids must be 0..49").
+
+    Raises:
+        UploadError: the first cell, in file order, that is not an integer ``>= 0``
+            or is ``>= limit``.
+    """
+    cells = [table.column(c) for c in columns]
+    bad = np.stack([~col.str.fullmatch(_ID).to_numpy(bool) for col in cells], axis=1)
+    if bad.any():
+        r, c = _first_bad(bad)
+        value = str(cells[c].iat[r])
+        where = f"{table.name} line {table.lines[r]}"
+        if re.fullmatch(r"-[0-9]+", value):
+            raise UploadError(f"{where}: node id {value} is negative; ids are integers >= 0")
+        if re.fullmatch(r"[0-9]+", value):
+            raise UploadError(f"{where}: node id {_show(value)} is too large; {why}")
+        raise UploadError(f"{where}: {_show(value)} is not a non-negative integer node id")
+    ids = np.stack([col.astype("int64").to_numpy() for col in cells], axis=1)
+    over = ids >= limit
+    if over.any():
+        r, c = _first_bad(over)
+        raise UploadError(f"{table.name} line {table.lines[r]}: node id {ids[r, c]} is out of range; "
+                          f"{why}")
+    return ids
+
+
+def numbers(table: Table) -> np.ndarray:
+    """The ``(R, C)`` float64 values of ``table``; every cell a finite number.
+
+    Raises:
+        UploadError: ``"<name> line 5, column 2: 'abc' is not a number"`` (or NaN/inf).
+    """
+    try:  # Arrow's strict cast is the fast path; it fails on any non-number
+        values = table.flat.astype("float64[pyarrow]").to_numpy("float64", na_value=np.nan)
+    except (pa.ArrowInvalid, ValueError, TypeError):
+        values = pd.to_numeric(table.flat, errors="coerce").to_numpy("float64", na_value=np.nan)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.argmax(bad))
+        r, c = divmod(i, table.num_columns)
+        value = str(table.flat.iat[i])
+        what = ("is not a number" if np.isnan(values[i]) and value.lower() not in _NAN_WORDS
+                else "is not a finite number (NaN and inf are not allowed)")
+        raise UploadError(f"{table.name} line {table.lines[r]}, column {c + 1}: {_show(value)} {what}")
+    return values.reshape(table.num_rows, table.num_columns)
+
+
+# ----------------------------------------------------------------------------- the files
+
+
+def parse_edges(text: str, name: str, limit: int, why: str) -> tuple[np.ndarray, list[str]]:
+    """The ``(E, 2)`` int64 ``source, target`` rows of an edge list, as given.
+
+    Raises:
+        UploadError: empty, ragged, non-integer, negative or out-of-range ids.
+    """
+    table = read_table(text, name, num_fields=2)
+    if table.num_rows == 0:
+        only = " (only a header)" if table.header is not None else ""
+        raise UploadError(f"{name}: edge list is empty{only}; expected rows 'source,target' of "
+                          f"integer node ids")
+    return node_ids(table, [0, 1], limit, why), header_note(table)
+
+
+def parse_features(text: str, name: str, max_nodes: int) -> tuple[np.ndarray, list[str]]:
+    """The ``(N, C)`` float64 feature matrix, row ``i`` node ``i``.
+
+    Raises:
+        UploadError: empty, ragged, a non-numeric or non-finite cell, too many rows.
+    """
+    table = read_table(text, name)
+    if table.header is None and table.num_columns >= 8 and table.num_rows > 1 and \
+            table.flat.iloc[:table.num_columns].tolist() == [str(c) for c in range(table.num_columns)]:
+        # "0,1,2,...,C-1" is the header pandas writes for a frame with default column names
+        table = read_table(text, name, header=True)
+    if table.num_rows == 0:
+        raise UploadError(f"{name} has no feature rows; expected one row of numbers per node")
+    if table.num_rows > max_nodes:
+        raise UploadError(f"{name} has {table.num_rows} rows; at most {max_nodes} nodes are allowed")
+    if table.num_columns > MAX_FEATURES:
+        raise UploadError(f"{name} has {table.num_columns} columns; at most {MAX_FEATURES} features "
+                          f"per node are allowed")
+    return numbers(table), header_note(table)
+
+
+@dataclass
+class Labels:
+    """Parsed labels: ``y`` (``(N,)`` int64, ``-1`` unlabelled) and the class names."""
+
+    y: np.ndarray
+    class_names: list[str]
+    notes: list[str]
+
+
+def _class_ids(values: pd.Series, lines: np.ndarray, name: str) -> tuple[np.ndarray, list[str], list[str]]:
+    """Class ids (``-1`` for no label) of label cells, the class names, and notes."""
+    # "nan" is what a float column with missing values writes (pandas, numpy): no label
+    none = ((values == "") | (values == "-1") | values.str.lower().isin(_NAN_WORDS)).to_numpy(bool)
+    negative = values.str.fullmatch(r"-[0-9]+").to_numpy(bool) & ~none
+    if negative.any():
+        i = int(np.argmax(negative))
+        raise UploadError(f"{name} line {lines[i]}: label {values.iat[i]} is negative; labels are "
+                          f"integers >= 0 or class names (-1 or an empty cell: no label)")
+    given = values[~none]
+    codes = np.full(values.size, -1, dtype=np.int64)
+    if given.empty:
+        return codes, [], []
+    integer = bool(given.str.fullmatch(_ID).all())
+    keys = given.astype("int64").to_numpy() if integer else given.to_numpy(str)
+    classes, inverse = np.unique(keys, return_inverse=True)
+    if classes.size > MAX_CLASSES:
+        raise UploadError(f"{name} has {classes.size} distinct labels; at most {MAX_CLASSES} classes "
+                          f"are allowed (is it the right file?)")
+    codes[~none] = inverse
+    names = [str(c) for c in classes]
+    notes = []
+    if not (integer and classes[-1] == classes.size - 1):
+        shown = ", ".join(f"{c if integer else _show(c)}->{i}" for i, c in enumerate(names[:5]))
+        more = ", ..." if len(names) > 5 else ""
+        kind = "integer labels" if integer else "labels"
+        notes.append(f"{name}: {len(names)} {kind} mapped to class ids 0..{len(names) - 1} in sorted "
+                     f"order ({shown}{more})")
+    return codes, names, notes
+
+
+def parse_labels(text: str, name: str, num_nodes: int, fixed_by: str | None,
+                 max_nodes: int) -> Labels:
+    """Labels of one column (one per node) or two columns ``node,label``.
+
+    Args:
+        num_nodes: ``N`` as known from the features or the edge list.
+        fixed_by: the features file's name when it fixes ``N``, else ``None`` (then
+            labels may add nodes above the edge list's largest id).
+
+    Raises:
+        UploadError: ragged, negative labels, bad node ids, a node labelled twice,
+            a one-column file whose row count does not match ``N``.
+    """
+    table = read_table(text, name, num_fields=(1, 2))
+    if table.num_columns == 1 and table.header is not None and table.num_rows + 1 == num_nodes \
+            and not table.column(0).str.fullmatch(f"(?:{_ID}|-1|)").all():
+        # class names, one per node, no header: the "header" is node 0's label
+        table = read_table(text, name, num_fields=1, header=False)
+    notes = header_note(table)
+    if table.num_rows == 0:
+        raise UploadError(f"{name} has no label rows; expected one label per node, or rows 'node,label'")
+    if table.num_columns == 1:
+        rows = table.num_rows
+        if rows < num_nodes or (fixed_by and rows != num_nodes):
+            source = (f"{fixed_by} has {num_nodes} rows" if fixed_by
+                      else f"the graph has {num_nodes} nodes (the edge list uses ids 0..{num_nodes - 1})")
+            hint = (f" (if line {table.header_line} {_show(table.header)} is a label, not a header, "
+                    f"add a header line)" if table.header is not None else "")
+            raise UploadError(f"{name} has {rows} label{'s' * (rows != 1)}, one per node, but {source}; "
+                              f"give one label per node, or two columns 'node,label'{hint}")
+        if rows > max_nodes:
+            raise UploadError(f"{name} has {rows} rows; at most {max_nodes} nodes are allowed")
+        if rows > num_nodes:
+            extra = (f"node {num_nodes} has" if rows == num_nodes + 1
+                     else f"nodes {num_nodes}..{rows - 1} have")
+            hint = f" (is line {table.lines[0]} a header?)" if table.header is None else ""
+            notes.append(f"{name} has {rows} labels but the edge list needs {num_nodes}: {extra} "
+                         f"no edges{hint}")
+        y, class_names, more = _class_ids(table.column(0), table.lines, name)
+        return Labels(y, class_names, notes + more)
+    why = (f"{fixed_by} has {num_nodes} rows, so ids must be 0..{num_nodes - 1}" if fixed_by
+           else f"ids must be below {max_nodes}")
+    nodes = node_ids(table, [0], num_nodes if fixed_by else max_nodes, why)[:, 0]
+    dup = pd.Series(nodes).duplicated().to_numpy()
+    if dup.any():
+        i = int(np.argmax(dup))
+        first = int(np.argmax(nodes == nodes[i]))
+        raise UploadError(f"{name} line {table.lines[i]}: node {nodes[i]} is labelled twice "
+                          f"(first on line {table.lines[first]})")
+    codes, class_names, more = _class_ids(table.column(1), table.lines, name)
+    y = np.full(max(num_nodes, int(nodes.max()) + 1), -1, dtype=np.int64)
+    y[nodes] = codes
+    return Labels(y, class_names, notes + more)
+
+
+# ----------------------------------------------------------------------------- the graph
+
+
+def _compact(pairs: np.ndarray, y: torch.Tensor, n: int) -> tuple[np.ndarray, torch.Tensor, int, list[str]]:
+    """Renumber node ids when most of ``0..n-1`` has neither an edge nor a label.
+
+    A ten-byte edge list ``0,9999999`` names ten million nodes; without a features file
+    nothing else holds them. The nodes present keep their order (increasing id) and get
+    ids ``0..K-1``; a note says so. Otherwise the ids are kept as given.
+    """
+    present = np.zeros(n, dtype=bool)
+    present[pairs.reshape(-1)] = True
+    present |= (y >= 0).numpy()
+    kept = int(present.sum())
+    if n - kept <= max(COMPACT_ABOVE, kept):
+        return pairs, y, n, []
+    new_id = np.cumsum(present) - 1
+    note = (f"node ids go up to {n - 1} but only {kept} nodes have an edge or a label: renumbered "
+            f"them 0..{kept - 1} in increasing id order (the graph uses the new ids)")
+    return new_id[pairs], y[torch.from_numpy(present)], kept, [note]
+
+
+
+def parse_graph(edges: Source, features: Source | None = None, labels: Source | None = None,
+                name: str = "upload", seed: int = 0, max_bytes: int = MAX_BYTES,
+                max_nodes: int = MAX_NODES) -> tuple[Graph, list[str]]:
+    """A :class:`Graph` from an uploaded edge list and optional features and labels.
+
+    See the module docstring for the file format. Repairs (self-loops, duplicate
+    edges) and facts a user should know (headers read, no features, unlabelled
+    nodes, isolated nodes, class-id mapping) come back as one-line notes.
+
+    Args:
+        edges: the edge list: ``bytes``, CSV text (``str``), a ``pathlib.Path`` or a
+            file object with ``.read()``.
+        features: node features (same kinds), or ``None`` for one constant feature.
+        labels: node labels (same kinds), or ``None``: no labels, no splits.
+        name: the graph's name.
+        seed: seed of the 20/30-per-class split.
+        max_bytes: size limit of each file (default 20 MB).
+        max_nodes: largest allowed ``N`` (guards against a stray huge id allocating
+            a huge graph).
+
+    Returns:
+        ``(graph, notes)``.
+
+    Raises:
+        UploadError: any defect, with a one-line message.
+
+    Example:
+        >>> g, notes = parse_graph(b"source,target\\n0,1\\n1,0\\n1,2\\n2,2\\n", labels=b"0\\n1\\n1\\n")
+        >>> g.num_nodes, g.num_edges, g.undirected_edges.tolist(), g.y.tolist()
+        (3, 2, [[0, 1], [1, 2]], [0, 1, 1])
+        >>> notes[1:3]
+        ['dropped 1 self-loop', 'dropped 1 duplicate edge (the same pair again, in either direction)']
+    """
+    # Read every file first: size and encoding problems come before content problems.
+    e_name, e_text = read_source(edges, "edges.csv", max_bytes)
+    f_src = read_source(features, "features.csv", max_bytes) if features is not None else None
+    l_src = read_source(labels, "labels.csv", max_bytes) if labels is not None else None
+    notes: list[str] = []
+
+    x_raw = None
+    if f_src is not None:
+        x_raw, more = parse_features(f_src[1], f_src[0], max_nodes)
+        notes += more
+        n = x_raw.shape[0]
+        why = f"{f_src[0]} has {n} rows, so ids must be 0..{n - 1}"
+    else:
+        n, why = max_nodes, f"ids must be below {max_nodes} (renumber the nodes 0..N-1)"
+    pairs, more = parse_edges(e_text, e_name, n, why)
+    notes += more
+    if x_raw is None:
+        n = int(pairs.max()) + 1
+
+    class_names: list[str] = []
+    if l_src is not None:
+        lab = parse_labels(l_src[1], l_src[0], n, f_src[0] if f_src else None, max_nodes)
+        notes += lab.notes
+        n = max(n, lab.y.size)
+        y = torch.full((n,), -1, dtype=torch.long)
+        y[:lab.y.size] = torch.from_numpy(lab.y)
+        class_names = lab.class_names
+    else:
+        y = torch.full((n,), -1, dtype=torch.long)
+
+    if x_raw is None:
+        pairs, y, n, more = _compact(pairs, y, n)
+        notes += more
+    try:
+        memory.check(memory.graph_bytes(n, len(pairs), 1 if x_raw is None else x_raw.shape[1]),
+                     f"the uploaded graph (N={n}, {len(pairs)} edge rows)", "upload a smaller graph")
+    except memory.MemoryLimitError as exc:
+        raise UploadError(str(exc)) from None
+    raw_edges = torch.from_numpy(pairs.T.copy())
+    loops = int((raw_edges[0] == raw_edges[1]).sum())
+    und = simple_undirected_edges(raw_edges, n)
+    dups = raw_edges.size(1) - loops - und.size(1)
+    if und.size(1) == 0:
+        raise UploadError(f"{e_name} has no edge between two different nodes ({loops} self-loop"
+                          f"{'s' * (loops != 1)} only); expected rows 'source,target' with source != target")
+    if loops:
+        notes.append(f"dropped {loops} self-loop{'s' * (loops != 1)}")
+    if dups:
+        notes.append(f"dropped {dups} duplicate edge{'s' * (dups != 1)} "
+                     f"(the same pair again, in either direction)")
+    isolated = n - int(torch.unique(und).numel())
+    if isolated:
+        notes.append(f"{isolated} of {n} nodes {_has(isolated)} no edges")
+
+    if x_raw is None:
+        x = torch.ones(n, 1)
+        notes.append("no features: using a constant feature; the feature-dependent sampler then "
+                     "equals uniform")
+    else:
+        x64 = torch.tensor(x_raw, dtype=torch.float64)
+        # scale each row by its largest entry first: an L1 sum of huge finite values
+        # would overflow to inf (and float32 cannot hold them at all)
+        x64 = x64 / x64.abs().amax(dim=1, keepdim=True).clamp(min=torch.finfo(torch.float64).tiny)
+        x = l1_normalize_rows(x64)
+        zero = int((x.abs().sum(dim=1) == 0).sum())
+        if zero:
+            notes.append(f"{zero} of {n} nodes {_has(zero)} all-zero features (their edges get the "
+                         f"smallest kernel weight)")
+
+    num_classes = len(class_names)
+    labelled = int((y >= 0).sum())
+    if num_classes == 0:
+        notes.append("no labels: training is unavailable; the samplers and MEN still work")
+        none = torch.zeros(n, dtype=torch.bool)
+        train, val, test = none, none.clone(), none.clone()
+    else:
+        if labelled < n:
+            notes.append(f"{n - labelled} of {n} nodes {_has(n - labelled)} no label; "
+                         f"{'it is' if n - labelled == 1 else 'they are'} in no split")
+        if num_classes == 1:
+            notes.append(f"every labelled node has the same label ({_show(class_names[0])}): one class, "
+                         f"so training is unavailable (every prediction would be right)")
+        train, val, test = per_class_split(y, TRAIN_PER_CLASS, VAL_PER_CLASS,
+                                           torch.Generator().manual_seed(seed))
+        sizes = torch.bincount(y[y >= 0], minlength=num_classes)
+        small = int((sizes <= TRAIN_PER_CLASS + VAL_PER_CLASS).sum())
+        if small:
+            notes.append(f"{small} of {num_classes} classes {_has(small)} at most "
+                         f"{TRAIN_PER_CLASS + VAL_PER_CLASS} labelled nodes: after {TRAIN_PER_CLASS} "
+                         f"train and {VAL_PER_CLASS} validation nodes per class they have no test nodes")
+
+    files = {"edges": e_name}
+    if f_src is not None:
+        files["features"] = f_src[0]
+    if l_src is not None:
+        files["labels"] = l_src[0]
+    info = {"source": "upload", "files": files,
+            "split": f"{TRAIN_PER_CLASS}/{VAL_PER_CLASS} per class, seed {seed}" if num_classes else "none",
+            "class_names": class_names, "notes": list(notes)}
+    graph = Graph(name, x, y, und, train, val, test, num_classes, info)
+    return graph, notes
+
+
+def load_files(edges_path: str | os.PathLike[str], features_path: str | os.PathLike[str] | None = None,
+               labels_path: str | os.PathLike[str] | None = None, name: str | None = None,
+               seed: int = 0, max_bytes: int = MAX_BYTES,
+               max_nodes: int = MAX_NODES) -> tuple[Graph, list[str]]:
+    """:func:`parse_graph` on files given by path (the CLI's entry point).
+
+    ``name`` defaults to the edge file's stem. Every path, ``str`` or not, is a path.
+    """
+    edges = Path(edges_path)
+    return parse_graph(edges,
+                       Path(features_path) if features_path is not None else None,
+                       Path(labels_path) if labels_path is not None else None,
+                       name=name or edges.stem, seed=seed, max_bytes=max_bytes, max_nodes=max_nodes)

@@ -1,0 +1,466 @@
+"""Datasets and their splits.
+
+``load(name, split=..., seed=...)`` returns a :class:`~dropedge_core.method.graph.Graph`.
+
+Where the data come from:
+
+* ``cora``, ``citeseer``, ``pubmed`` (PyG's ``Planetoid`` files), ``coauthor-cs``,
+  ``coauthor-physics`` (``Coauthor``), ``amazon-photo`` (``Amazon``): the raw files are
+  taken from ``$DROPEDGE_DATA/<Folder>/raw`` when that exists (PyG's raw layout; the
+  directory may be read-only: files are copied into the writable cache
+  ``$DROPEDGE_CACHE``, default ``~/.cache/dropedge_explorer``, refreshed whenever their
+  SHA-256 differs, and nothing is written into ``DROPEDGE_DATA``); else from the cache;
+  else they are downloaded from PyG's URLs into the cache. Offline and not cached:
+  :class:`DatasetUnavailable` with a one-line message.
+* The raw files are read here, never through PyG's dataset classes: the Planetoid
+  files are pickles, read with the restricted unpickler of
+  :mod:`dropedge_core.data.safe_pickle` (a crafted file is a one-line error and runs
+  nothing); the ``.npz`` files with ``np.load`` (no pickles); no processed ``data.pt``
+  (a pickle PyG may load unrestricted) is written or read.
+* ``karate`` (ships with PyG) and ``csbm`` (generated here) are built in.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dropedge_core import memory
+from dropedge_core.data import safe_pickle
+from dropedge_core.method.graph import Graph, GraphError, l1_normalize_rows, simple_undirected_edges
+
+
+class DatasetError(ValueError):
+    """A dataset name, split or file is not usable; the message says why in one line."""
+
+
+class DatasetUnavailable(DatasetError):
+    """A dataset is neither in ``DROPEDGE_DATA``, nor cached, nor downloadable now."""
+
+
+@dataclass(frozen=True)
+class _Source:
+    pyg_class: str  # "Planetoid" | "Coauthor" | "Amazon" | "builtin"
+    pyg_name: str  # the name PyG's class takes
+    folder: str  # the folder under DROPEDGE_DATA / the cache
+    raw_files: tuple[str, ...]
+    splits: tuple[str, ...]
+
+
+_PLANETOID_RAW = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
+
+SOURCES: dict[str, _Source] = {
+    "cora": _Source("Planetoid", "Cora", "Cora",
+                    tuple(f"ind.cora.{s}" for s in _PLANETOID_RAW), ("semi", "full")),
+    "citeseer": _Source("Planetoid", "CiteSeer", "CiteSeer",
+                        tuple(f"ind.citeseer.{s}" for s in _PLANETOID_RAW), ("semi", "full")),
+    "pubmed": _Source("Planetoid", "PubMed", "PubMed",
+                      tuple(f"ind.pubmed.{s}" for s in _PLANETOID_RAW), ("semi", "full")),
+    "coauthor-cs": _Source("Coauthor", "CS", "CS", ("ms_academic_cs.npz",), ("per-class",)),
+    "coauthor-physics": _Source("Coauthor", "Physics", "Physics",
+                                ("ms_academic_phy.npz",), ("per-class",)),
+    "amazon-photo": _Source("Amazon", "Photo", "Photo",
+                            ("amazon_electronics_photo.npz",), ("per-class",)),
+    "karate": _Source("builtin", "KarateClub", "", (), ("per-class",)),
+    "csbm": _Source("builtin", "csbm", "", (), ("per-class",)),
+}
+NAMES: tuple[str, ...] = tuple(SOURCES)
+# where a loaded graph's files came from, as :func:`availability` names it
+_SOURCE_NAMES = {"DROPEDGE_DATA": "DROPEDGE_DATA", "cached": "cached", "download": "cached"}
+BUILTIN: tuple[str, ...] = ("karate", "csbm")
+
+
+def data_dir() -> Path | None:
+    """``$DROPEDGE_DATA`` as a path, or ``None`` when unset or empty."""
+    value = os.environ.get("DROPEDGE_DATA", "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def cache_dir() -> Path:
+    """The writable cache (``$DROPEDGE_CACHE``, default ``~/.cache/dropedge_explorer``)."""
+    value = os.environ.get("DROPEDGE_CACHE", "").strip()
+    return Path(value).expanduser() if value else Path.home() / ".cache" / "dropedge_explorer"
+
+
+def check_name(name: str) -> str:
+    """Normalise a dataset name; raise :class:`DatasetError` listing valid ones."""
+    key = str(name).strip().lower()
+    if key not in SOURCES:
+        raise DatasetError(f"unknown dataset {name!r}; valid: {', '.join(NAMES)}")
+    return key
+
+
+def _raw_present(directory: Path, source: _Source) -> bool:
+    return all((directory / source.folder / "raw" / f).is_file() for f in source.raw_files)
+
+
+def availability(name: str) -> str:
+    """Where ``name`` would load from now: ``"built-in"``, ``"DROPEDGE_DATA"``,
+    ``"cached"`` or ``"download"`` (needs the internet)."""
+    source = SOURCES[check_name(name)]
+    if source.pyg_class == "builtin":
+        return "built-in"
+    src = data_dir()
+    if src is not None and _raw_present(src, source):
+        return "DROPEDGE_DATA"
+    if _raw_present(cache_dir(), source):
+        return "cached"
+    return "download"
+
+
+def available() -> list[dict]:
+    """One row per dataset: ``name``, ``availability``, ``offline`` (bool), ``splits``."""
+    rows = []
+    for name, source in SOURCES.items():
+        where = availability(name)
+        rows.append({"name": name, "availability": where, "offline": where != "download",
+                     "splits": ", ".join(source.splits)})
+    return rows
+
+
+def data_dir_problem() -> str | None:
+    """A one-line warning when ``DROPEDGE_DATA`` is set but is not a readable directory
+    (then every file-backed dataset needs a download or the cache), else ``None``."""
+    src = data_dir()
+    if src is None:
+        return None
+    try:
+        if src.is_dir() and os.access(src, os.R_OK | os.X_OK):
+            return None
+        what = "a file" if src.is_file() else ("missing" if not os.path.lexists(src) else "not a directory")
+    except OSError as exc:  # a symlink loop, a name too long, ...
+        what = exc.strerror or type(exc).__name__
+    return f"DROPEDGE_DATA={src} is not a readable directory ({what})"
+
+
+def check_cache() -> Path:
+    """The cache directory, created if missing and checked writable.
+
+    Raises:
+        DatasetError: one line naming ``DROPEDGE_CACHE`` when it is a file, a symlink
+            loop, read-only or cannot be created.
+    """
+    root = cache_dir()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=root):  # the only sure test of writability (root, EROFS)
+            pass
+    except OSError as exc:
+        what = "it is a file" if root.is_file() else (exc.strerror or type(exc).__name__)
+        raise DatasetError(f"DROPEDGE_CACHE={root} is not a writable directory ({what}); set "
+                           f"DROPEDGE_CACHE to a directory this program may write") from None
+    return root
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _stage_raw(key: str, source: _Source) -> tuple[Path, str]:
+    """The directory to read ``key``'s raw files from, and where they came from.
+
+    Files in ``DROPEDGE_DATA`` are copied into the cache (never written into the source)
+    and copied again whenever a cached copy's content (SHA-256) differs from the
+    source's, so a source repaired in place is picked up. Without ``DROPEDGE_DATA``,
+    the cache's copies are used; without those, PyG's download URL fills the cache.
+    """
+    src = data_dir()
+    root = check_cache()
+    target = root / source.folder / "raw"
+    try:
+        if src is not None and _raw_present(src, source):
+            target.mkdir(parents=True, exist_ok=True)
+            for f in source.raw_files:
+                a, b = src / source.folder / "raw" / f, target / f
+                if not b.is_file() or _sha256(a) != _sha256(b):
+                    tmp = b.with_name(f".{f}.part")
+                    shutil.copyfile(a, tmp)  # copyfile: no permission bits from a read-only source
+                    os.replace(tmp, b)  # atomic: a reader never sees half a file
+            return target, "DROPEDGE_DATA"
+        if _raw_present(root, source):
+            return target, "cached"
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatasetError(f"cannot copy {key} raw files into the cache {target}: "
+                           f"{exc.strerror or exc}") from None
+    _download(key, source, target)
+    return target, "download"
+
+
+def _download(key: str, source: _Source, target: Path) -> None:
+    """Fetch the raw files from PyG's URLs into ``target`` (quietly: no PyG log lines)."""
+    from torch_geometric import datasets as pyg_datasets
+    from torch_geometric.data import download_url
+
+    base = getattr(pyg_datasets, source.pyg_class).url.rstrip("/")
+    try:
+        for f in source.raw_files:
+            if not (target / f).is_file():
+                part = Path(download_url(f"{base}/{f}", str(target), log=False, filename=f".{f}.part"))
+                os.replace(part, target / f)
+    except OSError as exc:  # urllib's URLError is an OSError; ConnectionError too
+        raise DatasetUnavailable(
+            f"{key} is not available offline: set DROPEDGE_DATA to a directory with PyG's "
+            f"raw layout (<dir>/{source.folder}/raw/{source.raw_files[0]} ...) or connect to "
+            f"the internet so PyG can download it ({type(exc).__name__})") from None
+
+
+def _features(value, name: str) -> np.ndarray:
+    """A Planetoid feature/label block as a dense float32 array, its shape checked first
+    (a crafted CSR matrix could name a billion-column shape)."""
+    import scipy.sparse as sp
+
+    if not (sp.issparse(value) or isinstance(value, np.ndarray)) or len(value.shape) != 2:
+        raise DatasetError(f"{name} holds {type(value).__name__}, not a 2-d matrix")
+    rows, cols = (int(d) for d in value.shape)
+    memory.check(rows * cols * 4, f"{name} ({rows} x {cols})", "is it a Planetoid raw file?")
+    dense = value.toarray() if sp.issparse(value) else value
+    if dense.dtype.kind not in "biuf":
+        raise DatasetError(f"{name} holds {dense.dtype} values, not numbers")
+    return np.asarray(dense, dtype=np.float32)
+
+
+def read_planetoid(folder: Path, prefix: str) -> dict[str, torch.Tensor]:
+    """The public Planetoid data of ``ind.<prefix>.*`` in ``folder``, read with the
+    restricted unpickler (:mod:`dropedge_core.data.safe_pickle`: a crafted file runs nothing).
+
+    Assembled as PyG's ``read_planetoid_data`` does (CiteSeer's featureless test
+    indices padded with zero rows, the test rows put in index order). Returns ``x``,
+    ``y``, ``edge_index``, the semi-supervised masks and ``num_allx`` (the full split's
+    train+validation range).
+    """
+    from torch_geometric.io.planetoid import edge_index_from_dict
+    from torch_geometric.utils import index_to_mask
+
+    raw = {}
+    for name in ("x", "tx", "allx", "y", "ty", "ally", "graph"):
+        path = folder / f"ind.{prefix}.{name}"
+        value = safe_pickle.load(path)
+        raw[name] = value if name == "graph" else torch.from_numpy(_features(value, path.name))
+    graph = raw["graph"]
+    if not isinstance(graph, dict) or not all(
+            isinstance(k, int) and isinstance(v, list) for k, v in graph.items()):
+        raise DatasetError(f"ind.{prefix}.graph is not a dict of adjacency lists")
+    text = (folder / f"ind.{prefix}.test.index").read_text(encoding="ascii").split()
+    if not text or not all(t.isdigit() for t in text):
+        raise DatasetError(f"ind.{prefix}.test.index is not a list of node indices")
+    test_index = torch.tensor([int(t) for t in text], dtype=torch.long)
+    x, tx, allx, y, ty, ally = (raw[k] for k in ("x", "tx", "allx", "y", "ty", "ally"))
+    sorted_test = test_index.sort()[0]
+    if prefix == "citeseer":  # featureless test indices: zero rows, in no split
+        span = int(test_index.max() - test_index.min()) + 1
+        tx_ext, ty_ext = tx.new_zeros(span, tx.size(1)), ty.new_zeros(span, ty.size(1))
+        tx_ext[sorted_test - test_index.min()] = tx
+        ty_ext[sorted_test - test_index.min()] = ty
+        tx, ty = tx_ext, ty_ext
+    features = torch.cat([allx, tx])
+    features[test_index] = features[sorted_test]
+    labels = torch.cat([ally, ty]).max(dim=1)[1]
+    labels[test_index] = labels[sorted_test]
+    n = labels.numel()
+    edge_index = edge_index_from_dict(graph, num_nodes=n)
+    if edge_index.numel() and int(edge_index.max()) >= n:
+        raise DatasetError(f"ind.{prefix}.graph names node {int(edge_index.max())} of {n}")
+    return {"x": features, "y": labels, "edge_index": edge_index,
+            "train_mask": index_to_mask(torch.arange(y.size(0)), n),
+            "val_mask": index_to_mask(torch.arange(y.size(0), y.size(0) + 500), n),
+            "test_mask": index_to_mask(test_index, n), "num_allx": allx.size(0)}
+
+
+def _load_raw(key: str) -> tuple[dict, str]:
+    """Read ``key``'s raw files (never PyG's processed ``data.pt``, which is a pickle PyG
+    may load unrestricted); every failure is one line naming the directory read."""
+    source = SOURCES[key]
+    problem = data_dir_problem()
+    if problem is not None and not data_dir().is_dir():
+        raise DatasetUnavailable(problem)
+    folder, where = _stage_raw(key, source)
+    place = f"the cache {folder}" + (f", copied from DROPEDGE_DATA={data_dir()}" if where == "DROPEDGE_DATA"
+                                     else "")
+    try:
+        if source.pyg_class == "Planetoid":
+            return read_planetoid(folder, key), where
+        from torch_geometric.io.npz import parse_npz
+
+        path = folder / source.raw_files[0]
+        with warnings.catch_warnings(), np.load(path, allow_pickle=False) as f:  # arrays only, no pickles
+            warnings.simplefilter("ignore")
+            rows, cols = (int(v) for v in f["attr_shape"])  # densified below: check the shape first
+            memory.check(rows * cols * 4, f"{path.name} features ({rows} x {cols})", "is it the right file?")
+            data = parse_npz(f, to_undirected=True)
+        return {"x": data.x, "y": data.y, "edge_index": data.edge_index}, where
+    except (safe_pickle.UnsafePickleError, DatasetError, memory.MemoryLimitError) as exc:
+        raise DatasetError(f"cannot read {key} raw files in {place}: {exc}") from None
+    except Exception as exc:  # corrupt or truncated files: numpy/zip errors vary
+        raise DatasetError(
+            f"cannot read {key} raw files in {place}: {type(exc).__name__}: "
+            f"{' '.join(str(exc).split())[:120]}") from None
+
+
+def per_class_split(y: torch.Tensor, train_per_class: int, val_per_class: int,
+                    generator: torch.Generator) -> tuple[torch.Tensor, ...]:
+    """Random ``train_per_class`` / ``val_per_class`` nodes per class; the rest is test.
+
+    Nodes with ``y < 0`` (unlabelled) are in no split. Vectorised: one random
+    permutation, a stable sort by class, the rank of each node inside its class.
+    """
+    n = y.numel()
+    perm = torch.randperm(n, generator=generator)
+    labels = y[perm]
+    order = torch.argsort(labels, stable=True)
+    nodes, classes = perm[order], labels[order]
+    first = torch.searchsorted(classes, classes, right=False)  # first slot of each class
+    rank = torch.arange(n) - first
+    labelled = classes >= 0
+    train = torch.zeros(n, dtype=torch.bool)
+    val = torch.zeros(n, dtype=torch.bool)
+    test = torch.zeros(n, dtype=torch.bool)
+    train[nodes[labelled & (rank < train_per_class)]] = True
+    val[nodes[labelled & (rank >= train_per_class) & (rank < train_per_class + val_per_class)]] = True
+    test[nodes[labelled & (rank >= train_per_class + val_per_class)]] = True
+    return train, val, test
+
+
+def _planetoid(key: str, split: str) -> Graph:
+    data, where = _load_raw(key)
+    x, y, n = data["x"], data["y"], data["x"].size(0)
+    if split == "semi":
+        train, val, test = data["train_mask"], data["val_mask"], data["test_mask"]
+    else:
+        idx = torch.arange(n)
+        train = idx < data["num_allx"] - 500
+        val = (idx >= data["num_allx"] - 500) & (idx < data["num_allx"])
+        test = data["test_mask"].clone()
+    # CiteSeer's 15 test indices without features are zero rows padded in: they stay
+    # in the graph, in no split (the semi masks already leave them out).
+    return Graph(key, l1_normalize_rows(x), y.long(), simple_undirected_edges(data["edge_index"], n),
+                 train.clone(), val.clone(), test.clone(), int(y.max()) + 1,
+                 {"source": _SOURCE_NAMES[where], "split": split})
+
+
+def _largest_component(x, y, edge_index):
+    from torch_geometric.data import Data
+    from torch_geometric.transforms import LargestConnectedComponents
+
+    data = LargestConnectedComponents()(Data(x=x, y=y, edge_index=edge_index))
+    return data.x, data.y, data.edge_index
+
+
+def _coauthor_amazon(key: str, seed: int) -> Graph:
+    data, where = _load_raw(key)
+    x, y, edge_index = data["x"], data["y"], data["edge_index"]
+    x, y, edge_index = _largest_component(x, y, edge_index)
+    g = torch.Generator().manual_seed(seed)
+    train, val, test = per_class_split(y, 20, 30, g)
+    return Graph(key, l1_normalize_rows(x), y.long(),
+                 simple_undirected_edges(edge_index, x.size(0)), train, val, test,
+                 int(y.max()) + 1, {"source": _SOURCE_NAMES[where], "split": f"20/30 per class, seed {seed}"})
+
+
+def karate(seed: int = 0) -> Graph:
+    """Zachary's karate club (PyG ``KarateClub``): 34 nodes, 78 edges, 4 classes.
+
+    Features are one-hot node ids (so every feature kernel is flat); split 2 / 2 per
+    class, the rest test.
+    """
+    from torch_geometric.datasets import KarateClub
+
+    data = KarateClub()[0]
+    train, val, test = per_class_split(data.y, 2, 2, torch.Generator().manual_seed(seed))
+    return Graph("karate", l1_normalize_rows(data.x), data.y.long(),
+                 simple_undirected_edges(data.edge_index, data.num_nodes), train, val, test,
+                 int(data.y.max()) + 1, {"source": "built-in", "split": f"2/2 per class, seed {seed}"})
+
+
+def csbm(num_nodes: int = 600, num_classes: int = 3, p_intra: float = 0.03,
+         p_inter: float = 0.004, num_features: int = 60, feature_signal: float = 0.5,
+         seed: int = 0) -> Graph:
+    """A contextual stochastic block model, generated locally.
+
+    Nodes get balanced random classes; an edge joins two nodes with probability
+    ``p_intra`` inside a class and ``p_inter`` across. Features are a bag of words: every
+    feature is on with probability 0.05, and the ``num_features / num_classes`` features
+    of a node's own class with probability ``0.05 + 0.3 * feature_signal`` — so feature
+    similarity carries class signal and the feature-dependent sampler (FD) has something
+    to find. Split: 20 / 30 per class, the rest test.
+
+    Edges are drawn per class pair (a binomial count, then uniform pairs): no
+    ``N x N`` matrix, so 50k nodes are fine.
+    """
+    for pname, p in (("p_intra", p_intra), ("p_inter", p_inter), ("feature_signal", feature_signal)):
+        if not 0.0 <= p <= 1.0:
+            raise DatasetError(f"csbm {pname} must be in [0, 1] (got {p})")
+    if num_nodes < 2 * num_classes or num_classes < 1 or num_features < num_classes:
+        raise DatasetError(f"csbm needs num_nodes >= 2*num_classes and num_features >= num_classes "
+                           f"(got {num_nodes}, {num_classes}, {num_features})")
+    g = torch.Generator().manual_seed(seed)
+    y = torch.arange(num_nodes) % num_classes
+    y = y[torch.randperm(num_nodes, generator=g)]
+    members = [torch.nonzero(y == c).flatten() for c in range(num_classes)]
+    pieces = []
+    for a in range(num_classes):  # a loop over class pairs, not over nodes or edges
+        for b in range(a, num_classes):
+            na, nb = members[a].numel(), members[b].numel()
+            pairs = na * (na - 1) / 2 if a == b else na * nb
+            p = p_intra if a == b else p_inter
+            count = int(torch.binomial(torch.tensor(float(pairs)), torch.tensor(p), generator=g))
+            u = members[a][torch.randint(na, (count,), generator=g)]
+            v = members[b][torch.randint(nb, (count,), generator=g)]
+            pieces.append(torch.stack([u, v]))
+    edges = simple_undirected_edges(torch.cat(pieces, dim=1), num_nodes)
+    block = torch.arange(num_features) * num_classes // num_features  # class owning a feature
+    prob = torch.full((num_nodes, num_features), 0.05)
+    prob[block.unsqueeze(0) == y.unsqueeze(1)] += 0.3 * feature_signal
+    x = torch.bernoulli(prob, generator=g)
+    train, val, test = per_class_split(y, 20, 30, g)
+    return Graph("csbm", l1_normalize_rows(x), y, edges, train, val, test, num_classes,
+                 {"source": "built-in", "split": f"20/30 per class, seed {seed}",
+                  "params": dict(num_nodes=num_nodes, num_classes=num_classes, p_intra=p_intra,
+                                 p_inter=p_inter, num_features=num_features,
+                                 feature_signal=feature_signal, seed=seed)})
+
+
+def load(name: str, split: str | None = None, seed: int = 0, **params) -> Graph:
+    """Load a dataset as a :class:`Graph`.
+
+    Args:
+        name: one of :data:`NAMES`.
+        split: ``"semi"`` (public Planetoid split, the default) or ``"full"`` for the
+            citation graphs; the other datasets have one split rule (``"per-class"``,
+            the default) drawn from ``seed``.
+        seed: seed of random splits (and of the ``csbm`` graph itself).
+        **params: generator parameters, ``csbm`` only (see :func:`csbm`).
+
+    Raises:
+        DatasetError: unknown name/split, unreadable files (one-line message).
+        DatasetUnavailable: offline and neither in ``DROPEDGE_DATA`` nor cached.
+    """
+    key = check_name(name)
+    source = SOURCES[key]
+    split = source.splits[0] if split is None else str(split).lower()
+    if split not in source.splits:
+        raise DatasetError(f"unknown split {split!r} for {key}; valid: {', '.join(source.splits)}")
+    if params and key != "csbm":
+        raise DatasetError(f"{key} takes no generator parameters (got {sorted(params)})")
+    if key == "csbm":
+        graph = csbm(seed=seed, **params)
+    elif key == "karate":
+        graph = karate(seed)
+    elif source.pyg_class == "Planetoid":
+        graph = _planetoid(key, split)
+    else:
+        graph = _coauthor_amazon(key, seed)
+    if graph.num_edges == 0:
+        raise GraphError(f"{key} has no edges")
+    return graph

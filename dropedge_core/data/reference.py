@@ -1,0 +1,58 @@
+"""The paper's reported numbers (``assets/reference/*.csv``), as DataFrames.
+
+These are facts from "Structure-Aware DropEdge Towards Deep Graph Convolutional
+Networks" (DropEdge++): the MEN table of the appendix and the accuracy-by-depth
+tables. Each loader adds ``dataset_key`` (our dataset name, e.g. ``"citeseer"`` for
+the paper's "Citeseer") and lower-cases sampler names, so rows join with measured ones.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from dropedge_core import paths
+
+#: ``assets/reference`` of the repository.
+REFERENCE_DIR = paths.REFERENCE_DIR
+
+
+def dataset_key(paper_name: str) -> str:
+    """Our dataset key for a paper dataset name: ``"Coauthor CS"`` -> ``"coauthor-cs"``."""
+    return str(paper_name).strip().lower().replace(" ", "-")
+
+
+def _read(name: str, directory: Path | None = None) -> pd.DataFrame:
+    path = (directory or REFERENCE_DIR) / name
+    if not path.is_file():
+        raise FileNotFoundError(f"paper reference table {path} is missing")
+    df = pd.read_csv(path)
+    if "dataset" in df:
+        df["dataset_key"] = df["dataset"].map(dataset_key)
+    if "sampler" in df:
+        df["sampler"] = df["sampler"].str.strip().str.lower()
+    return df
+
+
+def paper_men(directory: Path | None = None) -> pd.DataFrame:
+    """The paper's MEN table (appendix, 10 runs, ``p_min = 0.05``, ``p_max = 1.0``):
+    columns ``dataset, sampler, layers, men, dataset_key``."""
+    return _read("paper_men.csv", directory)
+
+
+def paper_accuracy_by_depth(directory: Path | None = None) -> pd.DataFrame:
+    """The paper's test accuracy (%) by depth: ``setting, dataset, backbone, sampler,
+    layers, test_accuracy, dataset_key``."""
+    return _read("paper_accuracy_by_depth.csv", directory)
+
+
+def paper_epoch_time(directory: Path | None = None) -> pd.DataFrame:
+    """The paper's time per epoch on Cora (seconds; its timing table): ``phase``
+    (sampling / training / total) × ``nodrop_s, dropedge_s, dropedge_plus_plus_s``."""
+    return _read("paper_epoch_time.csv", directory)
+
+
+def paper_best_accuracy(directory: Path | None = None) -> pd.DataFrame:
+    """The paper's best test accuracy (%) per backbone with DropEdge++ (its SOTA
+    tables): ``setting, dataset, backbone, test_accuracy, std, layers, dataset_key``."""
+    return _read("paper_best_accuracy.csv", directory)

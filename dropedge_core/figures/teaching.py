@@ -1,0 +1,329 @@
+"""Figure builders of the teaching views (class merging, the theory, the paper's tables).
+
+The same conventions as :mod:`dropedge_core.figures` (pure, deterministic, one colour per
+sampler from :data:`~dropedge_core.figures.style.SAMPLER_COLORS`, hover text that says what a
+point is); kept in their own module so the views can grow without crowding that one.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dropedge_core.figures.style import _base_layout, sampler_color, sampler_label
+from dropedge_core.studies.teaching import Snapshots
+from dropedge_core.studies.theory import FULL
+
+FULL_COLOR = "#000000"
+#: Strong, distinct class colours for the scatter views (ColorBrewer Set1 + Dark2, no yellow):
+#: the pastel graph colours of :data:`~dropedge_core.figures.style.CLASS_COLORS` blur on a cloud.
+SCATTER_CLASS_COLORS: tuple[str, ...] = ("#e41a1c", "#377eb8", "#4daf4a", "#984ea3", "#ff7f00",
+                                         "#a65628", "#f781bf", "#1b9e77", "#7570b3", "#666666")
+
+
+def _color(name: str) -> str:
+    return FULL_COLOR if name == FULL else sampler_color(name)
+
+
+def _label(name: str) -> str:
+    return name if name == FULL else sampler_label(name)
+
+
+def _panel_range(values: np.ndarray) -> list[float]:
+    lo, hi = np.nanpercentile(values, [0.5, 99.5]) if values.size else (-1.0, 1.0)
+    pad = 0.08 * max(hi - lo, 1e-6)
+    return [float(lo - pad), float(hi + pad)]
+
+
+def point_subset(num_nodes: int, max_points: int, seed: int = 0) -> np.ndarray:
+    """The (sorted) nodes a scatter shows: all, or a seeded random ``max_points``."""
+    if num_nodes <= max_points:
+        return np.arange(num_nodes)
+    return np.sort(np.random.default_rng(seed).permutation(num_nodes)[:max_points])
+
+
+def _panel_title(snaps: Snapshots, i: int, k: int) -> str:
+    s = snaps.items[i]
+    acc = "" if s.test_acc is None else f" · test {100 * s.test_acc:.1f} %"
+    return (f"<b>{sampler_label(s.sampler)}</b>{acc}<br>silhouette {s.silhouette[k]:.2f} · "
+            f"subspace dist. {s.subspace[k]:.2f}")
+
+
+def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0,
+                          layer: int = 1, first: int = 1, prefix: str = "hidden layer ",
+                          height: int = 470) -> go.Figure:
+    """Each hidden layer's 2-D projection, coloured by class, one panel per sampler, with
+    a layer slider and Plotly animation frames (one frame per layer).
+
+    Args:
+        snaps: :class:`~dropedge_core.studies.teaching.Snapshots` (coordinates ``(K, N, 2)``).
+        max_points: at most this many nodes drawn (the same seeded subset everywhere).
+        layer: the layer shown first (``first`` .. ``first + K - 1``).
+        first: the number of the first layer (1 for hidden layers; 0 for propagation
+            steps, where step 0 is ``X`` itself).
+        prefix: the slider's label before the layer number.
+
+    Every panel keeps one axis range over all layers (the ``0.5``-``99.5`` percentiles),
+    so a class cloud that shrinks or lines up is seen to do so. A frame is named
+    ``"L<k>"`` (``k`` counted from ``first``); its layout carries the panel titles with
+    that layer's silhouette and subspace distance.
+    """
+    num_panels, num_layers = len(snaps.items), snaps.num_layers
+    if num_panels == 0:
+        raise ValueError("no snapshots to draw")
+    layer = min(max(int(layer) - first + 1, 1), num_layers)
+    nodes = point_subset(len(snaps.labels), max_points, seed)
+    labels = snaps.labels[nodes]
+    classes = [int(c) for c in np.unique(labels) if c >= 0]
+    fig = make_subplots(rows=1, cols=num_panels, horizontal_spacing=0.04)
+
+    def traces(k: int) -> list[go.Scatter]:
+        out = []
+        for i, s in enumerate(snaps.items):
+            xy = s.proj[k][nodes]
+            for c in classes:
+                sel = labels == c
+                out.append(go.Scatter(
+                    x=xy[sel, 0], y=xy[sel, 1], mode="markers", name=f"class {c}",
+                    legendgroup=f"class {c}", showlegend=i == 0,
+                    marker=dict(size=5, color=SCATTER_CLASS_COLORS[c % len(SCATTER_CLASS_COLORS)],
+                                opacity=0.7),
+                    customdata=nodes[sel],
+                    hovertemplate=(f"{sampler_label(s.sampler)} · layer {k + first}<br>node %{{customdata}}"
+                                   f" · class {c}<extra></extra>")))
+        return out
+
+    def titles(k: int) -> list[dict]:
+        return [dict(text=_panel_title(snaps, i, k), xref=f"x{'' if i == 0 else i + 1} domain",
+                     yref="paper", x=0.5, y=1.0, yanchor="bottom", showarrow=False,
+                     font=dict(size=13)) for i in range(num_panels)]
+
+    for t_index, trace in enumerate(traces(layer - 1)):
+        fig.add_trace(trace, row=1, col=t_index // len(classes) + 1)
+    fig.frames = [go.Frame(name=f"L{k + first}", data=traces(k), layout=go.Layout(annotations=titles(k)))
+                  for k in range(num_layers)]
+    for i, s in enumerate(snaps.items):
+        fig.update_xaxes(range=_panel_range(s.proj[:, nodes, 0]), showticklabels=False,
+                         title_text="PC 1", row=1, col=i + 1)
+        fig.update_yaxes(range=_panel_range(s.proj[:, nodes, 1]), showticklabels=False,
+                         title_text="PC 2" if i == 0 else None, row=1, col=i + 1)
+    step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    fig.update_layout(
+        annotations=titles(layer - 1),
+        sliders=[dict(active=layer - 1, currentvalue=dict(prefix=prefix), pad=dict(t=40),
+                      steps=[dict(label=str(k + first), method="animate",
+                                  args=[[f"L{k + first}"], step_args])
+                             for k in range(num_layers)])],
+        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=-0.08, xanchor="right",
+                          yanchor="top", direction="left",
+                          buttons=[dict(label="▶", method="animate",
+                                        args=[None, dict(mode="immediate", fromcurrent=True,
+                                                         frame=dict(duration=600, redraw=True),
+                                                         transition=dict(duration=250))]),
+                                   dict(label="❚❚", method="animate",
+                                        args=[[None], dict(mode="immediate", frame=dict(duration=0))])])])
+    _base_layout(fig, "", height=height, legend="right")
+    fig.update_layout(margin=dict(l=40, r=20, t=70, b=40))
+    return fig
+
+
+def separation_curves(snaps: Snapshots) -> go.Figure:
+    """Silhouette and subspace distance against the hidden layer, one line per sampler."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=("class silhouette (1 = apart, 0 = merged)",
+                                        "relative distance to the over-smoothing subspace"))
+    for s in snaps.items:
+        layers = np.arange(1, len(s.silhouette) + 1)
+        for col, values, what in ((1, s.silhouette, "silhouette"), (2, s.subspace, "subspace distance")):
+            fig.add_trace(go.Scatter(
+                x=layers, y=values, mode="lines+markers", name=sampler_label(s.sampler),
+                legendgroup=s.sampler, showlegend=col == 1, line=dict(color=sampler_color(s.sampler)),
+                hovertemplate=(f"{sampler_label(s.sampler)} · layer %{{x}}<br>{what} %{{y:.3f}}"
+                               "<extra></extra>")),
+                row=1, col=col)
+    fig.update_xaxes(title_text="hidden layer l")
+    fig.update_yaxes(title_text="silhouette", row=1, col=1)
+    fig.update_yaxes(title_text="‖H − P_M H‖_F / ‖H‖_F", row=1, col=2)
+    return _base_layout(fig, "How far the classes have merged, layer by layer", height=360)
+
+
+def lambda_figure(df: pd.DataFrame) -> go.Figure:
+    """``λ`` (Theorem 1's second-largest eigenvalue in magnitude) per layer, one line per
+    sampler and the full graph's as a dashed black line (from
+    :func:`dropedge_core.studies.theory.lambda_by_layer`)."""
+    fig = go.Figure()
+    for name, part in df.groupby("sampler", sort=False):
+        fig.add_trace(go.Scatter(
+            x=part["layer"], y=part["lam"], mode="lines" if name == FULL else "lines+markers",
+            name=_label(name), line=dict(color=_color(name), dash="dash" if name == FULL else "solid"),
+            customdata=part["edges_kept"],
+            hovertemplate=(f"{_label(name)} · layer %{{x}}<br>λ %{{y:.5f}}<br>"
+                           "edges kept %{customdata}<extra></extra>")))
+    fig.update_xaxes(title_text="layer l (0 = input)", dtick=1 if df["layer"].max() < 20 else None)
+    fig.update_yaxes(title_text="λ (second-largest |eigenvalue| of Â)")
+    return _base_layout(fig, "λ of every sampled layer: closer to 1 = slower over-smoothing")
+
+
+def subspace_decay_figure(df: pd.DataFrame) -> go.Figure:
+    """``d_M(H_l) / d_M(H_0)`` per sampler (log axis) and Theorem 1's bound ``λ^l`` of the
+    full graph, dashed (from :func:`dropedge_core.studies.theory.subspace_decay`)."""
+    fig = go.Figure()
+    for name, part in df.groupby("sampler", sort=False):
+        fig.add_trace(go.Scatter(
+            x=part["step"], y=part["ratio"].clip(lower=1e-12), mode="lines+markers", name=sampler_label(name),
+            line=dict(color=sampler_color(name)),
+            hovertemplate=f"{sampler_label(name)} · after %{{x}} layers<br>d/d0 %{{y:.4f}}<extra></extra>"))
+    bound = df.drop_duplicates("step")
+    fig.add_trace(go.Scatter(x=bound["step"], y=bound["bound"], mode="lines", name="bound λ^l (full graph)",
+                             line=dict(color=FULL_COLOR, dash="dash"),
+                             hovertemplate="Theorem 1 bound after %{x} layers: %{y:.4f}<extra></extra>"))
+    fig.update_xaxes(title_text="layers propagated l")
+    fig.update_yaxes(title_text="d_M(H_l) / d_M(X)", type="log")
+    return _base_layout(fig, "Distance to the over-smoothing subspace, with the theorem's bound")
+
+
+def men_bound_figure(df: pd.DataFrame) -> go.Figure:
+    """Per layer, the measured edge number ``|Π_{i<=l}(A^(i)+I)|`` (solid) and the bound
+    ``Π_{i<=l}|A^(i)|`` (dotted), one colour per sampler, log axis (from
+    :func:`dropedge_core.studies.theory.men_bound_table`); the legend names MEN and MEN*."""
+    fig = go.Figure()
+    for name, part in df.groupby("sampler", sort=False):
+        color, label = sampler_color(name), sampler_label(name)
+        men, star = float(part["men"].iloc[0]), float(part["log10_men_star"].iloc[0])
+        fig.add_trace(go.Scatter(
+            x=part["layer"], y=part["edge_number"], mode="lines+markers", line=dict(color=color),
+            name=f"{label}: MEN {men:.3g}", legendgroup=name,
+            hovertemplate=f"{label} · layer %{{x}}<br>|Π(A+I)| %{{y:.3s}}<extra></extra>"))
+        bound = np.where(part["log10_bound"] < 300, 10.0 ** part["log10_bound"].clip(upper=300), np.nan)
+        fig.add_trace(go.Scatter(
+            x=part["layer"], y=bound, mode="lines", line=dict(color=color, dash="dot"),
+            name=f"{label}: MEN* 10^{star:.1f}", legendgroup=name, customdata=part["log10_bound"],
+            hovertemplate=f"{label} · layer %{{x}}<br>Π|A| = 10^%{{customdata:.2f}}<extra></extra>"))
+    fig.update_xaxes(title_text="layer l (0 = input)")
+    fig.update_yaxes(title_text="non-zero entries (count)", type="log", exponentformat="power")
+    return _base_layout(fig, "Edge numbers (solid) under the paper's upper bound (dotted)", legend="right")
+
+
+def epoch_time_figure(df: pd.DataFrame) -> go.Figure:
+    """Stacked bars of the sampling and the rest of an epoch, measured here beside the
+    paper's (from :func:`dropedge_core.studies.paper_views.epoch_time_table`)."""
+    fig = go.Figure()
+    x = [[sampler_label(s) for s in df["sampler"]], list(df["source"])]
+    for phase, color in (("sampling", "#d62728"), ("training", "#1f77b4")):
+        fig.add_trace(go.Bar(x=x, y=df[f"{phase}_s"], name=phase, marker_color=color,
+                             hovertemplate=f"%{{x}}<br>{phase} %{{y:.4f}} s per epoch<extra></extra>"))
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(title_text="time per epoch (s)")
+    return _base_layout(fig, "Time per epoch: sampling and the rest", height=380)
+
+
+def _segments(pos: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``None``-separated line segments ``pos[a] -> pos[b]`` (one trace for many edges)."""
+    xs = np.full((a.size, 3), np.nan)
+    ys = np.full((a.size, 3), np.nan)
+    xs[:, 0], xs[:, 1] = pos[a, 0], pos[b, 0]
+    ys[:, 0], ys[:, 1] = pos[a, 1], pos[b, 1]
+    return xs.ravel(), ys.ravel()
+
+
+def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str | None = None,
+                           layer: int | None = None) -> go.Figure:
+    """The nodes ``node`` reaches through each layer's kept edges, one animation frame per
+    layer (the receptive field that MEN counts).
+
+    Args:
+        graph: the graph; ``masks`` its ``(L, M)`` masks.
+        layout: a :class:`~dropedge_core.studies.graph_layout.GraphLayout` (drawn nodes and positions).
+        node: the chosen node (a star).
+        reach: ``(L, N)`` bool from :func:`dropedge_core.studies.teaching.receptive_field`.
+        layer: the frame shown first (default: the last).
+
+    Traces per frame, in order: the drawn edges (faint), the kept edges of the layer
+    between reached nodes, the nodes not reached (grey), the reached nodes coloured by the
+    layer that first reached them, the chosen node. Node traces carry the node id in
+    ``customdata`` (a click selects it).
+    """
+    reach = np.asarray(reach, dtype=bool)
+    num_layers, n = reach.shape
+    layer = num_layers - 1 if layer is None else min(max(int(layer), 0), num_layers - 1)
+    ids = np.asarray(layout.nodes)
+    pos = np.asarray(layout.positions)
+    row = np.full(n, -1)
+    row[ids] = np.arange(ids.size)
+    edge_ids = np.asarray(layout.edge_ids)
+    u, v = graph.undirected_edges[:, edge_ids].cpu().numpy()
+    kept_all = np.asarray(masks.cpu())[:, edge_ids]
+    first = np.where(reach.any(0), reach.argmax(0), -1)
+    ex, ey = _segments(pos, row[u], row[v])
+    color = sampler_color(sampler) if sampler else "#444444"
+    size = float(np.clip(57 / np.sqrt(max(ids.size, 1)), 6, 14))
+    star = pos[row[[node]]] if row[node] >= 0 else np.zeros((0, 2))  # not drawn: no star
+
+    def traces(k: int) -> list[go.Scatter]:
+        got = reach[k][ids]
+        used = kept_all[k] & reach[k][u] & reach[k][v]
+        kx, ky = _segments(pos, row[u[used]], row[v[used]])
+        return [
+            go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#e3e3e3", width=0.7), hoverinfo="skip",
+                       name="edges", showlegend=False),
+            go.Scatter(x=kx, y=ky, mode="lines", line=dict(color=color, width=1.6), hoverinfo="skip",
+                       name=f"kept at layer {k}, between reached nodes"),
+            go.Scatter(x=pos[~got, 0], y=pos[~got, 1], mode="markers", name="not reached yet",
+                       marker=dict(size=size * 0.8, color="#cfcfcf"), customdata=ids[~got],
+                       hovertemplate=f"node %{{customdata}}: not reached by layer {k}<extra></extra>"),
+            go.Scatter(x=pos[got, 0], y=pos[got, 1], mode="markers", name="reached",
+                       customdata=np.stack([ids[got], first[ids[got]]], 1),
+                       marker=dict(size=size, color=first[ids[got]], colorscale="Viridis_r", cmin=0,
+                                   cmax=max(num_layers - 1, 1), line=dict(color="white", width=0.6),
+                                   colorbar=dict(title="first reached<br>at layer", len=0.6)),
+                       hovertemplate="node %{customdata[0]}: reached at layer %{customdata[1]}"
+                                     "<extra></extra>"),
+            go.Scatter(x=star[:, 0], y=star[:, 1], mode="markers", name=f"node {node}",
+                       marker=dict(size=size * 1.9, symbol="star", color="#d62728",
+                                   line=dict(color="black", width=1)),
+                       customdata=[node], hovertemplate="node %{customdata}: the chosen node<extra></extra>"),
+        ]
+
+    def title(k: int) -> str:
+        return (f"Node {node} reaches {int(reach[k].sum())} of {n} nodes through layers 0..{k}"
+                f"{' (' + sampler_label(sampler) + ')' if sampler else ''}")
+
+    fig = go.Figure(traces(layer))
+    fig.frames = [go.Frame(name=str(k), data=traces(k), layout=go.Layout(title=dict(text=title(k))))
+                  for k in range(num_layers)]
+    step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    fig.update_layout(
+        sliders=[dict(active=layer, currentvalue=dict(prefix="through layer "), pad=dict(t=10),
+                      steps=[dict(label=str(k), method="animate", args=[[str(k)], step_args])
+                             for k in range(num_layers)])],
+        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=0.0, xanchor="right", yanchor="top",
+                          buttons=[dict(label="▶", method="animate",
+                                        args=[None, dict(mode="immediate", fromcurrent=True,
+                                                         frame=dict(duration=700, redraw=True))])])],
+        clickmode="event+select")
+    _base_layout(fig, title(layer), height=560, legend="bottom")
+    fig.update_xaxes(showgrid=False, zeroline=False, showticklabels=False)
+    fig.update_yaxes(showgrid=False, zeroline=False, showticklabels=False, scaleanchor="x", scaleratio=1)
+    return fig
+
+
+def men_analysis_figure(df: pd.DataFrame) -> go.Figure:
+    """The paper's MEN analysis: MEN against the lowest validation loss (left) and against
+    the paper's "Distance" (right), one marker per run, one colour per sampler (from
+    :func:`dropedge_core.studies.paper_views.men_analysis_runs`)."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=("MEN vs validation loss", "MEN vs Distance"))
+    for name, part in df.groupby("sampler", sort=False):
+        label = sampler_label(name)
+        for col, what, title in ((1, "val_loss", "lowest validation loss"), (2, "distance", "Distance")):
+            fig.add_trace(go.Scatter(
+                x=part["men"], y=part[what], mode="markers", name=label, legendgroup=name,
+                showlegend=col == 1, marker=dict(size=11, color=sampler_color(name)),
+                customdata=np.stack([part["seed"], 100 * part["test_acc"].astype(float)], 1),
+                hovertemplate=(f"{label} · seed %{{customdata[0]}}<br>MEN %{{x:.3s}}<br>{title} "
+                               "%{y:.3f}<br>test %{customdata[1]:.1f} %<extra></extra>")), row=1, col=col)
+    fig.update_xaxes(title_text="MEN (node pairs)", type="log")
+    fig.update_yaxes(title_text="validation loss (NLL)", row=1, col=1)
+    fig.update_yaxes(title_text="Distance (mean ‖H^(l+1) − H^(l)‖_F)", row=1, col=2)
+    return _base_layout(fig, "MEN analysis of a 16-layer GCN on Cora", height=400)

@@ -1,0 +1,377 @@
+"""Per-layer adjacency normalisations (paper appendix, "The applied normalization methods").
+
+``D`` are the degrees of the kept adjacency ``A``, ``D~`` those of ``A + I``:
+
+======  =====================================  ===========================================
+name    formula                                 note
+======  =====================================  ===========================================
+NA      D^-1/2 A D^-1/2                         isolated node: zero row (never inf/NaN)
+FOG     I + D^-1/2 A D^-1/2                     first-order GCN
+AN      D~^-1/2 (A + I) D~^-1/2                 GCN renormalisation (default)
+ANS     I + D~^-1/2 (A + I) D~^-1/2             AN with an extra self-loop
+ARW     D~^-1 (A + I)                           augmented random walk (row-stochastic)
+======  =====================================  ===========================================
+
+:func:`adjacencies` turns the ``(L, M)`` masks of a sampler into ``L`` PyG-style
+``(edge_index, edge_weight)`` pairs; every node's self-loop entry is included (with
+weight 0 for NA), so all methods return the same sparsity pattern for a layer. Entry
+``(i, j)`` of ``edge_index`` is read as row ``i``, column ``j`` of the matrix, i.e.
+``out[i] = sum_j w_ij h[j]`` — :func:`propagate` does exactly that.
+"""
+from __future__ import annotations
+
+import torch
+
+from dropedge_core.method.graph import Graph, GraphError, csr_tensor, to_csr
+
+METHODS = ("NA", "FOG", "AN", "ANS", "ARW")
+
+
+class NormalizationError(ValueError):
+    """Unknown normalisation name."""
+
+
+def check_method(method: str) -> str:
+    key = str(method).strip().upper()
+    if key not in METHODS:
+        raise NormalizationError(f"unknown normalization {method!r}; valid: {', '.join(METHODS)}")
+    return key
+
+
+def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
+                ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Normalised adjacency of every layer, from a sampler's masks.
+
+    Args:
+        graph: the graph the masks index.
+        masks: ``(L, M)`` bool (undirected) or ``(L, 2M)`` bool (``directed=True``
+            samplers, columns of ``graph.edge_index``).
+        method: one of :data:`METHODS` (default ``"AN"``).
+
+    Returns:
+        ``L`` pairs ``(edge_index (2, E_l + N), edge_weight (E_l + N,))``, self-loops
+        included, entries sorted by (row, column).
+
+    The fast path, and the one way to script it: all layers' weights in one pass of
+    :func:`layer_values` (the trainer's own), then each layer's entries picked out of
+    that ``(L, 2M + N)`` table with one flat ``nonzero`` and ``index_select``. For
+    training, :class:`~dropedge_core.training.trainer.AdjacencyBuilder` skips even the
+    compaction: one fixed CSR pattern whose values are :func:`layer_values`' rows.
+
+    Example:
+        >>> from dropedge_core import datasets, samplers
+        >>> g = datasets.load("karate")  # N = 34, M = 78
+        >>> masks = samplers.make("dropedge++").sample(g, 4, torch.Generator().manual_seed(0))
+        >>> [ei.size(1) for ei, _ in adjacencies(g, masks)]  # 2 * kept + N per layer
+        [80, 106, 132, 158]
+    """
+    values = layer_values(graph, masks, method)
+    kept = _kept_entries(graph, masks, values, method)
+    flat = kept.view(-1).nonzero().squeeze(1)  # layer after layer, each in CSR order
+    entry = flat % values.size(1)
+    rows, cols = entry_index(graph)
+    index = torch.stack([rows.index_select(0, entry), cols.index_select(0, entry)])
+    weight = values.view(-1).index_select(0, flat)
+    # entries per layer: its kept directions (2 per undirected column) and N self-loops
+    per_column = 2 if masks.size(1) == graph.num_edges else 1
+    sizes = (masks.sum(1) * per_column + graph.num_nodes).tolist()
+    return list(zip(index.split(sizes, dim=1), weight.split(sizes)))
+
+
+def entry_index(graph: Graph) -> torch.Tensor:
+    """``(2, 2M + N)``: the entries every layer's adjacency draws from — the ``2M``
+    directed edges of ``graph.edge_index`` and the ``N`` self-loops — sorted by (row,
+    column), i.e. in CSR order, so that a layer's weights over these entries are the
+    values of a CSR matrix with a fixed pattern."""
+    if "entry_index" not in graph.cache:
+        _build_entries(graph)
+    return graph.cache["entry_index"]
+
+
+def entry_columns(graph: Graph, width: int) -> torch.Tensor:
+    """``(2M + N,)`` long: for each entry of :func:`entry_index`, its column in a mask of
+    ``width`` columns (``M``: undirected edge id; ``2M``: direction, i.e. column of
+    ``edge_index``), and ``width`` for a self-loop (a column that is always kept)."""
+    m = graph.num_edges
+    if width not in (m, 2 * m):
+        raise GraphError(f"mask width {width} matches neither M={m} nor 2M={2 * m}")
+    key = ("entry_columns", width)
+    if key not in graph.cache:
+        entry_index(graph)  # builds the entries once
+        direction = graph.cache["entry_direction"]  # -1 for self-loops
+        column = direction % m if width == m else direction
+        graph.cache[key] = torch.where(direction < 0, torch.full_like(direction, width), column).long()
+    return graph.cache[key]
+
+
+def _build_entries(graph: Graph) -> None:
+    """The entries in CSR order without sorting them. Row ``i`` of ``A + I`` lists, by
+    column: the directions ``i -> u`` of its edges ``(u, i)``, ``u < i`` (ordered by
+    ``u``), its self-loop, then the directions ``i -> v`` of its edges ``(i, v)``,
+    ``v > i`` — the latter already consecutive and ordered in ``undirected_edges``
+    (sorted by ``(u, v)``). So only the edges need a stable sort by ``v`` (half the
+    entries, 32-bit keys: ~4x faster than sorting all ``(row, col)`` keys); every
+    position then follows from the row offsets."""
+    n, m = graph.num_nodes, graph.num_edges
+    u, v = graph.undirected_edges
+    device = u.device
+    key = u * n + v
+    if m > 1 and not bool((key[1:] > key[:-1]).all()):  # not the documented sorted order
+        _build_entries_by_sort(graph)
+        return
+    fwd = torch.bincount(u, minlength=n)  # entries right of the diagonal, per row
+    bwd = torch.bincount(v, minlength=n)  # ... and left of it
+    crow = torch.zeros(n + 1, dtype=torch.long, device=device)
+    torch.cumsum(fwd + bwd + 1, 0, out=crow[1:])
+    fwd_start = torch.cumsum(fwd, 0) - fwd  # first edge of each u in undirected_edges
+    edge = torch.arange(m, device=device)
+    loop_pos = crow[:-1] + bwd
+    # index_select / index_copy_: several times faster on the CPU than [] indexing
+    pos_fwd = (loop_pos - fwd_start + 1).index_select(0, u).add_(edge)
+    by_v = torch.sort(v.int() if n < 2**31 else v, stable=True).indices  # edges by (v, u)
+    bwd_start = torch.cumsum(bwd, 0) - bwd
+    v_by_v = v.index_select(0, by_v)
+    pos_bwd = torch.empty(m, dtype=torch.long, device=device).index_copy_(
+        0, by_v, (crow[:-1] - bwd_start).index_select(0, v_by_v).add_(edge))
+    index = torch.empty(2, 2 * m + n, dtype=torch.long, device=device)
+    direction = torch.empty(2 * m + n, dtype=torch.long, device=device)
+    loops = torch.arange(n, device=device)
+    for pos, rows, cols, ids in ((pos_fwd, u, v, edge), (pos_bwd, v, u, edge + m),
+                                 (loop_pos, loops, loops, torch.full_like(loops, -1))):
+        index[0].index_copy_(0, pos, rows)
+        index[1].index_copy_(0, pos, cols)
+        direction.index_copy_(0, pos, ids)
+    graph.cache["entry_index"] = index
+    graph.cache["entry_direction"] = direction.int() if 2 * m < 2**31 else direction  # memory
+    graph.cache["entry_loops"] = loop_pos
+
+
+def _build_entries_by_sort(graph: Graph) -> None:
+    n = graph.num_nodes
+    loops = torch.arange(n, device=graph.edge_index.device)
+    index = torch.cat([graph.edge_index, loops.expand(2, -1)], dim=1)
+    direction = torch.cat([torch.arange(graph.edge_index.size(1), device=loops.device),
+                           torch.full_like(loops, -1)])
+    order = torch.argsort(index[0] * n + index[1])
+    graph.cache["entry_index"] = index[:, order]
+    graph.cache["entry_direction"] = direction[order]
+    graph.cache["entry_loops"] = (direction[order] < 0).nonzero().flatten()
+
+
+def layer_weights(graph: Graph, masks: torch.Tensor, method: str = "AN",
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Normalised weights of every layer over the fixed entries of :func:`entry_index`.
+
+    Returns ``(kept, weight)``, both ``(L, 2M + N)`` in CSR order: ``kept`` (bool) marks
+    the entries present at each layer (kept directions and all self-loops), ``weight``
+    (:func:`layer_values`) their normalised values, exactly zero where ``kept`` is False.
+    :func:`adjacencies` compacts these per layer.
+    """
+    weight = layer_values(graph, masks, method)
+    return _kept_entries(graph, masks, weight, check_method(method)), weight
+
+
+def _kept_entries(graph: Graph, masks: torch.Tensor, weight: torch.Tensor, method: str) -> torch.Tensor:
+    """``(L, 2M + N)`` bool: the entries of each layer — its kept directions and every
+    self-loop. A kept direction weighs > 0 (its end points have degree >= 1), except
+    under NA/FOG with directed masks, when its target has no kept direction of its own:
+    then the flags come from the masks."""
+    num_layers, width = masks.shape
+    if method in ("AN", "ANS", "ARW") or width == graph.num_edges:
+        kept = weight != 0
+        kept[:, entry_loops(graph)] = True
+        return kept
+    padded = torch.ones(num_layers, width + 1, dtype=torch.uint8, device=masks.device)
+    padded[:, :width] = masks
+    return padded.index_select(1, entry_columns(graph, width)).bool()
+
+
+# Rows per chunk on the CPU: a chunk's (C, L) temporaries stay in the CPU's caches;
+# whole-array temporaries of a 1M-node graph (22.6M entries x 16 layers, 1.4 GB each)
+# would stream through memory several times and page-fault on every allocation.
+CPU_CHUNK = 1 << 14
+# A workspace keeps the value table of layer_values up to this size (see there).
+KEEP_TABLE_BYTES = 256 << 20
+
+
+def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
+                 out: torch.Tensor | None = None, workspace: dict | None = None) -> torch.Tensor:
+    """``(L, 2M + N)``: the normalised weight of every entry of :func:`entry_index` at
+    every layer, zero for dropped edges — the values of ``L`` CSR matrices with one fixed
+    pattern (the trainer's :class:`~dropedge_core.training.trainer.AdjacencyBuilder`).
+
+    All layers at once, a fixed number of whole-array passes whatever ``L``:
+
+    1. the degrees of all layers, ``(N, L)``: ``index_add`` of the masks' columns at the
+       end points they stand for (both for an undirected column);
+    2. a value per mask column and layer, ``kept * s[a] * t[b]`` with ``s``, ``t`` the
+       method's degree scalings of its end points (one row per column when the value is
+       the same both ways — every method but ARW — else one per direction), plus one
+       row per self-loop;
+    3. the output: each entry's row of that table (one gather), transposed into
+       ``(L, 2M + N)``.
+
+    On the CPU the passes run over chunks of :data:`CPU_CHUNK` rows with reused buffers
+    (a loop over chunks, not edges): on a 1M-node graph that is several times faster
+    than whole-array temporaries. On an accelerator each pass is one call.
+
+    ``out`` (``(L, 2M + N)`` float, optional) receives the result; ``workspace`` (a dict
+    the caller keeps, optional) holds the value table between calls while it is under
+    :data:`KEEP_TABLE_BYTES`. Reusing them saves the page faults of fresh allocations
+    (~0.2 s per GB on the CPU, as much as the arithmetic on a 1M-node graph; see
+    :class:`~dropedge_core.training.trainer.AdjacencyBuilder`).
+    """
+    method = check_method(method)
+    device = graph.undirected_edges.device  # (graph.edge_index would build 2M x 2 indices)
+    num_layers, width = masks.shape
+    m, n = graph.num_edges, graph.num_nodes
+    if width not in (m, 2 * m):
+        raise GraphError(f"mask width {width} matches neither M={m} nor 2M={2 * m}")
+    directional = method == "ARW"  # ARW's value differs between the two directions
+    src, dst = graph.edge_index if directional else _column_ends(graph, width)
+    num = src.numel()  # rows of the value table before the self-loops: M or 2M
+    # kept between calls only while small: on a 1M-node graph the table (0.76 GB) would
+    # sit beside the sampler's arrays at the next epoch's peak; its page faults cost less
+    keep_table = workspace if (num + n) * num_layers * 4 <= KEEP_TABLE_BYTES else None
+    table = _buffer(keep_table, "table", (num + n, num_layers), device)
+    # pass 1: the kept flags into the table (as 0/1 floats), then the degrees of all
+    # layers as one sparse product with the incidence matrix (a kept undirected column
+    # adds to both end points' degrees, a direction to its source's)
+    step = _step(device, width)
+    for s in range(0, width, step):  # a loop over chunks of mask columns
+        e = min(s + step, width)
+        table[s:e].copy_(masks[:, s:e].t())
+    deg = torch.sparse.mm(_incidence(graph, width), table[:width]).add_(1.0)  # + the self-loops
+    if method in ("NA", "FOG"):
+        deg -= 1.0
+    if method == "ARW":
+        left, right = deg.reciprocal_(), None
+    elif method in ("AN", "ANS"):  # every degree is >= 1 (the self-loop)
+        left = right = deg.rsqrt_()
+    else:  # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, a zero row, not inf
+        left = right = torch.where(deg > 0, deg.rsqrt(), torch.zeros_like(deg))
+    # pass 2: row r of the table becomes kept * left[src[r]] * right[dst[r]]; an
+    # undirected mask under ARW has two rows per column (the second half first, while
+    # the first half still holds the flags)
+    if num != width:
+        table[width:num].copy_(table[:width])
+    scale = torch.empty(_step(device, num), num_layers, device=device)
+    for s in range(0, num, step):  # a loop over chunks of rows
+        e = min(s + step, num)
+        val, sc = table[s:e], scale[:e - s]
+        torch.index_select(left, 0, src[s:e], out=sc)
+        val.mul_(sc)
+        if right is not None:
+            torch.index_select(right, 0, dst[s:e], out=sc)
+            val.mul_(sc)
+    loops = table[num:]
+    if method == "ARW":
+        loops.copy_(left)
+    elif method in ("AN", "ANS"):
+        torch.mul(left, right, out=loops)
+        if method == "ANS":  # ... plus I
+            loops += 1.0
+    else:  # D^-1/2 A D^-1/2 has no diagonal; FOG adds I
+        loops.fill_(1.0 if method == "FOG" else 0.0)
+    # pass 3: every entry's row of the table, transposed into the (L, entries) output
+    rows = _table_rows(graph, width, directional)
+    if out is None:
+        out = torch.empty(num_layers, rows.numel(), device=device)
+    elif out.shape != (num_layers, rows.numel()) or out.dtype != torch.float32 or not out.is_contiguous():
+        raise ValueError(f"out must be a contiguous float32 tensor of shape {(num_layers, rows.numel())}")
+    step = _step(device, rows.numel())
+    buf = torch.empty(step, num_layers, device=device)
+    for s in range(0, rows.numel(), step):  # a loop over chunks of entries
+        e = min(s + step, rows.numel())
+        torch.index_select(table, 0, rows[s:e], out=buf[:e - s])
+        out[:, s:e].copy_(buf[:e - s].t())
+    return out
+
+
+def _incidence(graph: Graph, width: int) -> torch.Tensor:
+    """``(N, width)`` sparse CSR 0/1: node ``i``'s row holds the mask columns whose kept
+    edge adds to its degree — the entries of row ``i`` of :func:`entry_index` without the
+    self-loop, so it shares their order."""
+    key = ("incidence", width)
+    if key not in graph.cache:
+        entry_index(graph)
+        direction = graph.cache["entry_direction"]
+        n = graph.num_nodes
+        rows = graph.cache["entry_index"][0]
+        counts = torch.bincount(rows, minlength=n) - 1  # one self-loop per row
+        crow = torch.zeros(n + 1, dtype=torch.long, device=rows.device)
+        torch.cumsum(counts, 0, out=crow[1:])
+        col = direction[direction >= 0]
+        if width == graph.num_edges:
+            col = col % width
+        if width < 2**31 and col.numel() < 2**31:  # 32-bit indices: half the memory
+            crow, col = crow.int(), col.int()
+        graph.cache[key] = csr_tensor(crow, col, torch.ones(col.numel(), device=rows.device),
+                                                   (n, width))
+    return graph.cache[key]
+
+
+def _buffer(workspace: dict | None, name: str, shape: tuple[int, int], device: torch.device) -> torch.Tensor:
+    """A float32 buffer of ``shape``, kept in ``workspace`` for the next call (if given)."""
+    buf = workspace.get(name) if workspace is not None else None
+    if buf is None or buf.shape != shape or buf.device != device:
+        buf = torch.empty(shape, device=device)
+        if workspace is not None:
+            workspace[name] = buf
+    return buf
+
+
+def _step(device: torch.device, size: int) -> int:
+    return max(1, size if device.type != "cpu" else min(CPU_CHUNK, size))
+
+
+def _column_ends(graph: Graph, width: int) -> tuple[torch.Tensor, ...]:
+    """The end points a mask column stands for: ``(u, v)`` of an undirected edge, or the
+    ``(source, target)`` of a direction."""
+    return tuple(graph.undirected_edges) if width == graph.num_edges else tuple(graph.edge_index)
+
+
+def _table_rows(graph: Graph, width: int, directional: bool) -> torch.Tensor:
+    """``(2M + N,)`` long: for each entry of :func:`entry_index`, its row of
+    :func:`_value_table` (its mask column or direction; ``R + node`` for a self-loop)."""
+    key = ("table_rows", width if not directional else 2 * graph.num_edges)
+    if key not in graph.cache:
+        entry_index(graph)
+        direction = graph.cache["entry_direction"]
+        num = key[1]
+        column = direction % graph.num_edges if num == graph.num_edges else direction
+        node = graph.cache["entry_index"][0]
+        rows = torch.where(direction < 0, num + node, column)
+        # 32-bit when it fits: index_select takes it, and it halves this table
+        graph.cache[key] = rows.int() if num + graph.num_nodes < 2**31 else rows
+    return graph.cache[key]
+
+
+def entry_loops(graph: Graph) -> torch.Tensor:
+    """``(N,)`` long: the positions of the self-loops among :func:`entry_index`."""
+    entry_index(graph)  # builds the entries once
+    return graph.cache["entry_loops"]
+
+
+def full_adjacency(graph: Graph, method: str = "AN") -> tuple[torch.Tensor, torch.Tensor]:
+    """The normalised adjacency of the whole graph (evaluation uses the full graph)."""
+    ones = torch.ones(1, graph.num_edges, dtype=torch.bool, device=graph.undirected_edges.device)
+    return adjacencies(graph, ones, method)[0]
+
+
+def to_dense(edge_index: torch.Tensor, edge_weight: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """Dense ``(N, N)`` matrix of an ``(edge_index, edge_weight)`` pair (tests, small graphs)."""
+    out = torch.zeros(num_nodes, num_nodes, dtype=edge_weight.dtype, device=edge_weight.device)
+    out.index_put_((edge_index[0], edge_index[1]), edge_weight, accumulate=True)
+    return out
+
+
+def to_sparse(edge_index: torch.Tensor, edge_weight: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """A torch sparse CSR ``(N, N)`` matrix for fast ``A @ H`` products."""
+    coo = torch.sparse_coo_tensor(edge_index, edge_weight, (num_nodes, num_nodes))
+    return to_csr(coo.coalesce())
+
+
+def propagate(adj: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """``adj @ h`` for a sparse ``adj`` from :func:`to_sparse`."""
+    return torch.sparse.mm(adj, h)

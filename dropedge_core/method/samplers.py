@@ -1,0 +1,495 @@
+"""Edge samplers of DropEdge++ (paper §3, Algorithm 1).
+
+Every sampler is a point in a two-axis design:
+
+* **layer relation** — how the ``L`` layers' edge sets relate:
+  ``"all"`` (keep everything: NoDrop), ``"shared"`` (one sample for every layer:
+  DropEdge, FD), ``"independent"`` (one sample per layer: LI), ``"increasing"``
+  (LID, nested: ``mask[l] ⊆ mask[l+1]``, the bottom layer sparsest) and
+  ``"decreasing"`` (LDD, nested the other way: ``mask[l] ⊇ mask[l+1]``).
+* **weighting** — ``"uniform"`` or ``"kernel"`` (the feature-dependent sampler, FD:
+  an edge is drawn with probability proportional to a kernel of its end points'
+  features).
+
+``make(name)`` gives the paper's named points (``nodrop``, ``dropedge``, ``li``,
+``lid``, ``ldd``, ``fd``, ``dropedge++``); any other point is
+``EdgeSampler(relation, weighting, ...)``, e.g. LI with kernel weights.
+
+Rates ``p_min``, ``p_max`` are **keep** rates. Layer ``l = 0`` is the input layer and
+keeps ``k_l = floor(M * (p_min + (p_max - p_min) * l / (L - 1)))`` edges (LID and LI);
+LDD keeps the mirrored counts ``k_{L-1-l}`` so that its bottom layer is the densest.
+
+Weighted sampling without replacement is successive sampling (draw one edge at a time
+with probability proportional to its weight); Gumbel keys + top-k give exactly that
+distribution in one vectorised pass.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from dropedge_core.method.graph import Graph
+
+RELATIONS = ("all", "shared", "independent", "increasing", "decreasing")
+WEIGHTINGS = ("uniform", "kernel")
+KERNELS = ("linear", "poly", "rbf", "reverse")
+RBF_GAMMA = 6.0  # the paper's appendix: exp(-6 ||x_u - x_v||^2), chosen by validation
+KERNEL_FLOOR = 1e-10  # keeps zero-similarity edges drawable
+SELECT_SAMPLE_ABOVE = 200_000  # pools of at least this many keys select by sampled brackets
+SELECT_SAMPLE = 8192  # the size of that sample
+
+# name -> (layer relation, weighting)
+NAMED: dict[str, tuple[str, str]] = {
+    "nodrop": ("all", "uniform"),
+    "dropedge": ("shared", "uniform"),
+    "li": ("independent", "uniform"),
+    "lid": ("increasing", "uniform"),
+    "ldd": ("decreasing", "uniform"),
+    "fd": ("shared", "kernel"),
+    "dropedge++": ("increasing", "kernel"),
+}
+NAMES: tuple[str, ...] = tuple(NAMED)
+
+
+class SamplerError(ValueError):
+    """Bad sampler name or parameter; the message names the value and what is allowed."""
+
+
+def check_rates(p_min: float, p_max: float) -> None:
+    """Raise :class:`SamplerError` unless ``0 <= p_min <= p_max <= 1``."""
+    for pname, p in (("p_min", p_min), ("p_max", p_max)):
+        if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0 or math.isnan(p):
+            raise SamplerError(f"{pname} must be a keep rate in [0, 1] (got {p!r})")
+    if p_min > p_max:
+        raise SamplerError(f"p_min must be <= p_max (got p_min={p_min}, p_max={p_max})")
+
+
+def check_layers(num_layers: int, max_layers: int = 256) -> None:
+    if not isinstance(num_layers, int) or not 1 <= num_layers <= max_layers:
+        raise SamplerError(f"num_layers must be an integer in 1..{max_layers} (got {num_layers!r})")
+
+
+def p_max_prime(p_min: float, p_max: float) -> float:
+    """The paper's hyperparameter ``p_max' = (p_max - p_min) / (1 - p_min)`` (appendix).
+
+    ``p_min = 1`` leaves ``p_max'`` undefined; it is taken as 0.
+    """
+    check_rates(p_min, p_max)
+    return 0.0 if p_min >= 1.0 else (p_max - p_min) / (1.0 - p_min)
+
+
+def p_max_from_prime(p_min: float, p_max_prime: float) -> float:
+    """Inverse of :func:`p_max_prime`: ``p_max = p_min + p_max' * (1 - p_min)``."""
+    check_rates(p_min, p_min)
+    if not 0.0 <= p_max_prime <= 1.0:
+        raise SamplerError(f"p_max' must be in [0, 1] (got {p_max_prime!r})")
+    return p_min + p_max_prime * (1.0 - p_min)
+
+
+def keep_counts(num_edges: int, num_layers: int, p_min: float, p_max: float) -> torch.Tensor:
+    """Edges kept per layer, ``(L,)`` long, layer 0 = input layer.
+
+    ``k_l = floor(M * (p_min + (p_max - p_min) * l / (L - 1)))``; for ``L = 1``,
+    ``k_0 = floor(M * p_max)``.
+
+    Example:
+        >>> keep_counts(100, 3, 0.2, 0.6)
+        tensor([20, 40, 60])
+    """
+    check_rates(p_min, p_max)
+    check_layers(num_layers, max_layers=10**6)
+    if num_layers == 1:
+        rates = torch.tensor([p_max], dtype=torch.float64)
+    else:
+        rates = p_min + (p_max - p_min) * torch.arange(num_layers, dtype=torch.float64) / (num_layers - 1)
+    # the 1e-9 guards floor against 0.1 * 3 = 0.30000000000000004-style float noise
+    return torch.floor(num_edges * rates + 1e-9).long().clamp(0, num_edges)
+
+
+def kernel_weights(x: torch.Tensor, edges: torch.Tensor, kernel: str = "linear",
+                   gamma: float = RBF_GAMMA) -> torch.Tensor:
+    """Kernel weight of every edge, ``(E,)`` float, from features ``x`` ``(N, C)``.
+
+    ``linear``: x_u·x_v; ``poly``: (x_u·x_v)^2; ``rbf``: exp(-gamma ||x_u - x_v||^2);
+    ``reverse``: 1 - x_u·x_v (the paper's control). Each value is clipped at 0 (real
+    features can give negative dot products), then ``1e-10`` is added so that edges
+    with zero similarity stay drawable. O(E·C), vectorised, chunked over edges to bound
+    memory.
+    """
+    if kernel not in KERNELS:
+        raise SamplerError(f"unknown kernel {kernel!r}; valid: {', '.join(KERNELS)}")
+    u, v = edges
+    x = x.float()
+    out = torch.empty(u.numel(), dtype=torch.float32, device=x.device)
+    # cache-sized chunks into reused buffers on the CPU (fresh 64 MB gathers per chunk
+    # cost more in page faults than in arithmetic); one chunk of ~64 MB on an accelerator
+    budget = (1 << 24) if x.device.type != "cpu" else (1 << 17)
+    chunk = max(1, min(u.numel(), budget // max(1, x.size(1))))
+    xu = torch.empty(chunk, x.size(1), device=x.device)
+    xv = torch.empty_like(xu)
+    for s in range(0, u.numel(), chunk):  # a loop over chunks of edges
+        e = min(s + chunk, u.numel())
+        a, b = xu[:e - s], xv[:e - s]
+        torch.index_select(x, 0, u[s:e], out=a)
+        torch.index_select(x, 0, v[s:e], out=b)
+        if kernel == "rbf":
+            torch.sum(a.sub_(b).square_(), 1, out=out[s:e])
+        else:
+            torch.sum(a.mul_(b), 1, out=out[s:e])
+    if kernel == "rbf":
+        out.mul_(-gamma).exp_()
+    elif kernel == "poly":
+        out.square_()
+    elif kernel == "reverse":
+        out.neg_().add_(1.0)
+    return out.clamp_(min=0.0).add_(KERNEL_FLOOR)
+
+
+def successive_sample(weights: torch.Tensor | None, k: int, generator: torch.Generator | None = None,
+                      candidates: torch.Tensor | None = None, num_items: int | None = None,
+                      ) -> torch.Tensor:
+    """Draw ``k`` items without replacement, one at a time with probability ∝ weight.
+
+    Implemented as Gumbel top-k: ``key = log w + Gumbel`` (``w`` uniform if
+    ``weights`` is ``None``), keep the ``k`` largest keys among ``candidates``.
+
+    Args:
+        weights: ``(E,)`` positive weights, or ``None`` for uniform.
+        k: how many to keep (``<= candidates.sum()``).
+        generator: the random source.
+        candidates: ``(E,)`` bool, the items allowed (default: all).
+        num_items: ``E`` when both ``weights`` and ``candidates`` are ``None``.
+
+    Returns:
+        ``(E,)`` bool mask with exactly ``k`` True entries.
+    """
+    ref = weights if weights is not None else candidates
+    n = ref.numel() if ref is not None else int(num_items)
+    device = draw_device(generator, weights, candidates)
+    keys = _gumbel_keys((n,), weights, generator, device)
+    if candidates is not None:
+        if k > int(candidates.sum()):
+            raise SamplerError(f"cannot keep {k} of {int(candidates.sum())} candidate edges")
+        keys = keys.masked_fill(~candidates, -math.inf)
+    mask = torch.zeros(n, dtype=torch.bool, device=device)
+    if k > 0:
+        mask[torch.topk(keys, k, sorted=False).indices] = True
+    return mask
+
+
+def draw_device(generator: torch.Generator | None, *tensors: torch.Tensor | None) -> torch.device:
+    """The device a sampler's random draws happen on: the ``generator``'s.
+
+    A CUDA generator draws only CUDA numbers (and a CPU one CPU numbers), so the keys are
+    made where the generator lives — also when no tensor says where (uniform weights,
+    only a count of items). Without a generator: the first tensor's device, else the CPU.
+    Raises :class:`SamplerError` when a given tensor lives on another device.
+    """
+    present = [t for t in tensors if t is not None]
+    if generator is not None:
+        device = generator.device
+    else:
+        device = present[0].device if present else torch.device("cpu")
+    for t in present:
+        if not _same_device(t.device, device):
+            raise SamplerError(f"the random generator is on {device} but the edges/weights are on "
+                               f"{t.device}: create it there, torch.Generator(device={str(t.device)!r})")
+    return device
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
+
+
+def _gumbel_keys(shape: tuple[int, ...], weights: torch.Tensor | None,
+                 generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
+    u = torch.rand(shape, generator=generator, device=device, dtype=torch.float64)
+    # -log(-log U) is Gumbel(0, 1); U is clamped off 0 so that no key is inf
+    keys = -torch.log(-torch.log(u.clamp_min(1e-300)))
+    if weights is not None:
+        keys = keys + torch.log(weights.double())
+    return keys
+
+
+def independent_masks(weights: torch.Tensor | None, counts: torch.Tensor,
+                      generator: torch.Generator | None = None, num_items: int | None = None,
+                      ) -> torch.Tensor:
+    """``(L, E)`` masks, row ``l`` an independent successive sample of ``counts[l]`` items.
+
+    All rows in one pass: ``(L, E)`` keys, rank each row, keep ranks below its count.
+    """
+    n = weights.numel() if weights is not None else int(num_items)
+    device = draw_device(generator, weights)
+    keys = _gumbel_keys((counts.numel(), n), weights, generator, device)
+    order = torch.argsort(keys, dim=1, descending=True)
+    ranks = torch.empty_like(order)
+    ranks.scatter_(1, order, torch.arange(n, device=device).expand_as(order))
+    return ranks < counts.to(device).unsqueeze(1)
+
+
+def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,
+                 generator: torch.Generator | None = None, num_items: int | None = None,
+                 increasing: bool = True) -> torch.Tensor:
+    """``(L, E)`` nested masks (Algorithm 1 of the paper).
+
+    ``increasing=True`` (LID, DropEdge++): the top layer draws ``counts[L-1]`` from all
+    items, then each lower layer ``l`` draws ``counts[l]`` from the set of layer
+    ``l + 1``, so ``mask[l] ⊆ mask[l+1]``. ``increasing=False`` (LDD): layer 0 draws
+    first and each upper layer draws from the layer below, so ``mask[l] ⊇ mask[l+1]``.
+    ``counts`` must be monotone in the drawing direction.
+
+    With uniform weights every nested draw is a uniform subset, so one random ordering's
+    prefixes give the same distribution in one pass. With kernel weights each layer
+    redraws from the layer before with fresh keys: Algorithm 1 nests by redrawing,
+    which is not the same as taking prefixes of one ordering.
+    """
+    num_layers = counts.numel()
+    n = weights.numel() if weights is not None else int(num_items)
+    device = draw_device(generator, weights)
+    counts = counts.to(device)
+    if weights is None:
+        keys = _gumbel_keys((n,), None, generator, device)
+        rank = torch.empty(n, dtype=torch.long, device=device)
+        rank[torch.argsort(keys, descending=True)] = torch.arange(n, device=device)
+        return rank.unsqueeze(0) < counts.unsqueeze(1)
+    # Fresh keys for every layer: successive sampling of k items is "the k smallest of
+    # E_i / w_i" with E_i ~ Exp(1) (Efraimidis-Spirakis), so a layer's draw from the layer
+    # before is the k smallest fresh keys among that pool.
+    steps = list(range(num_layers - 1, -1, -1) if increasing else range(num_layers))
+    never = num_layers if increasing else -1  # the "last layer" of an item never drawn
+    draw = _last_layers_numpy if device.type == "cpu" else _last_layers_torch
+    last = draw(weights, steps, counts.tolist(), never, generator)
+    # an item is in layer l iff the nested draw reached l: last <= l (increasing draws
+    # go top-down, so `last` is its lowest layer), or l <= last (decreasing)
+    layers = torch.arange(num_layers, device=device).unsqueeze(1)
+    return last.unsqueeze(0) <= layers if increasing else layers <= last.unsqueeze(0)
+
+
+def _last_layers_numpy(weights: torch.Tensor, steps: list[int], counts: list[int], never: int,
+                       generator: torch.Generator | None) -> torch.Tensor:
+    """The sequential part of :func:`nested_masks` on the CPU. Layer by layer in drawing
+    order (``steps``), keep the ``counts[layer]`` smallest of fresh keys ``E / w`` over the
+    previous layer's pool. Returns ``(E,)`` long: the last layer whose pool holds each
+    item, ``never`` for items never drawn.
+
+    Keys are drawn only for the pools (about half of ``L * E`` for LID), from one numpy
+    generator seeded from ``generator`` (the same generator state gives the same draw;
+    numpy's exponentials are ~5x faster than torch's), layer after layer into buffers
+    reused across layers (a fresh 400 MB array per epoch on a 1M-node graph cost more in
+    page faults than in arithmetic). Each layer selects its ``k`` smallest keys with
+    :func:`_smallest` (64 layers on Cora: ~1.5 ms)."""
+    import numpy as np
+
+    n = weights.numel()
+    rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=generator)))
+    # = (1.0 / w).float() with one temporary less (copy=True: never the caller's weights)
+    inverse = weights.to(torch.float64, copy=True).reciprocal_().float().numpy()
+    last = np.full(n, never, dtype=np.int16 if len(steps) < 2**15 else np.int64)  # memory
+    keys = np.empty(n, dtype=np.float32)
+    if n < SELECT_SAMPLE_ABOVE:  # small: all keys in one call (per-call costs dominate)
+        sizes = [n] + [counts[layer] for layer in steps[:-1]]
+        exponentials, offset = rng.standard_exponential(sum(sizes), dtype=np.float32), 0
+    else:  # large: layer by layer into one buffer (the same numbers: one stream)
+        exponentials, offset = np.empty(n, dtype=np.float32), None
+    pool, previous = np.arange(n), never
+    for layer in steps:  # a loop over layers: each draw is from the previous one's set
+        k, size = counts[layer], pool.size
+        if k < size:  # take(): numpy's fancy indexing costs more per call
+            if offset is None:
+                draw = rng.standard_exponential(out=exponentials[:size], dtype=np.float32)
+            else:
+                draw, offset = exponentials[offset:offset + size], offset + size
+            np.take(inverse, pool, out=keys[:size], mode="clip")  # "raise" would buffer `out`
+            np.multiply(draw, keys[:size], out=keys[:size])
+            if size >= SELECT_SAMPLE_ABOVE:
+                keep = _smallest(keys[:size], k)
+            elif size - k <= k:  # few items: heap selection of the smaller side, inline
+                keep = np.ones(size, dtype=bool)
+                drop = torch.topk(torch.from_numpy(keys[:size]), size - k, sorted=False).indices
+                keep[drop.numpy()] = False
+            else:
+                keep = np.zeros(size, dtype=bool)
+                kept = torch.topk(torch.from_numpy(keys[:size]), k, largest=False, sorted=False).indices
+                keep[kept.numpy()] = True
+            last[pool[~keep]] = previous  # dropped here: their last layer was the previous one
+            pool = pool[keep]
+        previous = layer
+    last[pool] = previous
+    return torch.from_numpy(last)
+
+
+def _smallest(keys, k: int):
+    """``(n,)`` bool numpy mask of the ``k`` smallest of ``keys`` (a float numpy array).
+
+    Small pools: ``torch.topk`` of the smaller side (heap selection, fastest for a few
+    items). Large pools (Floyd-Rivest): the keys are i.i.d., so a strided sample's order
+    statistics bracket the k-th smallest key; every key below the bracket is kept, and
+    only the few keys inside it are ranked exactly. Two compares over the pool instead
+    of a selection over it (~8x faster at a million keys); the kept set is the same.
+    """
+    import numpy as np
+
+    n = keys.size
+    if n >= SELECT_SAMPLE_ABOVE and 0 < k < n:
+        sample = np.sort(keys[::n // SELECT_SAMPLE])
+        s, q = sample.size, k / n
+        margin = 6.0 * math.sqrt(s * q * (1.0 - q)) + 8.0  # a miss is ~1e-8 likely; then the exact path
+        lo_rank, hi_rank = int(q * s - margin), int(q * s + margin)
+        lo = sample[lo_rank] if lo_rank >= 0 else -np.inf
+        hi = sample[hi_rank] if hi_rank < s else np.inf
+        keep = keys < lo
+        middle = np.flatnonzero((keys >= lo) & (keys <= hi))
+        need = k - int(np.count_nonzero(keep))
+        if need == middle.size:  # (0 <= need, else the exact path below)
+            keep[middle] = True
+            return keep
+        if 0 <= need < middle.size:
+            inside = keys[middle]
+            order = np.argpartition(inside, (need - 1, need)) if need else None
+            # a tie across the k-th place: let the exact path below break it, so that a seed
+            # gives the same masks whichever way the selection went
+            if not need or inside[order[need - 1]] != inside[order[need]]:
+                if need:
+                    keep[middle[order[:need]]] = True
+                return keep
+    torch_keys = torch.from_numpy(keys)
+    if n - k <= k:  # drop the n - k largest keys
+        keep = np.ones(n, dtype=bool)
+        keep[torch.topk(torch_keys, n - k, sorted=False).indices.numpy()] = False
+    else:  # keep the k smallest
+        keep = np.zeros(n, dtype=bool)
+        keep[torch.topk(torch_keys, k, largest=False, sorted=False).indices.numpy()] = True
+    return keep
+
+
+def _last_layers_torch(weights: torch.Tensor, steps: list[int], counts: list[int], never: int,
+                       generator: torch.Generator | None) -> torch.Tensor:
+    """:func:`_last_layers_numpy` for tensors on an accelerator: all ``(L, E)`` keys in
+    one call, then a ``topk`` per layer (no host round trips)."""
+    num_layers, n = len(steps), weights.numel()
+    keys = torch.rand((num_layers, n), generator=generator, device=weights.device)
+    keys.clamp_min_(torch.finfo(torch.float32).tiny).log_().neg_().div_(weights.float())  # E / w
+    last = torch.full((n,), never, dtype=torch.long, device=weights.device)
+    pool = torch.arange(n, device=weights.device)
+    for layer in steps:  # a loop over layers
+        k = counts[layer]
+        if k < pool.numel():
+            pool = pool[torch.topk(keys[layer, pool], k, largest=False, sorted=False).indices]
+        last[pool] = layer
+    return last
+
+
+@dataclass
+class EdgeSampler:
+    """A point of the (layer relation × weighting) design.
+
+    Args:
+        relation: one of :data:`RELATIONS`.
+        weighting: ``"uniform"`` or ``"kernel"``.
+        p_min, p_max: keep rates of the sparsest and densest layer.
+        p: keep rate of the ``"shared"`` relation (DropEdge/FD); default
+            ``(p_min + p_max) / 2``.
+        kernel: kernel of the ``"kernel"`` weighting (:data:`KERNELS`).
+        gamma: bandwidth of the ``rbf`` kernel.
+        directed: sample the two directions of each edge separately (the authors'
+            code); masks then have ``2M`` columns over ``graph.edge_index``. Default:
+            undirected, both directions kept or dropped together.
+        name: display name.
+    """
+
+    relation: str = "increasing"
+    weighting: str = "kernel"
+    p_min: float = 0.3
+    p_max: float = 0.8
+    p: float | None = None
+    kernel: str = "linear"
+    gamma: float = RBF_GAMMA
+    directed: bool = False
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise SamplerError(f"unknown layer relation {self.relation!r}; valid: {', '.join(RELATIONS)}")
+        if self.weighting not in WEIGHTINGS:
+            raise SamplerError(f"unknown weighting {self.weighting!r}; valid: {', '.join(WEIGHTINGS)}")
+        if self.kernel not in KERNELS:
+            raise SamplerError(f"unknown kernel {self.kernel!r}; valid: {', '.join(KERNELS)}")
+        check_rates(self.p_min, self.p_max)
+        if self.p is None:
+            self.p = (self.p_min + self.p_max) / 2
+        check_rates(self.p, self.p)
+        if not self.name:
+            self.name = next((k for k, v in NAMED.items() if v == (self.relation, self.weighting)),
+                             f"{self.relation}/{self.weighting}")
+
+    def num_items(self, graph: Graph) -> int:
+        """Width of the masks: ``M``, or ``2M`` when ``directed``."""
+        return graph.num_edges * (2 if self.directed else 1)
+
+    def weights(self, graph: Graph) -> torch.Tensor | None:
+        """Kernel weights per mask column (``None`` for uniform), memoised on the graph."""
+        if self.weighting == "uniform":
+            return None
+        key = ("kernel_weights", self.kernel, float(self.gamma), self.directed)
+        if key not in graph.cache:
+            edges = graph.edge_index if self.directed else graph.undirected_edges
+            graph.cache[key] = kernel_weights(graph.x, edges, self.kernel, self.gamma)
+        return graph.cache[key]
+
+    def layer_counts(self, graph: Graph, num_layers: int) -> torch.Tensor:
+        """Edges kept per layer (``(L,)``; row 0 the input layer)."""
+        check_layers(num_layers)
+        m = self.num_items(graph)
+        if self.relation == "all":
+            return torch.full((num_layers,), m, dtype=torch.long)
+        if self.relation == "shared":
+            return keep_counts(m, 1, self.p, self.p).expand(num_layers).clone()
+        counts = keep_counts(m, num_layers, self.p_min, self.p_max)
+        return counts.flip(0) if self.relation == "decreasing" else counts
+
+    def sample(self, graph: Graph, num_layers: int,
+               generator: torch.Generator | None = None) -> torch.Tensor:
+        """Masks of the edges kept at each layer, ``(L, M)`` bool (``(L, 2M)`` if directed).
+
+        Row ``l`` is layer ``l``; row 0 is the input layer. Same generator state, same
+        masks (on the same device).
+        """
+        counts = self.layer_counts(graph, num_layers)
+        m = self.num_items(graph)
+        device = graph.undirected_edges.device
+        if generator is not None:  # every draw happens on the generator's device: the graph's
+            draw_device(generator, graph.undirected_edges)
+        counts = counts.to(device)
+        w = self.weights(graph)
+        if self.relation == "all":
+            return torch.ones(num_layers, m, dtype=torch.bool, device=device)
+        if self.relation == "shared":
+            row = successive_sample(w, int(counts[0]), generator, num_items=m)
+            return row.unsqueeze(0).expand(num_layers, m).clone()
+        if self.relation == "independent":
+            return independent_masks(w, counts, generator, num_items=m)
+        return nested_masks(w, counts, generator, num_items=m,
+                            increasing=self.relation == "increasing")
+
+
+def make(name: str, **params) -> EdgeSampler:
+    """The paper's named samplers: ``make("dropedge++", p_min=0.3, p_max=0.8)``.
+
+    ``name`` is one of :data:`NAMES`; ``params`` are :class:`EdgeSampler` fields
+    (``p_min``, ``p_max``, ``p``, ``kernel``, ``gamma``, ``directed``); a ``weighting``
+    or ``relation`` overrides the named default (``make("li", weighting="kernel")``).
+    """
+    key = str(name).strip().lower()
+    if key not in NAMED:
+        raise SamplerError(f"unknown sampler {name!r}; valid: {', '.join(NAMES)}")
+    relation, weighting = NAMED[key]
+    params.setdefault("relation", relation)
+    params.setdefault("weighting", weighting)
+    unknown = set(params) - set(EdgeSampler.__dataclass_fields__)
+    if unknown:
+        raise SamplerError(f"unknown sampler parameter(s) {sorted(unknown)}; valid: "
+                           f"{', '.join(f for f in EdgeSampler.__dataclass_fields__ if f != 'name')}")
+    return EdgeSampler(name=key if (params["relation"], params["weighting"]) == NAMED[key] else "",
+                       **params)

@@ -1,0 +1,55 @@
+"""Every file location of the package, resolved in one place.
+
+* **Assets** (read-only, shipped inside the package, so an installed wheel has them):
+  the paper's tables (``assets/reference``), the bundled runs (``assets/results``), the
+  teaching snapshots (``assets/snapshots``) and our MEN table (``assets/men``).
+* **The results store**: ``$DROPEDGE_RESULTS`` (a SQLite file path or a server URL), else
+  ``results/results.sqlite`` of the checkout (wherever the app or the CLI is started
+  from), or of the working directory when the package is installed.
+* **The tuning storage**: ``$DROPEDGE_TUNING_STORAGE`` (an Optuna URL or a SQLite file),
+  else ``tuning.sqlite`` in that same ``results/`` folder.
+* **docs/REPRODUCTION.md**: beside the package in a checkout only (``None`` when installed).
+"""
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+from dropedge_core import databases
+
+#: The package's data folder (``dropedge_core/assets``; package data in a wheel).
+ASSETS = Path(str(resources.files("dropedge_core") / "assets"))
+REFERENCE_DIR = ASSETS / "reference"
+BUNDLED_RESULTS_DIR = ASSETS / "results"
+SNAPSHOT_DIR = ASSETS / "snapshots"
+MEN_DIR = ASSETS / "men"
+#: The repository root when the package runs from a checkout (``None`` when installed).
+REPO: Path | None = (Path(__file__).resolve().parent.parent
+                     if (Path(__file__).resolve().parent.parent / "app.py").is_file() else None)
+
+#: Where the store and the tuning storage live by default.
+RESULTS_DIR = (REPO if REPO is not None else Path(".")) / "results"
+
+
+def asset(*parts: str) -> Path:
+    """A file under :data:`ASSETS`: ``asset("reference", "paper_men.csv")``."""
+    return ASSETS.joinpath(*parts)
+
+
+def results_store() -> Path | str:
+    """``$DROPEDGE_RESULTS`` (a file path or a server URL), else ``RESULTS_DIR/results.sqlite``."""
+    value = os.environ.get("DROPEDGE_RESULTS", "").strip()
+    if not value:
+        return RESULTS_DIR / "results.sqlite"
+    return value if databases.is_url(value) else Path(value).expanduser()
+
+
+def tuning_storage() -> str:
+    """``$DROPEDGE_TUNING_STORAGE``, else ``RESULTS_DIR/tuning.sqlite`` (a file path)."""
+    return os.environ.get("DROPEDGE_TUNING_STORAGE", "").strip() or str(RESULTS_DIR / "tuning.sqlite")
+
+
+def reproduction_doc() -> Path | None:
+    """``docs/REPRODUCTION.md`` of the checkout, ``None`` when the package is installed."""
+    return REPO / "docs" / "REPRODUCTION.md" if REPO is not None else None

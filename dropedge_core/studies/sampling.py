@@ -1,0 +1,327 @@
+"""Small studies behind the app's figures: samples per sampler, nesting, intra/inter
+shares, MEN over runs and depths, and the over-smoothing demo.
+
+Each function takes a :class:`~dropedge_core.method.graph.Graph` and plain parameters and
+returns tensors or a tidy :class:`pandas.DataFrame` (one row per observation), which
+the builders in :mod:`dropedge_core.figures` turn into figures. Nothing here draws.
+
+Seeds: every draw gets its own generator from :func:`run_seed` ``(seed, sampler,
+layers, run, draw)``, so a row of a study does not depend on which other samplers or
+depths were asked for in the same call.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+import torch
+
+from dropedge_core.method import metrics, normalization, samplers
+from dropedge_core.method.graph import Graph
+
+#: The paper's MEN setting (appendix "Mean-Edge-Number"): keep rates 0.05 -> 1.0 and
+#: DropEdge at p = (p_min + p_max) / 2 = 0.525.
+PAPER_MEN_SETTING: dict[str, float] = {"p_min": 0.05, "p_max": 1.0}
+#: The samplers of the paper's MEN table, in its order.
+PAPER_MEN_SAMPLERS: tuple[str, ...] = ("dropedge", "lid", "li", "ldd")
+#: Above this many nodes :func:`men_runs` estimates MEN from sampled source nodes.
+EXACT_MEN_MAX_NODES = 1000
+
+
+def run_seed(seed: int, *parts: object) -> int:
+    """A stable 32-bit seed for ``(seed, *parts)``: a hash of their text (not Python's
+    ``hash``, which is salted per process).
+
+    32 bits because torch's CPU generator (mt19937) only uses the low 32 bits of a
+    seed: seeds that differ only above them give the same stream.
+
+    Example:
+        >>> run_seed(0, "lid", 8, 3) == run_seed(0, "lid", 8, 3)
+        True
+    """
+    text = "|".join(str(p) for p in (seed, *parts)).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=4).digest(), "little")
+
+
+def make_sampler(name: str, p_min: float, p_max: float, kernel: str = "linear",
+                 ) -> samplers.EdgeSampler:
+    """The named sampler with the given keep rates (DropEdge/FD use ``p = (p_min + p_max) / 2``)."""
+    return samplers.make(name, p_min=p_min, p_max=p_max, kernel=kernel)
+
+
+def sample_masks(graph: Graph, sampler: str, num_layers: int, p_min: float, p_max: float,
+                 seed: int = 0, kernel: str = "linear", draw: int = 0) -> torch.Tensor:
+    """One ``(L, M)`` bool sample of ``sampler`` on ``graph`` (row 0 = input layer).
+
+    ``draw`` numbers successive resamples under the same ``seed``.
+    """
+    s = make_sampler(sampler, p_min, p_max, kernel)
+    gen = torch.Generator().manual_seed(run_seed(seed, sampler, num_layers, "draw", draw))
+    return s.sample(graph, num_layers, generator=gen)
+
+
+def masks_by_sampler(graph: Graph, names: Iterable[str], num_layers: int, p_min: float,
+                     p_max: float, seed: int = 0, kernel: str = "linear", draw: int = 0,
+                     ) -> dict[str, torch.Tensor]:
+    """``{sampler: (L, M) masks}`` for each name, each from its own seeded generator."""
+    return {n: sample_masks(graph, n, num_layers, p_min, p_max, seed, kernel, draw) for n in names}
+
+
+def keep_counts_by_sampler(graph: Graph, names: Iterable[str], num_layers: int, p_min: float,
+                           p_max: float) -> dict[str, torch.Tensor]:
+    """``{sampler: (L,) edges kept per layer}``; the counts are fixed by the schedule
+   , no sampling needed."""
+    return {n: make_sampler(n, p_min, p_max).layer_counts(graph, num_layers) for n in names}
+
+
+def nesting_matrix(masks: torch.Tensor) -> torch.Tensor:
+    """``(L, L)`` float: entry ``[i, j] = |mask[i] ∩ mask[j]| / |mask[i]|``, the share of
+    layer ``i``'s kept edges that layer ``j`` keeps too.
+
+    LID / DropEdge++ (``mask[i] ⊆ mask[j]`` for ``i < j``) give 1 on and above the
+    diagonal; LDD gives 1 on and below it; LI gives about ``p_j`` off the diagonal. A
+    layer that keeps no edge has a ``nan`` row.
+
+    Example:
+        >>> nesting_matrix(torch.tensor([[1, 0, 0], [1, 1, 0]], dtype=torch.bool))
+        tensor([[1.0000, 1.0000],
+                [0.5000, 1.0000]])
+    """
+    m = masks.double()
+    inter = m @ m.T
+    size = m.sum(1, keepdim=True)
+    return (inter / size).where(size > 0, torch.full_like(inter, math.nan)).float()
+
+
+def edge_classes(graph: Graph, edges: torch.Tensor | None = None) -> torch.Tensor:
+    """``(E,)`` long per undirected edge: 1 intra-class, 0 inter-class, -1 when an end is
+    unlabelled (``y < 0``)."""
+    u, v = graph.undirected_edges if edges is None else edges
+    yu, yv = graph.y[u], graph.y[v]
+    out = (yu == yv).long()
+    return out.masked_fill((yu < 0) | (yv < 0), -1)
+
+
+def intra_inter_shares(graph: Graph, masks: torch.Tensor) -> pd.DataFrame:
+    """Kept share of intra- and inter-class edges per layer.
+
+    Args:
+        graph: the graph (labels ``graph.y``; unlabelled ends are left out).
+        masks: ``(L, M)`` bool (``(L, 2M)`` directed masks count an edge as kept when
+            either direction is).
+
+    Returns:
+        One row per ``(layer, kind)``, ``kind`` in ``{"intra", "inter"}``, with columns
+        ``layer, kind, kept, total, share`` (``share = kept / total``, ``nan`` if
+        ``total = 0``). A feature-dependent sampler on a homophilous graph keeps a larger
+        share of intra-class edges than a uniform one.
+    """
+    masks = _undirected(graph, masks)
+    cls = edge_classes(graph)
+    rows = []
+    for kind, flag in (("intra", 1), ("inter", 0)):
+        sel = cls == flag
+        kept = masks[:, sel].sum(1)
+        total = int(sel.sum())
+        share = kept.double() / total if total else torch.full((masks.size(0),), math.nan)
+        rows.append(pd.DataFrame({"layer": range(masks.size(0)), "kind": kind,
+                                  "kept": kept.tolist(), "total": total, "share": share.tolist()}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def intra_inter_by_sampler(graph: Graph, masks_by: dict[str, torch.Tensor]) -> pd.DataFrame:
+    """:func:`intra_inter_shares` for several samplers, with a ``sampler`` column."""
+    frames = [intra_inter_shares(graph, m).assign(sampler=name) for name, m in masks_by.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _undirected(graph: Graph, masks: torch.Tensor) -> torch.Tensor:
+    """Fold ``(L, 2M)`` directed masks to ``(L, M)`` (kept if either direction is kept)."""
+    m = graph.num_edges
+    if masks.size(-1) == 2 * m:
+        return masks[..., :m] | masks[..., m:]
+    return masks
+
+
+def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[int], runs: int,
+             p_min: float, p_max: float, seed: int = 0, kernel: str = "linear",
+             num_sources: int | None = None) -> pd.DataFrame:
+    """MEN and edge numbers over independent samples (paper appendix, "MEN" table and
+    edge-number figure).
+
+    Args:
+        graph: the graph.
+        sampler_names: sampler names (:data:`dropedge_core.method.samplers.NAMES`).
+        layers_list: depths ``L`` to sample.
+        runs: independent samples per ``(sampler, L)`` (the paper uses 10).
+        p_min, p_max: keep rates (the paper: 0.05, 1.0 — :data:`PAPER_MEN_SETTING`).
+        seed: base seed; each ``(sampler, L, run)`` gets :func:`run_seed`.
+        kernel: kernel of ``fd`` / ``dropedge++``.
+        num_sources: ``None`` = exact when ``N <= EXACT_MEN_MAX_NODES``, else an
+            estimate from 256 sampled source nodes; ``0`` = always exact; ``S > 0`` =
+            estimate from ``S`` sources (:func:`dropedge_core.method.metrics.men_estimate`).
+
+    Returns:
+        One row per ``(sampler, layers, run)``: ``sampler, layers, run, men,
+        men_stderr`` (0 when exact), ``edge_numbers`` (a tuple of ``L`` floats,
+        ``|Π_{i<=l} (A^(i) + I)|``), ``exact`` (bool), ``p_min, p_max``.
+    """
+    if runs < 1:
+        raise ValueError(f"runs must be >= 1 (got {runs})")
+    if num_sources is None:
+        num_sources = 0 if graph.num_nodes <= EXACT_MEN_MAX_NODES else 256
+    exact = num_sources == 0 or num_sources >= graph.num_nodes
+    rows = []
+    for name in sampler_names:  # loops over (sampler, depth, run): each is one sample
+        s = make_sampler(name, p_min, p_max, kernel)
+        for num_layers in layers_list:
+            for run in range(runs):
+                gen = torch.Generator().manual_seed(run_seed(seed, name, num_layers, run))
+                masks = s.sample(graph, int(num_layers), generator=gen)
+                if exact:
+                    en = [float(c) for c in metrics.edge_numbers(graph, masks)]
+                    value, stderr = sum(en) / len(en), 0.0
+                else:
+                    est = metrics.men_estimate(graph, masks, num_sources, generator=gen)
+                    en, value, stderr = list(est.edge_numbers), est.value, est.stderr
+                rows.append({"sampler": name, "layers": int(num_layers), "run": run, "men": value,
+                             "men_stderr": stderr, "edge_numbers": tuple(en), "exact": exact,
+                             "p_min": p_min, "p_max": p_max})
+    return pd.DataFrame(rows)
+
+
+def men_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation of MEN over runs: one row per ``(sampler, layers)``
+    with ``men_mean, men_std, runs``, samplers in their first-seen order."""
+    order = list(dict.fromkeys(df["sampler"]))
+    out = (df.groupby(["sampler", "layers"], sort=False)["men"]
+             .agg(men_mean="mean", men_std="std", runs="count").reset_index())
+    out["men_std"] = out["men_std"].fillna(0.0)
+    out["sampler"] = pd.Categorical(out["sampler"], categories=order, ordered=True)
+    return out.sort_values(["sampler", "layers"]).assign(
+        sampler=lambda d: d["sampler"].astype(str)).reset_index(drop=True)
+
+
+def edge_number_table(df: pd.DataFrame, layers: int | None = None) -> pd.DataFrame:
+    """Long table of edge numbers from :func:`men_runs`: one row per ``(sampler, run,
+    layer)`` with ``edge_number``, for the depth ``layers`` (default: the deepest)."""
+    depth = int(df["layers"].max()) if layers is None else int(layers)
+    part = df[df["layers"] == depth]
+    if part.empty:
+        raise ValueError(f"no runs at depth {depth}; depths: {sorted(df['layers'].unique())}")
+    long = part[["sampler", "run", "edge_numbers"]].explode("edge_numbers")
+    long["layer"] = long.groupby(["sampler", "run"]).cumcount()
+    long = long.rename(columns={"edge_numbers": "edge_number"})
+    long["edge_number"] = long["edge_number"].astype(float)
+    long["layers"] = depth
+    return long.reset_index(drop=True)
+
+
+def men_comparison(measured: pd.DataFrame, paper: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """The paper's MEN table beside the measured one, for one dataset.
+
+    Args:
+        measured: rows of :func:`men_runs` (or its :func:`men_summary`).
+        paper: the paper's table (:func:`dropedge_core.data.reference.paper_men`), columns
+            ``dataset_key, sampler, layers, men``.
+        dataset: dataset key (``"cora"``).
+
+    Returns:
+        One row per ``(sampler, layers)`` the paper reports: ``sampler, layers,
+        paper_men, measured_men, measured_std, runs, ratio`` (measured / paper; ``nan``
+        where nothing was measured).
+    """
+    summary = measured if "men_mean" in measured else men_summary(measured)
+    ref = paper[paper["dataset_key"] == dataset][["sampler", "layers", "men"]]
+    out = ref.rename(columns={"men": "paper_men"}).merge(
+        summary.rename(columns={"men_mean": "measured_men", "men_std": "measured_std"}),
+        on=["sampler", "layers"], how="left")
+    out["ratio"] = out["measured_men"] / out["paper_men"]
+    return out[["sampler", "layers", "paper_men", "measured_men", "measured_std", "runs",
+                "ratio"]].reset_index(drop=True)
+
+
+SMOOTHING_MEASURES: dict[str, str] = {
+    "subspace_distance": "relative distance to the over-smoothing subspace",
+    "dirichlet_energy": "Dirichlet energy / its value at step 0",
+}
+
+
+def smoothing_curves(graph: Graph, masks_by: dict[str, torch.Tensor], method: str = "AN",
+                     max_features: int = 64, seed: int = 0) -> pd.DataFrame:
+    """How node representations collapse under repeated propagation ``H_{l+1} = Â^(l) H_l``
+    (a linear ``L``-layer GCN: Oono & Suzuki's over-smoothing, the paper's §3).
+
+    ``H_0 = X``; step ``l + 1`` propagates with layer ``l``'s normalised kept adjacency
+    (``method``, default the GCN renormalisation ``AN``). Measured at every step:
+    ``subspace_distance`` — ``||H − P_M H||_F / ||H||_F`` to the subspace ``M`` of the
+    full graph (:func:`dropedge_core.method.metrics.subspace_distance`), and
+    ``dirichlet_energy`` relative to its value at step 0. Without dropping, both decay
+    geometrically; sampled adjacencies slow the collapse.
+
+    Features wider than ``max_features`` are first multiplied by a seeded Gaussian
+    ``(C, max_features) / sqrt(max_features)`` matrix: propagation is linear, so this is
+    the same as projecting every ``H_l``, and it keeps norms in expectation
+    (Johnson–Lindenstrauss) at a fraction of the cost.
+
+    Returns:
+        One row per ``(sampler, step, measure)``: ``sampler, step, measure, value``.
+    """
+    x = graph.x.float()
+    if x.size(1) > max_features:
+        gen = torch.Generator().manual_seed(run_seed(seed, "projection"))
+        x = x @ (torch.randn(x.size(1), max_features, generator=gen) / math.sqrt(max_features))
+    n = graph.num_nodes
+    rows = []
+    for name, masks in masks_by.items():
+        h = x
+        e0 = metrics.dirichlet_energy(h, graph.undirected_edges)
+        values = {"subspace_distance": [metrics.subspace_distance(h, graph)],
+                  "dirichlet_energy": [1.0 if e0 > 0 else 0.0]}
+        for ei, ew in normalization.adjacencies(graph, masks, method):  # a loop over layers
+            h = normalization.propagate(normalization.to_sparse(ei, ew, n), h)
+            values["subspace_distance"].append(metrics.subspace_distance(h, graph))
+            e = metrics.dirichlet_energy(h, graph.undirected_edges)
+            values["dirichlet_energy"].append(e / e0 if e0 > 0 else 0.0)
+        for measure, vals in values.items():
+            rows.append(pd.DataFrame({"sampler": name, "step": range(len(vals)),
+                                      "measure": measure, "value": vals}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def smoothing_spread(graph: Graph, names: Iterable[str], num_layers: int, p_min: float, p_max: float,
+                     seed: int = 0, samples: int = 5, kernel: str = "linear",
+                     method: str = "AN") -> pd.DataFrame:
+    """:func:`smoothing_curves` over ``samples`` independent draws of the masks (sample
+    seeds ``seed .. seed + samples - 1``; the feature projection stays that of ``seed``),
+    summarised per ``(sampler, step, measure)``: one draw of a sampler can land on either
+    side of another's, so a single curve says little about which keeps more signal.
+
+    Returns:
+        ``sampler, step, measure, value`` (the mean over the draws), ``std`` (sample
+        std, 0 for one draw), ``low``/``high`` (min/max over the draws) and ``samples``.
+    """
+    if not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"samples must be a positive integer (got {samples!r})")
+    names = list(names)
+    runs = [smoothing_curves(graph, masks_by_sampler(graph, names, num_layers, p_min, p_max, seed + i,
+                                                     kernel),
+                             method=method, seed=seed)
+            for i in range(samples)]  # a loop over draws
+    df = pd.concat(runs, ignore_index=True)
+    out = (df.groupby(["sampler", "step", "measure"], sort=False)["value"]
+             .agg(value="mean", std="std", low="min", high="max").reset_index())
+    out["std"] = out["std"].fillna(0.0)
+    out["samples"] = samples
+    return out
+
+
+def smoothing_at_last_step(df: pd.DataFrame, measure: str = "subspace_distance") -> dict[str, tuple]:
+    """``{sampler: (mean, std)}`` of ``measure`` at the last propagation step of
+    :func:`smoothing_spread` (or of :func:`smoothing_curves`: std 0)."""
+    part = df[df["measure"] == measure]
+    last = part[part["step"] == part["step"].max()]
+    std = last["std"] if "std" in last else pd.Series(0.0, index=last.index)
+    return {str(n): (float(v), float(s)) for n, v, s in zip(last["sampler"], last["value"], std)}

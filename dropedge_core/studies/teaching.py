@@ -1,0 +1,344 @@
+"""Watch the classes merge: per-layer 2-D views of a trained GCN's node representations.
+
+For a trained model, every hidden layer's output ``H^(l)`` (``N x hidden``) is projected
+to 2-D with **one** principal-component projection, fitted once per model and reused
+for every layer, so that motion between layers is change of the representation, not a
+change of the view. Beside each layer a number says how far the classes have merged:
+the silhouette of the class labels (:func:`silhouette`, 1 = tight separate classes,
+0 = classes on top of each other) and the relative distance to the over-smoothing
+subspace (:func:`dropedge_core.method.metrics.subspace_distance`).
+
+:func:`class_snapshots` trains one model per sampler and returns a :class:`Snapshots`;
+:func:`save_snapshots` / :func:`load_snapshots` write and read them as a compressed
+``.npz`` of plain arrays (no pickles; read with ``allow_pickle=False``). The app ships
+one (:data:`BUNDLED_SNAPSHOT`, a 16-layer GCN on Cora, made by
+``bench/make_snapshots.py``) so the view opens without training.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dropedge_core import paths
+from dropedge_core.method import metrics, normalization
+from dropedge_core.method.graph import Graph
+from dropedge_core.studies.sampling import run_seed
+from dropedge_core.training import AdjacencyBuilder, TrainConfig, prepare_features, recipes, train
+
+#: Where the bundled snapshots live.
+SNAPSHOT_DIR = paths.SNAPSHOT_DIR
+#: The bundled 16-layer Cora GCN (NoDrop / DropEdge / DropEdge++), trained with
+#: :data:`DEEP_RECIPE`.
+BUNDLED_SNAPSHOT = SNAPSHOT_DIR / "cora_semi_gcn16.npz"
+#: The same model trained with :data:`FAILING_RECIPE` (it does not learn: the layers collapse).
+BUNDLED_FAILING = SNAPSHOT_DIR / "cora_semi_gcn16_old_defaults.npz"
+#: The samplers the view compares.
+VIEW_SAMPLERS: tuple[str, ...] = ("nodrop", "dropedge", "dropedge++")
+_TRAINING_KEYS = ("lr", "dropout", "weight_decay", "self_loop", "hidden", "normalization")
+#: A deep GCN that trains: the depth recipe's settings at 16 layers
+#: (:mod:`dropedge_core.training.recipes`; at 16 layers on Cora semi they reach 70-78 %).
+DEEP_RECIPE: dict = {k: recipes.depth_recipe(16)[k] for k in _TRAINING_KEYS}
+#: The old defaults, the quick recipe (lr 0.01, dropout 0.5 before every layer, weight
+#: decay 5e-4, no self-feature term): at 16 layers on Cora every sampler sits near chance.
+FAILING_RECIPE: dict = {k: recipes.SHALLOW[k] for k in _TRAINING_KEYS}
+RECIPES: dict[str, dict] = {"deep": DEEP_RECIPE, "old-defaults": FAILING_RECIPE}
+SILHOUETTE_NODES = 1000
+FIT_CHOICES: tuple[str, ...] = ("all", "first")
+
+
+class SnapshotError(ValueError):
+    """A snapshot file that cannot be read, or a bad argument."""
+
+
+def silhouette(h: torch.Tensor, labels: torch.Tensor, max_nodes: int = SILHOUETTE_NODES,
+               generator: torch.Generator | None = None) -> float:
+    """Mean silhouette of the classes ``labels`` in the representation ``h`` ``(N, F)``.
+
+    Per node ``i``: ``a`` = mean Euclidean distance to the other nodes of its class,
+    ``b`` = the smallest mean distance to another class, ``s_i = (b - a) / max(a, b)``
+    (0 for a node alone in its class, or when ``a = b = 0``). Returns the mean over nodes
+    with a label (``labels >= 0``), in ``[-1, 1]``: near 1 the classes are tight and
+    apart, near 0 they overlap — what over-smoothing does to them. Above ``max_nodes``
+    labelled nodes a random subset of that size is used (the distances are ``S x S``).
+
+    Example:
+        >>> h = torch.tensor([[0.0], [0.1], [5.0], [5.1]])
+        >>> round(silhouette(h, torch.tensor([0, 0, 1, 1])), 2)
+        0.98
+    """
+    h = h.detach().float()
+    keep = labels >= 0
+    h, y = h[keep], labels[keep].long()
+    if h.size(0) > max_nodes:
+        idx = torch.randperm(h.size(0), generator=generator)[:max_nodes]
+        h, y = h[idx], y[idx]
+    n = h.size(0)
+    if n < 2:
+        return 0.0
+    y = torch.unique(y, return_inverse=True)[1]
+    num_classes = int(y.max()) + 1
+    if num_classes < 2:
+        return 0.0
+    dist = torch.cdist(h, h)
+    onehot = torch.nn.functional.one_hot(y, num_classes).float()
+    sums = dist @ onehot  # (n, C): total distance from each node to each class
+    counts = onehot.sum(0)
+    own = counts[y]
+    a = sums.gather(1, y[:, None]).squeeze(1) / (own - 1).clamp_min(1)
+    mean_other = sums / counts.clamp_min(1)
+    mean_other.scatter_(1, y[:, None], float("inf"))
+    b = mean_other.min(1).values
+    denom = torch.maximum(a, b)
+    s = torch.where(denom > 0, (b - a) / denom.clamp_min(1e-12), torch.zeros_like(a))
+    s = torch.where(own > 1, s, torch.zeros_like(s))
+    return float(s.mean())
+
+
+def layer_projections(hidden: Sequence[torch.Tensor], fit: str = "all") -> tuple[torch.Tensor, float]:
+    """One 2-D principal-component projection of every layer's representation.
+
+    Args:
+        hidden: ``[H^(1), ..., H^(K)]``, each ``(N, F)`` of the same width ``F``.
+        fit: ``"all"`` fits the projection on all layers stacked, ``"first"`` on
+            ``H^(1)`` only; either way the same centre and axes are reused for every
+            layer, so a point moves only when its representation changes.
+
+    Each layer is first scaled to unit root-mean-square row norm: a GCN's layers differ
+    in overall scale by orders of magnitude, and the scale says nothing about whether
+    the classes merged. The axes come from the exact eigendecomposition of the ``F x F``
+    covariance (deterministic, unlike a randomised low-rank PCA), each axis's sign fixed
+    so that its largest loading is positive.
+
+    Returns:
+        ``(K, N, 2)`` coordinates and the share of the fitted variance the two axes hold.
+    """
+    if fit not in FIT_CHOICES:
+        raise SnapshotError(f"fit must be one of {', '.join(FIT_CHOICES)} (got {fit!r})")
+    if not hidden:
+        raise SnapshotError("no hidden layers to project (a model needs at least 2 layers)")
+    stacked = torch.stack([h.detach().float() for h in hidden])  # (K, N, F)
+    rms = stacked.pow(2).sum(2).mean(1).sqrt().clamp_min(1e-12)
+    stacked = stacked / rms[:, None, None]
+    basis = stacked.flatten(0, 1) if fit == "all" else stacked[0]
+    mean = basis.mean(0)
+    centred = basis - mean
+    cov = centred.T @ centred / max(basis.size(0) - 1, 1)
+    evals, evecs = torch.linalg.eigh(cov.double())
+    axes = evecs[:, -2:].flip(1).float()  # the two largest
+    if axes.size(1) < 2:  # one feature: a zero second axis
+        axes = torch.cat([axes, torch.zeros_like(axes)], 1)
+    signs = torch.sign(axes.gather(0, axes.abs().argmax(0, keepdim=True))).clamp_min(0) * 2 - 1
+    axes = axes * signs
+    total = float(evals.clamp_min(0).sum())
+    share = float(evals[-2:].clamp_min(0).sum()) / total if total > 0 else 0.0
+    return (stacked - mean) @ axes, share
+
+
+@dataclass
+class Snapshot:
+    """One trained model's view: per hidden layer, 2-D coordinates and separation."""
+
+    sampler: str
+    proj: np.ndarray            # (K, N, 2) float32
+    silhouette: list[float]     # K
+    subspace: list[float]       # K, relative distance to the over-smoothing subspace
+    test_acc: float | None      # at the best-validation epoch
+    final_test_acc: float | None  # of the weights shown (the last epoch run)
+    epochs_run: int
+    variance_share: float
+
+
+@dataclass
+class Snapshots:
+    """The views of one setting for several samplers, plus the labels and the settings."""
+
+    labels: np.ndarray          # (N,) int, -1 = no label
+    settings: dict
+    items: list[Snapshot] = field(default_factory=list)
+
+    @property
+    def samplers(self) -> list[str]:
+        return [s.sampler for s in self.items]
+
+    @property
+    def num_layers(self) -> int:
+        """Hidden layers shown per model (the model's depth minus one)."""
+        return int(self.items[0].proj.shape[0]) if self.items else 0
+
+
+def model_view(graph: Graph, config: TrainConfig, fit: str = "all",
+               on_event: Callable[[dict], None] | None = None) -> Snapshot:
+    """Train ``config`` on ``graph`` and return its per-layer view (:class:`Snapshot`).
+
+    The view is of the evaluation forward pass (full graph, eval mode) with the weights
+    after the last epoch run; the silhouette uses a fixed subset of
+    :data:`SILHOUETTE_NODES` nodes (seed 0) for every layer.
+    """
+    if config.backbone != "gcn" or config.num_layers < 2:
+        raise SnapshotError("the class view needs a GCN with at least 2 layers "
+                            f"(got {config.backbone}, {config.num_layers} layers)")
+    result = train(config, graph=graph, on_event=on_event)
+    model = result.model
+    if model is None or not result.history:
+        raise SnapshotError(f"training produced no model ({result.message})")
+    device = next(model.parameters()).device
+    g = graph if graph.x.device == device else graph.to(device)
+    adjs = [AdjacencyBuilder(g, config.normalization).full()] * config.num_layers
+    model.eval()
+    with torch.no_grad():
+        _, hidden = model(prepare_features(g.x), adjs, return_hidden=True)
+    hidden = [h.cpu() for h in hidden]
+    proj, share = layer_projections(hidden, fit)
+    y = graph.y.cpu()
+    sil = [silhouette(h, y, generator=torch.Generator().manual_seed(0)) for h in hidden]
+    sub = [metrics.subspace_distance(h, graph) for h in hidden]
+    return Snapshot(config.sampler, proj.numpy().astype(np.float32), sil, sub, result.test_acc,
+                    result.history[-1]["test_acc"], result.epochs_run, share)
+
+
+def class_snapshots(graph: Graph, base: TrainConfig, sampler_names: Sequence[str] = VIEW_SAMPLERS,
+                    fit: str = "all", progress: Callable[[str], None] | None = None) -> Snapshots:
+    """Train ``base`` once per sampler (``base.replace(sampler=...)``) on ``graph`` and
+    return the views side by side, with ``base``'s settings recorded."""
+    items = []
+    for name in sampler_names:  # a loop over models, each a full training run
+        if progress is not None:
+            progress(name)
+        items.append(model_view(graph, base.replace(sampler=name), fit))
+    settings = {**base.to_dict(), "samplers": list(sampler_names), "fit": fit,
+                "graph": graph.name, "num_nodes": graph.num_nodes, "num_edges": graph.num_edges}
+    settings.pop("sampler", None)
+    return Snapshots(graph.y.cpu().numpy().astype(np.int64), settings, items)
+
+
+def propagated_features(graph: Graph, max_features: int = 64, seed: int = 0) -> torch.Tensor:
+    """The features the propagation views start from: ``X``, or, wider than
+    ``max_features``, ``X R`` with a seeded Gaussian ``R / sqrt(max_features)`` (propagation
+    is linear, so this equals projecting every propagated ``Â···Â X``; norms are kept in
+    expectation)."""
+    x = graph.x.float().cpu()
+    if x.size(1) > max_features:
+        gen = torch.Generator().manual_seed(run_seed(seed, "projection"))
+        x = x @ (torch.randn(x.size(1), max_features, generator=gen) / max_features ** 0.5)
+    return x
+
+
+def propagation_snapshots(graph: Graph, masks_by: dict[str, torch.Tensor], fit: str = "all",
+                          seed: int = 0) -> Snapshots:
+    """What propagation alone does (no weights, no training): ``H_0 = X``,
+    ``H_{l+1} = Â^(l) H_l`` with each sampler's AN-normalised kept adjacency, every step
+    ``H_0 .. H_L`` projected with one PCA per sampler (:func:`layer_projections`), with the
+    silhouette and the subspace distance per step — the same :class:`Snapshots` the
+    class view draws (its "layers" are the steps, the first one ``X`` itself)."""
+    g = graph if graph.x.device.type == "cpu" else graph.to("cpu")
+    x = propagated_features(g, seed=seed)
+    labels = g.y.cpu() if g.num_classes else torch.full((g.num_nodes,), -1)
+    items = []
+    for name, masks in masks_by.items():
+        hs = [x]
+        for ei, ew in normalization.adjacencies(g, masks.cpu(), "AN"):  # a loop over layers
+            hs.append(normalization.propagate(normalization.to_sparse(ei, ew, g.num_nodes), hs[-1]))
+        proj, share = layer_projections(hs, fit)
+        sil = [silhouette(h, labels, generator=torch.Generator().manual_seed(0)) for h in hs]
+        sub = [metrics.subspace_distance(h, g) for h in hs]
+        items.append(Snapshot(name, proj.numpy(), sil, sub, None, None, 0, share))
+    layers = max((m.size(0) for m in masks_by.values()), default=0)
+    settings = {"graph": g.name, "num_nodes": g.num_nodes, "num_edges": g.num_edges,
+                "num_layers": layers, "propagation": "AN, no weights", "fit": fit, "seed": seed}
+    return Snapshots(labels.numpy().astype(np.int64), settings, items)
+
+
+def receptive_field(graph: Graph, masks: torch.Tensor, node: int) -> torch.Tensor:
+    """The nodes ``node`` reaches through each layer's kept edges, growing layer by layer.
+
+    Row ``l`` of the returned ``(L, N)`` bool is the non-zero pattern of row ``node`` of
+    ``Π_{i=0..l} (A^(i) + I)`` — the nodes that ``node``'s input features reach after
+    layers ``0 .. l`` (each step: stay, or cross one edge kept at that layer). Summed over
+    all nodes, row ``l`` counts the edge number of layer ``l`` that MEN averages
+    (:func:`dropedge_core.method.metrics.edge_numbers`). ``masks`` ``(L, M)`` undirected or
+    ``(L, 2M)`` directed (columns of ``graph.edge_index``).
+    """
+    n = graph.num_nodes
+    if not 0 <= int(node) < n:
+        raise ValueError(f"node must be in [0, {n - 1}] (got {node})")
+    masks = masks.cpu()
+    edges = (graph.undirected_edges if masks.size(1) == graph.num_edges else graph.edge_index).cpu()
+    reach = torch.zeros(n, dtype=torch.bool)
+    reach[int(node)] = True
+    rows = []
+    for kept in masks:  # a loop over layers; each step is one vectorised scatter
+        u, v = edges[:, kept]
+        nxt = reach.clone()
+        nxt[v[reach[u]]] = True
+        nxt[u[reach[v]]] = True
+        reach = nxt
+        rows.append(reach)
+    return torch.stack(rows) if rows else torch.zeros(0, n, dtype=torch.bool)
+
+
+def save_snapshots(snaps: Snapshots, path: str | Path) -> Path:
+    """Write ``snaps`` as a compressed ``.npz`` of plain arrays (coordinates as float16:
+    a 2-D view needs no more, and it halves the file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(
+        path,
+        samplers=np.array(snaps.samplers, dtype=str),
+        labels=snaps.labels.astype(np.int16),
+        proj=np.stack([s.proj for s in snaps.items]).astype(np.float16),
+        silhouette=np.array([s.silhouette for s in snaps.items], dtype=np.float32),
+        subspace=np.array([s.subspace for s in snaps.items], dtype=np.float32),
+        test_acc=np.array([np.nan if s.test_acc is None else s.test_acc for s in snaps.items]),
+        final_test_acc=np.array([np.nan if s.final_test_acc is None else s.final_test_acc
+                                 for s in snaps.items]),
+        epochs_run=np.array([s.epochs_run for s in snaps.items], dtype=np.int64),
+        variance_share=np.array([s.variance_share for s in snaps.items]),
+        settings=np.array(json.dumps(snaps.settings, sort_keys=True)),
+    )
+    return path
+
+
+def _opt(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def load_snapshots(path: str | Path = BUNDLED_SNAPSHOT) -> Snapshots:
+    """Read a file written by :func:`save_snapshots` (never unpickles).
+
+    Raises:
+        SnapshotError: a missing file or one without the expected arrays.
+    """
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"cannot read snapshot file {path}: {exc}".splitlines()[0]) from None
+    need = ("samplers", "labels", "proj", "silhouette", "subspace", "test_acc", "final_test_acc",
+            "epochs_run", "variance_share", "settings")
+    missing = [k for k in need if k not in arrays]
+    if missing:
+        raise SnapshotError(f"snapshot file {path} lacks {', '.join(missing)}")
+    items = [Snapshot(str(name), arrays["proj"][i].astype(np.float32),
+                      arrays["silhouette"][i].astype(float).tolist(),
+                      arrays["subspace"][i].astype(float).tolist(),
+                      _opt(arrays["test_acc"][i]), _opt(arrays["final_test_acc"][i]),
+                      int(arrays["epochs_run"][i]), float(arrays["variance_share"][i]))
+             for i, name in enumerate(arrays["samplers"])]
+    return Snapshots(arrays["labels"].astype(np.int64), json.loads(str(arrays["settings"])), items)
+
+
+def separation_table(snaps: Snapshots):
+    """One row per ``(sampler, layer)``: ``sampler, layer, silhouette, subspace_distance``
+    (layer ``l`` = the output of hidden layer ``l``, counted from 1)."""
+    import pandas as pd
+
+    rows = [{"sampler": s.sampler, "layer": k + 1, "silhouette": s.silhouette[k],
+             "subspace_distance": s.subspace[k]}
+            for s in snaps.items for k in range(len(s.silhouette))]
+    return pd.DataFrame(rows, columns=["sampler", "layer", "silhouette", "subspace_distance"])

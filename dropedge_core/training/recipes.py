@@ -1,0 +1,162 @@
+"""Training recipes: the named defaults a run takes for every setting it is not given.
+
+A deep GCN does not train with the settings that suit a 2-layer one. Measured on Cora
+(semi), GCN-16, seed 0, NoDrop: with lr 0.01, dropout 0.5 before every convolution,
+weight decay 5e-4 and no self-feature term the test accuracy is 23% (chance); with
+lr 1e-3, no dropout, no weight decay and the self-feature term ("Loop") on it is 70%.
+One setting at a time back to the shallow value: lr 0.01 -> 30%, dropout 0.5 -> 15%,
+no Loop -> 55%, weight decay 5e-4 -> 66% (docs/REPRODUCTION.md). So the defaults depend
+on the depth, and every run records which recipe filled them (``TrainConfig.recipe``,
+part of its key; the ``settings`` column of the bundled run CSVs).
+
+Recipes (:data:`RECIPES`):
+
+* ``"depth"`` (the default) — by depth L: for L <= 4 the usual GCN settings (hidden 128,
+  dropout 0.5, lr 0.01, weight decay 5e-4, no Loop, 200 epochs, patience 100); from
+  L = 5 on lr 1e-3, dropout 0, weight decay 0, Loop on, hidden 128 up to L = 16 and 64
+  beyond (four times cheaper per epoch on a CPU), an epoch budget that grows with depth
+  (200 up to L = 8, 300 up to 16, 400 beyond: deep runs were still improving at 300-400
+  epochs) and patience half the budget.
+* ``"quick"`` — the shallow settings at every depth (the project's defaults before the
+  depth recipe; deep GCNs sit at chance with them).
+* ``"paper"`` — the paper's best hyperparameters for the dataset, split and backbone
+  (:mod:`dropedge_core.data.presets`), its depth and keep rates included; tuned for that one
+  depth, they may not train at others.
+
+Keep rates (``p_min`` 0.3, ``p_max`` 0.8) are the same in ``"depth"`` and ``"quick"``.
+
+Example:
+    >>> recipe_fields("depth", "cora", "semi", "gcn", 16)["lr"]
+    0.001
+    >>> recipe_fields("quick", "cora", "semi", "gcn", 16)["lr"]
+    0.01
+"""
+from __future__ import annotations
+
+RECIPES: tuple[str, ...] = ("depth", "quick", "paper")
+DEFAULT_RECIPE = "depth"
+#: Settings a recipe fills when a run does not give them (besides ``num_layers`` for
+#: ``"paper"``).
+RECIPE_FIELDS: tuple[str, ...] = ("p_min", "p_max", "normalization", "hidden", "dropout", "lr",
+                                  "weight_decay", "epochs", "patience", "self_loop", "batch_norm",
+                                  "alpha")
+#: The training hyperparameters among them (keep rates aside): what a run's settings
+#: label names when a run changes them (:func:`settings_label`).
+HYPERPARAMETERS: tuple[str, ...] = ("normalization", "hidden", "dropout", "lr", "weight_decay",
+                                    "epochs", "patience", "self_loop", "batch_norm", "alpha")
+DEFAULT_LAYERS = 2
+#: The depth from which the depth recipe switches to its deep settings.
+DEEP_FROM = 5
+
+SHALLOW: dict = {"p_min": 0.3, "p_max": 0.8, "normalization": "AN", "hidden": 128, "dropout": 0.5,
+                 "lr": 0.01, "weight_decay": 5e-4, "epochs": 200, "patience": 100,
+                 "self_loop": False, "batch_norm": False, "alpha": 0.1}
+
+
+class RecipeError(ValueError):
+    """An unknown recipe, or a recipe with no values for a setting (no paper preset)."""
+
+
+def check_recipe(name: str) -> str:
+    """The canonical recipe name; raise :class:`RecipeError` naming the valid ones."""
+    key = str(name).strip().lower()
+    if key == "preset":
+        key = "paper"
+    if key not in RECIPES:
+        raise RecipeError(f"unknown recipe {name!r}; valid: {', '.join(RECIPES)}")
+    return key
+
+
+def depth_epochs(num_layers: int) -> int:
+    """The depth recipe's epoch budget: 200 up to L = 8, 300 up to 16, 400 beyond."""
+    return 200 if num_layers <= 8 else 300 if num_layers <= 16 else 400
+
+
+def depth_recipe(num_layers: int) -> dict:
+    """The depth recipe's settings for a model of ``num_layers`` layers (see the module)."""
+    if num_layers < DEEP_FROM:
+        return dict(SHALLOW)
+    epochs = depth_epochs(num_layers)
+    return {**SHALLOW, "hidden": 128 if num_layers <= 16 else 64, "dropout": 0.0, "lr": 1e-3,
+            "weight_decay": 0.0, "self_loop": True, "epochs": epochs, "patience": epochs // 2}
+
+
+def recipe_fields(recipe: str, dataset: str, split: str | None, backbone: str,
+                  num_layers: int | None) -> dict:
+    """Every setting of :data:`RECIPE_FIELDS` (and ``num_layers``) that ``recipe`` gives a
+    run of ``backbone`` on ``dataset``/``split`` at depth ``num_layers`` (``None``: the
+    recipe's depth, 2 for ``"depth"``/``"quick"``, the preset's for ``"paper"``).
+
+    Raises:
+        RecipeError: unknown recipe, or ``"paper"`` where the paper has no preset.
+    """
+    recipe = check_recipe(recipe)
+    if recipe == "paper":
+        from dropedge_core.data import presets  # data layer; imported here to keep this module's import light
+
+        try:
+            fields = presets.paper_preset(dataset, split, backbone)
+        except presets.PresetError as exc:
+            raise RecipeError(f"recipe 'paper': {exc}") from None
+        fields = {**SHALLOW, "epochs": 200, "patience": 100, **fields}
+        if num_layers is not None:
+            fields["num_layers"] = int(num_layers)
+        return fields
+    layers = DEFAULT_LAYERS if num_layers is None else int(num_layers)
+    base = dict(SHALLOW) if recipe == "quick" else depth_recipe(layers)
+    return {**base, "num_layers": layers}
+
+
+def settings_label(config) -> str:
+    """A run's settings in a few characters, for tables: the recipe's name, plus
+    ``+name=value`` for each hyperparameter the run changed (keep rates aside), e.g.
+    ``"depth"``, ``"quick+batch_norm=True"``."""
+    try:
+        given = recipe_fields(config.recipe, config.dataset, config.split, config.backbone,
+                              config.num_layers)
+    except RecipeError:
+        return str(config.recipe)
+    changed = [f"{name}={getattr(config, name):g}" if isinstance(getattr(config, name), float)
+               else f"{name}={getattr(config, name)}"
+               for name in HYPERPARAMETERS if getattr(config, name) != given[name]]
+    return "+".join([config.recipe, *changed])
+
+
+def from_legacy(values: dict) -> dict:
+    """A config dict written before recipes existed (every setting explicit, no
+    ``recipe``) with the recipe that then filled its defaults: ``"paper"`` when its
+    settings are the paper preset's for its dataset, split and backbone (depth aside:
+    the old Depth study used presets at every depth), else ``"quick"`` (the old
+    defaults)."""
+    out = dict(values)
+    if "recipe" in out:
+        return out
+    out["recipe"] = "quick"
+    try:
+        preset = recipe_fields("paper", out["dataset"], out.get("split"), out["backbone"], None)
+    except (RecipeError, KeyError, ValueError):
+        return out
+    preset.pop("num_layers", None)
+    if all(out.get(name) == value for name, value in preset.items()
+           if name not in ("epochs", "patience")):
+        out["recipe"] = "paper"
+    return out
+
+
+def describe(fields: dict) -> str:
+    """Settings in a few words (for captions): ``hidden 128 · dropout 0 · lr 0.001 · ...``."""
+    out = [f"hidden {fields['hidden']}", f"dropout {fields['dropout']:g}", f"lr {fields['lr']:g}",
+           f"weight decay {fields['weight_decay']:g}", f"{fields['normalization']}",
+           f"{fields['epochs']} epochs"]
+    if fields.get("patience"):
+        out.append(f"patience {fields['patience']}")
+    if fields.get("self_loop"):
+        out.append("self-feature (Loop)")
+    if fields.get("batch_norm"):
+        out.append("batch norm")
+    return " · ".join(out)
+
+
+__all__ = ["DEEP_FROM", "DEFAULT_RECIPE", "HYPERPARAMETERS", "RECIPES", "RECIPE_FIELDS", "RecipeError",
+           "SHALLOW", "check_recipe", "depth_epochs", "depth_recipe", "describe", "from_legacy",
+           "recipe_fields", "settings_label"]

@@ -1,0 +1,342 @@
+"""The training engine: one trainer for every backbone × sampler.
+
+Full-batch node classification with Adam (+ weight decay). Every epoch draws a fresh
+sample of per-layer edge masks, normalises each layer's adjacency and takes one
+gradient step; evaluation runs on the full graph (every layer gets the whole, normalised
+adjacency) in eval mode. The reported test accuracy is the one at the epoch with the
+best validation accuracy (ties: the lower validation loss).
+
+The trainer talks through **events**, plain JSON-able dicts handed to ``on_event`` (the
+CLI, the tests and the app consume the same ones); accuracies are fractions in
+``[0, 1]``, times in seconds, epochs counted from 1:
+
+* ``{"type": "start", "config": {...}, "device": "cpu", "device_name": "CPU", "num_nodes": N,
+  "num_edges": M}`` (``device_name``: the GPU's name on CUDA, ``torch.cuda.get_device_name``)
+* ``{"type": "epoch", "epoch": e, "train_loss", "val_loss", "train_acc", "val_acc",
+  "test_acc", "epoch_time", "sample_time"}`` — ``train_*`` from the epoch's training
+  forward pass (sampled graph, dropout on), ``val_*``/``test_acc`` from the full-graph
+  evaluation; ``sample_time`` is sampling + normalisation, ``epoch_time`` the whole
+  epoch (sampling, step, evaluation) without diagnostics.
+* every ``diag_every`` epochs and at the last epoch: ``{"type": "diagnostics",
+  "epoch": e, "layer_distances": [...], "average_distance": x | None, "dirichlet": [...],
+  "mad": [...], "subspace_distance": [...], "men": x, "edge_numbers": [...],
+  "diag_time": s}`` — per hidden layer of the evaluation forward pass (see
+  :mod:`dropedge_core.method.models` for which outputs), MEN and edge numbers of that epoch's
+  sample (estimated from sampled sources, with ``"men_stderr"``, above
+  :data:`~dropedge_core.method.metrics.EXACT_MAX_NODES` nodes).
+* ``{"type": "end", "reason": "finished" | "early_stop" | "stopped" | "nan",
+  "message": str, "best_epoch": e | None, "best_val_acc", "test_acc", "epochs_run",
+  "total_time"}``.
+
+The settings live in :mod:`dropedge_core.training.config`; the app's background thread
+around :func:`train` in :mod:`app_shared.background`.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from dropedge_core import memory
+from dropedge_core.data import datasets
+from dropedge_core.method import metrics, normalization, samplers
+from dropedge_core.method.graph import Graph, csr_tensor, to_csr
+from dropedge_core.method.models import make_model
+from dropedge_core.training.config import (
+    UPLOAD_DATASET,
+    ConfigError,
+    RunResult,
+    TrainConfig,
+    resolve_device,
+)
+
+SPARSE_FEATURES_BELOW = 0.3  # feature density under which X is kept as a sparse matrix
+MAD_NODES = 1000  # MAD's node subset: 2000 nodes cost 0.44 s per diagnostics at 16 layers, 1000 0.09 s
+
+# Model initialisation draws from torch's global RNG; the lock keeps concurrent runs
+# (TrainingWorker threads) from interleaving their draws, so a seed fixes the weights.
+_INIT_LOCK = threading.Lock()
+
+
+class AdjacencyBuilder:
+    """Per-layer normalised adjacencies as sparse CSR matrices, fast enough for every epoch.
+
+    The entries every layer draws from (:func:`normalization.entry_index`: the ``2M``
+    directions and ``N`` self-loops, already in CSR order) give one fixed CSR pattern;
+    every call takes the weights of all layers from :func:`normalization.layer_values`
+    (one vectorised pass, dropped edges exactly zero) as that pattern's values. Products
+    are the same as with ``normalization.to_sparse(*normalization.adjacencies(...)[l], N)``,
+    with no per-layer compaction, permutation, sort or coalesce.
+
+    The values of one call live in one buffer that the **next call reuses** (no fresh
+    1.4 GB allocation per epoch on a 1M-node graph, whose page faults cost as much as
+    computing it): use a call's matrices before calling again, as the trainer does (one
+    call per epoch). :meth:`full` returns matrices of their own.
+    """
+
+    def __init__(self, graph: Graph, method: str = "AN"):
+        self.graph = graph
+        self.method = normalization.check_method(method)
+        rows, self.col = normalization.entry_index(graph)
+        counts = torch.bincount(rows, minlength=graph.num_nodes)
+        self.crow = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+        self.workspace: dict = {}  # the value table and output buffer, reused by every call
+
+    def _csr(self, values: torch.Tensor) -> torch.Tensor:
+        n = self.graph.num_nodes
+        return csr_tensor(self.crow, self.col, values, (n, n))
+
+    def __call__(self, masks: torch.Tensor) -> list[torch.Tensor]:
+        """``masks`` ``(L, M)`` (or ``(L, 2M)``) bool → ``L`` sparse CSR ``(N, N)``, valid
+        until the next call."""
+        shape = (masks.size(0), self.col.numel())
+        out = self.workspace.get("out")
+        if out is None or out.shape != shape:
+            out = self.workspace["out"] = torch.empty(shape, device=self.col.device)
+        values = normalization.layer_values(self.graph, masks, self.method, out=out,
+                                            workspace=self.workspace)
+        return [self._csr(v) for v in values]
+
+    def full(self) -> torch.Tensor:
+        """The normalised adjacency of the whole graph (evaluation), in a buffer of its own."""
+        ones = torch.ones(1, self.graph.num_edges, dtype=torch.bool, device=self.col.device)
+        return self._csr(normalization.layer_values(self.graph, ones, self.method)[0])
+
+
+def prepare_features(x: torch.Tensor) -> torch.Tensor:
+    """``x`` as a sparse CSR matrix when it is sparse enough (bag-of-words features),
+    else unchanged: ``X W`` of Cora is ~20x faster that way."""
+    if x.numel() and float((x != 0).float().mean()) < SPARSE_FEATURES_BELOW:
+        return to_csr(x)
+    return x
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def diagnostics(graph: Graph, hidden: list[torch.Tensor], masks: torch.Tensor,
+                generator: torch.Generator | None = None, mad_nodes: int = MAD_NODES,
+                seed: int = 0) -> dict:
+    """Over-smoothing diagnostics of one evaluation pass and one sample of masks.
+
+    Args:
+        graph: the graph (on the device of ``hidden``).
+        hidden: same-width hidden outputs of the full-graph forward pass.
+        masks: the epoch's ``(L, M)`` sample (MEN, edge numbers).
+        generator: random source of MEN's sampled sources on big graphs (kept apart
+            from training's, so diagnostics never change a run).
+        mad_nodes: MAD is an ``S x S`` computation; above this many nodes it uses a
+            random subset, the same one (drawn from ``seed``) for every layer and call,
+            so that MAD curves over layers and epochs compare like with like.
+
+    Returns:
+        ``layer_distances`` (``len(hidden) - 1``), ``average_distance`` (``None`` if
+        undefined), ``dirichlet``/``mad``/``subspace_distance`` (one per hidden output),
+        ``men``, ``edge_numbers`` (``L``) and, when estimated, ``men_stderr``.
+    """
+    out = {
+        "layer_distances": [float(d) for d in metrics.layer_distances(hidden)],
+        "average_distance": _finite_or_none(metrics.average_distance(hidden)),
+        "dirichlet": [metrics.dirichlet_energy(h, graph.undirected_edges) for h in hidden],
+        "mad": [metrics.mad(h, max_nodes=mad_nodes, generator=torch.Generator().manual_seed(seed))
+                for h in hidden],
+        "subspace_distance": [metrics.subspace_distance(h, graph) for h in hidden],
+    }
+    if graph.num_nodes > metrics.EXACT_MAX_NODES:
+        est = metrics.men_estimate(graph, masks, generator=generator)
+        out.update(men=est.value, men_stderr=est.stderr, edge_numbers=list(est.edge_numbers))
+    else:
+        counts = metrics.edge_numbers(graph, masks)
+        out.update(men=float(sum(counts)) / len(counts), edge_numbers=counts)
+    return out
+
+
+def _accuracy(log_probs: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> float:
+    if not bool(mask.any()):
+        return float("nan")
+    correct = int((log_probs[mask].argmax(1) == y[mask]).sum())
+    return correct / int(mask.sum())
+
+
+def check_memory(config: TrainConfig, graph: Graph) -> int:
+    """The estimated bytes of training ``config`` on ``graph``
+    (:func:`dropedge_core.memory.training_bytes`); raises
+    :class:`~dropedge_core.memory.MemoryLimitError` above ``$DROPEDGE_MAX_MEMORY_GB``."""
+    return memory.check(
+        memory.training_bytes(graph.num_nodes, graph.num_edges, graph.num_features,
+                              graph.num_classes, config.num_layers, config.hidden),
+        f"training {config.backbone} L={config.num_layers} hidden={config.hidden} on {graph.name} "
+        f"(N={graph.num_nodes}, M={graph.num_edges}, {graph.num_features} features)",
+        "use fewer layers, a smaller hidden width or a smaller graph")
+
+
+def check_trainable(config: TrainConfig, graph: Graph) -> None:
+    """Refuse, before anything is allocated, a graph training cannot use (no labels, one
+    class: every prediction right, 100% says nothing) or a run above the memory limit.
+
+    Raises:
+        ConfigError: no labels, one class.
+        MemoryLimitError: :func:`check_memory`.
+    """
+    if graph.num_classes == 0:
+        raise ConfigError(f"{graph.name} has no labels: training needs labelled nodes (a labels file)")
+    if graph.num_classes == 1:
+        raise ConfigError(f"{graph.name} has one class only: every prediction would be right "
+                          "(100% accuracy says nothing); training needs at least 2 classes")
+    check_memory(config, graph)
+
+
+def train(config: TrainConfig, graph: Graph | None = None,
+          on_event: Callable[[dict], None] | None = None,
+          stop_event: threading.Event | None = None) -> RunResult:
+    """Train one model; return its :class:`RunResult` and stream events to ``on_event``.
+
+    Args:
+        config: the run's settings (validated again here).
+        graph: a loaded graph; default ``datasets.load(config.dataset, config.split)``
+            (required for ``dataset="upload"``).
+        on_event: called with every event dict (see the module docstring), in order.
+        stop_event: when set, the run stops before the next epoch (reason ``"stopped"``).
+
+    Everything is placed on the device once before the epoch loop (graph, features,
+    kernel weights, the full adjacency); an epoch only samples, normalises, steps and
+    evaluates. ``config.seed`` fixes the weights, the dropout masks and the edge samples.
+    """
+    config.validate()
+    emit = on_event or (lambda event: None)
+    t_start = time.perf_counter()
+    device = resolve_device(config.device)
+    if graph is None:
+        if config.dataset == UPLOAD_DATASET:
+            raise ConfigError(f"dataset {UPLOAD_DATASET!r} needs the uploaded graph (pass graph=...)")
+        graph = datasets.load(config.dataset, config.split)
+    check_trainable(config, graph)
+    g = graph if graph.x.device == device else graph.to(device)
+    num_layers = config.num_layers
+    sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
+                            kernel=config.kernel, directed=config.directed)
+    sampler.weights(g)  # kernel weights computed (and memoised) on the device, once
+    builder = AdjacencyBuilder(g, config.normalization)
+    full_adjs = [builder.full()] * num_layers
+    x = prepare_features(g.x)
+    y = g.y
+    train_mask, val_mask, test_mask = g.train_mask, g.val_mask, g.test_mask
+    if not bool(train_mask.any()):
+        raise ConfigError(f"{g.name} has no training nodes in split {config.split!r}")
+
+    with _INIT_LOCK:
+        torch.manual_seed(config.seed)
+        model = make_model(config.backbone, g.num_features, g.num_classes, num_layers,
+                           hidden=config.hidden, dropout=config.dropout,
+                           self_loop=config.self_loop, batch_norm=config.batch_norm,
+                           alpha=config.alpha).to(device)
+    model.generator = torch.Generator(device=device).manual_seed(config.seed + 1)
+    sample_gen = torch.Generator(device=device).manual_seed(config.seed)
+    diag_gen = torch.Generator().manual_seed(config.seed + 2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    static_masks = sampler.relation == "all"  # nodrop: the same graph every epoch
+
+    emit({"type": "start", "config": config.to_dict(), "device": str(device),
+          "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU",
+          "num_nodes": g.num_nodes, "num_edges": g.num_edges})
+    history: list[dict] = []
+    diags: list[dict] = []
+    best = {"epoch": None, "val_acc": -1.0, "val_loss": math.inf, "test_acc": None}
+    best_loss_seen, since_improved = math.inf, 0
+    reason, message = "finished", ""
+
+    def run_diagnostics(epoch: int, masks: torch.Tensor, hidden: list[torch.Tensor]) -> None:
+        t0 = time.perf_counter()
+        event = {"type": "diagnostics", "epoch": epoch,
+                 **diagnostics(g, hidden, masks, generator=diag_gen, seed=config.seed)}
+        event["diag_time"] = time.perf_counter() - t0
+        diags.append(event)
+        emit(event)
+
+    for epoch in range(1, config.epochs + 1):
+        if stop_event is not None and stop_event.is_set():
+            reason, message = "stopped", f"stopped by request before epoch {epoch}"
+            break
+        t0 = time.perf_counter()
+        masks = sampler.sample(g, num_layers, generator=sample_gen)
+        adjs = full_adjs if static_masks else builder(masks)
+        _sync(device)
+        sample_time = time.perf_counter() - t0
+
+        model.train()
+        optimizer.zero_grad(set_to_none=True)
+        out = model(x, adjs)
+        loss = F.nll_loss(out[train_mask], y[train_mask])
+        if not bool(torch.isfinite(loss.detach())):
+            reason = "nan"
+            message = (f"training loss became {float(loss.detach())} at epoch {epoch} (learning rate "
+                       f"{config.lr} too high?); stopped, curves up to epoch {epoch - 1} kept")
+            break
+        loss.backward()
+        optimizer.step()
+        train_acc = _accuracy(out.detach(), y, train_mask)
+
+        diag_now = config.diag_every > 0 and (epoch % config.diag_every == 0 or epoch == config.epochs)
+        model.eval()
+        with torch.no_grad():
+            ev = model(x, full_adjs, return_hidden=diag_now)
+            ev, hidden = ev if diag_now else (ev, None)
+            val_loss = float(F.nll_loss(ev[val_mask], y[val_mask])) if bool(val_mask.any()) else float("nan")
+        if bool(val_mask.any()) and not math.isfinite(val_loss):
+            reason = "nan"
+            message = (f"validation loss became {val_loss} at epoch {epoch} (learning rate "
+                       f"{config.lr} too high?); stopped, curves up to epoch {epoch - 1} kept")
+            break
+        val_acc, test_acc = _accuracy(ev, y, val_mask), _accuracy(ev, y, test_mask)
+        _sync(device)
+        event = {"type": "epoch", "epoch": epoch, "train_loss": float(loss.detach()), "val_loss": val_loss,
+                 "train_acc": train_acc, "val_acc": val_acc, "test_acc": test_acc,
+                 "epoch_time": time.perf_counter() - t0, "sample_time": sample_time}
+        history.append(event)
+        emit(event)
+
+        # model selection: best validation accuracy, ties broken by the lower loss
+        if val_acc > best["val_acc"] or (val_acc == best["val_acc"] and val_loss < best["val_loss"]):
+            best.update(epoch=epoch, val_acc=val_acc, val_loss=val_loss, test_acc=test_acc)
+            since_improved = 0
+        elif val_loss < best_loss_seen:
+            since_improved = 0  # early stopping waits while either the accuracy or the loss improves
+        else:
+            since_improved += 1
+        best_loss_seen = min(best_loss_seen, val_loss)
+        early = config.patience > 0 and since_improved >= config.patience and epoch < config.epochs
+
+        if diag_now:
+            run_diagnostics(epoch, masks, hidden)
+        elif early and config.diag_every > 0:  # the last epoch always gets diagnostics
+            with torch.no_grad():
+                _, hidden = model(x, full_adjs, return_hidden=True)
+            run_diagnostics(epoch, masks, hidden)
+        if early:
+            reason = "early_stop"
+            message = (f"early stop at epoch {epoch}: no better validation accuracy or loss "
+                       f"for {config.patience} epochs")
+            break
+
+    epochs_run = len(history)
+    if reason == "finished":
+        message = f"finished {epochs_run} epochs"
+    total_time = time.perf_counter() - t_start
+    result = RunResult(config=config, reason=reason, message=message, best_epoch=best["epoch"],
+                       best_val_acc=best["val_acc"] if best["epoch"] is not None else None,
+                       test_acc=best["test_acc"], epochs_run=epochs_run, total_time=total_time,
+                       device=str(device), history=history, diagnostics=diags, model=model)
+    emit({"type": "end", "reason": reason, "message": message, "best_epoch": result.best_epoch,
+          "best_val_acc": result.best_val_acc, "test_acc": result.test_acc,
+          "epochs_run": epochs_run, "total_time": total_time})
+    return result
