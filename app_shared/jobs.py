@@ -31,6 +31,7 @@ import torch
 from app_shared.background import ThreadedJob, TrainingWorker
 from dropedge_core import env
 from dropedge_core.figures import BACKBONE_LABELS, sampler_label
+from dropedge_core.studies.sweep import SweepOutcome, run_claimed
 from dropedge_core.training import TrainConfig
 
 #: Seconds without a poll after which a job is stopped (``$DROPEDGE_IDLE_TIMEOUT``).
@@ -478,16 +479,6 @@ def device_label(name: str = "auto") -> str:
 # Sweeps into the results store
 
 
-class _AnyEvent:
-    """A stop flag set when any of its events is (the user's Stop, a claim taken over)."""
-
-    def __init__(self, *events: threading.Event):
-        self.events = events
-
-    def is_set(self) -> bool:
-        return any(event.is_set() for event in self.events)
-
-
 class SweepJob(ThreadedJob):
     """Train configs one after another in one background thread and put every finished
     run into a :class:`~dropedge_core.store.ResultStore` (the Depth study page's "Run
@@ -533,11 +524,7 @@ class SweepJob(ThreadedJob):
         self.idle_timeout, self.max_seconds = idle_timeout, max_seconds
         self._stop = threading.Event()
         self._runs = ClaimedRuns(store, self.configs, lease=lease or DEFAULT_LEASE, stop_event=self._stop)
-        self.stored = 0
-        self.lost = 0
-        self.failures: list[tuple[TrainConfig, str]] = []
-        self.stored_keys: list[str] = []
-        self.current: TrainConfig | None = None
+        self.outcome = SweepOutcome()  # filled by the sweep loop while it runs
         self.epoch = 0
         self.error: str | None = None
         self.started_at = time.time()
@@ -573,37 +560,42 @@ class SweepJob(ThreadedJob):
         """Configs dealt with: stored, skipped or failed."""
         return self.stored + self.skipped + len(self.failures)
 
+    @property
+    def stored(self) -> int:
+        """Runs trained and stored by this job."""
+        return len(self.outcome.stored_keys)
+
+    @property
+    def stored_keys(self) -> list[str]:
+        return self.outcome.stored_keys
+
+    @property
+    def lost(self) -> int:
+        """Runs whose claim another worker took over (it stores them)."""
+        return self.outcome.lost
+
+    @property
+    def failures(self) -> list[tuple[TrainConfig, str]]:
+        return self.outcome.failures
+
+    @property
+    def current(self) -> TrainConfig | None:
+        """The config training now."""
+        return self.outcome.current
+
     def _on_event(self, event: dict) -> None:
-        if event["type"] == "epoch":
+        if event["type"] == "start":
+            self.epoch = 0
+        elif event["type"] == "epoch":
             self.epoch = event["epoch"]
 
     def _run(self) -> None:
-        claimed = iter(self._runs)
         try:
-            for claim in claimed:
-                self.current, self.epoch = claim.config, 0
-                try:
-                    result = self.train_fn(claim.config, self.graph, self._on_event,
-                                           _AnyEvent(self._stop, claim.lost))
-                except Exception as exc:  # reported, and the sweep goes on
-                    self.failures.append((claim.config, f"{type(exc).__name__}: {exc}".splitlines()[0]))
-                    self._runs.failed_run(claim)
-                    continue
-                finally:
-                    self.current = None
-                if result.reason == "stopped":  # cut short: not a result
-                    if self._stop.is_set():
-                        break
-                    self.lost += 1  # the claim was taken over: the other worker stores it
-                    continue
-                self.stored_keys.append(self.store.put(result))
-                self._runs.stored(claim)
-                self.stored += 1
+            run_claimed(self._runs, self.store, self.graph, train_fn=self.train_fn, on_event=self._on_event,
+                        stop_event=self._stop, keep_going=True, outcome=self.outcome)
         except Exception as exc:  # the store itself failed: nothing more can be kept
             self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
         finally:
-            claimed.close()  # releases the claim of a run cut short
-            self.current = None
             self.ended_at = time.time()
 
     def heartbeat(self) -> None:

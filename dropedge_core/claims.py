@@ -3,7 +3,7 @@
 Every worker — ``python -m dropedge_core sweep`` on any machine, the app's "Run missing" —
 walks the same list of runs and, for each run not stored yet, asks the store for a claim
 (:meth:`~dropedge_core.store.ResultStore.claim`, atomic). Only the worker that got it
-trains the run; a :class:`Heartbeat` renews the claim's lease while it trains, and storing
+trains the run; a :class:`LeaseRenewer` renews the claim's lease while it trains, and storing
 the run drops the claim in the same transaction. The others move on to the next run, so N
 workers split the grid and no run is trained twice. When only runs claimed by others are
 left, a worker waits for them: they get stored, or their worker died (SIGKILL, machine
@@ -49,7 +49,7 @@ def check_lease(lease: float) -> float:
     return value
 
 
-class Heartbeat:
+class LeaseRenewer:
     """Renews one claim every ``lease / 3`` seconds in a daemon thread until :meth:`close`.
 
     :attr:`lost` is set when the claim is no longer this worker's (it expired and another
@@ -62,10 +62,10 @@ class Heartbeat:
         self.lost = threading.Event()
         self.error: str | None = None
         self._closed = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name="dropedge-claim-heartbeat", daemon=True)
+        self._thread = threading.Thread(target=self._renew, name="dropedge-claim-lease", daemon=True)
         self._thread.start()
 
-    def _beat(self) -> None:
+    def _renew(self) -> None:
         last_ok = time.monotonic()
         while not self._closed.wait(self.lease / 3):
             try:
@@ -93,11 +93,11 @@ class Claim:
 
     config: TrainConfig
     key: str
-    heartbeat: Heartbeat = field(repr=False)
+    renewer: LeaseRenewer = field(repr=False)
 
     @property
     def lost(self) -> threading.Event:
-        return self.heartbeat.lost
+        return self.renewer.lost
 
 
 class ClaimedRuns:
@@ -169,11 +169,11 @@ class ClaimedRuns:
                     continue  # stored meanwhile, or a live claim of another worker
                 took_one = True
                 self.waiting = 0
-                claim = Claim(config, key, Heartbeat(self.store, key, self.owner, self.lease))
+                claim = Claim(config, key, LeaseRenewer(self.store, key, self.owner, self.lease))
                 try:
                     yield claim
                 finally:
-                    claim.heartbeat.close()
+                    claim.renewer.close()
                     outcome = self._outcome.pop(key, None)
                     if outcome != "stored":  # not stored: let another worker have it
                         self.store.release(key, self.owner)
@@ -194,4 +194,4 @@ class ClaimedRuns:
                     self.stop_event.wait(self.poll)  # others hold the rest: wait for them or their lease
 
 
-__all__ = ["Claim", "ClaimedRuns", "DEFAULT_LEASE", "Heartbeat", "check_lease", "worker_id"]
+__all__ = ["Claim", "ClaimedRuns", "DEFAULT_LEASE", "LeaseRenewer", "check_lease", "worker_id"]

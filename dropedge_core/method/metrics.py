@@ -144,6 +144,25 @@ def men_estimate(graph: Graph, masks: torch.Tensor, num_sources: int = 512,
                        tuple(float(v) for v in n * counts.mean(1)))
 
 
+def men_measure(graph: Graph, masks: torch.Tensor, num_sources: int | None = None,
+                generator: torch.Generator | None = None, exact_up_to: int = EXACT_MAX_NODES,
+                default_sources: int = 512) -> MenEstimate:
+    """MEN of one sample by the package's one rule: exact or estimated.
+
+    ``num_sources``: ``0`` = exact; ``S > 0`` = estimated from ``S`` sampled sources
+    (exact when ``S >= N``); ``None`` = exact up to ``exact_up_to`` nodes, else estimated
+    from ``default_sources``. Exact results have ``stderr = 0`` and ``sources = N``.
+    The trainer, the MEN studies and the command line all measure MEN through here.
+    """
+    n = graph.num_nodes
+    if num_sources is None:
+        num_sources = 0 if n <= exact_up_to else default_sources
+    if num_sources == 0 or num_sources >= n:
+        counts = edge_numbers(graph, masks)
+        return MenEstimate(float(sum(counts)) / len(counts), 0.0, n, tuple(float(c) for c in counts))
+    return men_estimate(graph, masks, num_sources, generator=generator)
+
+
 def layer_distances(hidden: list[torch.Tensor]) -> torch.Tensor:
     """``D^(l) = ||H^(l+1) - H^(l)||_F`` for consecutive entries of ``hidden``.
 

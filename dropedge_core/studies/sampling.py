@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -45,10 +46,10 @@ def run_seed(seed: int, *parts: object) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=4).digest(), "little")
 
 
-def make_sampler(name: str, p_min: float, p_max: float, kernel: str = "linear",
-                 ) -> samplers.EdgeSampler:
-    """The named sampler with the given keep rates (DropEdge/FD use ``p = (p_min + p_max) / 2``)."""
-    return samplers.make(name, p_min=p_min, p_max=p_max, kernel=kernel)
+def make_sampler(name: str, p_min: float, p_max: float, kernel: str = "linear", p: float | None = None,
+                 directed: bool = False) -> samplers.EdgeSampler:
+    """The named sampler with the given keep rates (DropEdge/FD: ``p``, default ``(p_min + p_max) / 2``)."""
+    return samplers.make(name, p_min=p_min, p_max=p_max, p=p, kernel=kernel, directed=directed)
 
 
 def sample_masks(graph: Graph, sampler: str, num_layers: int, p_min: float, p_max: float,
@@ -147,7 +148,8 @@ def _undirected(graph: Graph, masks: torch.Tensor) -> torch.Tensor:
 
 def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[int], runs: int,
              p_min: float, p_max: float, seed: int = 0, kernel: str = "linear",
-             num_sources: int | None = None) -> pd.DataFrame:
+             num_sources: int | None = None, p: float | None = None, directed: bool = False,
+             on_sample: Callable[[], None] | None = None) -> pd.DataFrame:
     """MEN and edge numbers over independent samples (paper appendix, "MEN" table and
     edge-number figure).
 
@@ -170,35 +172,40 @@ def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[i
     """
     if runs < 1:
         raise ValueError(f"runs must be >= 1 (got {runs})")
-    if num_sources is None:
-        num_sources = 0 if graph.num_nodes <= EXACT_MEN_MAX_NODES else 256
-    exact = num_sources == 0 or num_sources >= graph.num_nodes
     rows = []
-    for name in sampler_names:  # loops over (sampler, depth, run): each is one sample
-        s = make_sampler(name, p_min, p_max, kernel)
+    made = [make_sampler(name, p_min, p_max, kernel, p, directed) for name in sampler_names]
+    for name, s in zip(sampler_names, made):  # loops over (sampler, depth, run): each is one sample
         for num_layers in layers_list:
             for run in range(runs):
                 gen = torch.Generator().manual_seed(run_seed(seed, name, num_layers, run))
                 masks = s.sample(graph, int(num_layers), generator=gen)
-                if exact:
-                    en = [float(c) for c in metrics.edge_numbers(graph, masks)]
-                    value, stderr = sum(en) / len(en), 0.0
-                else:
-                    est = metrics.men_estimate(graph, masks, num_sources, generator=gen)
-                    en, value, stderr = list(est.edge_numbers), est.value, est.stderr
-                rows.append({"sampler": name, "layers": int(num_layers), "run": run, "men": value,
-                             "men_stderr": stderr, "edge_numbers": tuple(en), "exact": exact,
-                             "p_min": p_min, "p_max": p_max})
+                est = metrics.men_measure(graph, masks, num_sources, generator=gen,
+                                          exact_up_to=EXACT_MEN_MAX_NODES, default_sources=256)
+                rows.append({"sampler": name, "layers": int(num_layers), "run": run, "men": est.value,
+                             "men_stderr": est.stderr, "edge_numbers": est.edge_numbers,
+                             "exact": est.sources >= graph.num_nodes, "p_min": p_min, "p_max": p_max})
+                if on_sample is not None:
+                    on_sample()
     return pd.DataFrame(rows)
 
 
-def men_summary(df: pd.DataFrame) -> pd.DataFrame:
+def men_summary(df: pd.DataFrame, curves: bool = False) -> pd.DataFrame:
     """Mean and standard deviation of MEN over runs: one row per ``(sampler, layers)``
-    with ``men_mean, men_std, runs``, samplers in their first-seen order."""
+    with ``men_mean, men_std, runs``, samplers in their first-seen order; with ``curves``
+    also ``edge_numbers_mean``, ``edge_numbers_std`` (lists of ``L``), ``men_stderr_mean``
+    and ``exact``."""
     order = list(dict.fromkeys(df["sampler"]))
     out = (df.groupby(["sampler", "layers"], sort=False)["men"]
              .agg(men_mean="mean", men_std="std", runs="count").reset_index())
     out["men_std"] = out["men_std"].fillna(0.0)
+    if curves:  # the edge-number curve's mean and std per layer, and the mean standard error
+        groups = df.groupby(["sampler", "layers"], sort=False)
+        stacked = groups["edge_numbers"].agg(lambda c: np.array(list(c), dtype=float))
+        out["edge_numbers_mean"] = [list(a.mean(0)) for a in stacked]
+        out["edge_numbers_std"] = [list(a.std(0, ddof=1)) if len(a) > 1 else [0.0] * a.shape[1]
+                                   for a in stacked]
+        out["men_stderr_mean"] = groups["men_stderr"].mean().to_numpy()
+        out["exact"] = groups["exact"].all().to_numpy()
     out["sampler"] = pd.Categorical(out["sampler"], categories=order, ordered=True)
     return out.sort_values(["sampler", "layers"]).assign(
         sampler=lambda d: d["sampler"].astype(str)).reset_index(drop=True)

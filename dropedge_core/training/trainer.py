@@ -152,12 +152,11 @@ def diagnostics(graph: Graph, hidden: list[torch.Tensor], masks: torch.Tensor,
                 for h in hidden],
         "subspace_distance": [metrics.subspace_distance(h, graph) for h in hidden],
     }
-    if graph.num_nodes > metrics.EXACT_MAX_NODES:
-        est = metrics.men_estimate(graph, masks, generator=generator)
+    est = metrics.men_measure(graph, masks, generator=generator)
+    if est.sources < graph.num_nodes:
         out.update(men=est.value, men_stderr=est.stderr, edge_numbers=list(est.edge_numbers))
     else:
-        counts = metrics.edge_numbers(graph, masks)
-        out.update(men=float(sum(counts)) / len(counts), edge_numbers=counts)
+        out.update(men=est.value, edge_numbers=[int(round(c)) for c in est.edge_numbers])
     return out
 
 

@@ -1,0 +1,83 @@
+"""Command line: ``python -m dropedge_core {datasets,train,men,sweep,tune,search} ...``.
+
+Every subcommand has ``--help``; ``--json`` prints machine-readable output to stdout;
+progress bars go to stderr (only when it is a terminal, or never with ``--no-progress``).
+Bad input exits with code 2 and one line ``error: ...`` naming the bad value — never a
+traceback.
+
+Examples::
+
+    python -m dropedge_core datasets
+    python -m dropedge_core train --dataset cora --split semi --backbone gcn --layers 2 \\
+        --sampler nodrop --seeds 0 1 2 --json
+    python -m dropedge_core train --dataset cora --backbone gcn --preset paper --layers 8 \\
+        --sampler dropedge++
+    python -m dropedge_core men --dataset cora --sampler lid li --layers 4 8 16 \\
+        --p-min 0.05 --p-max 1.0 --runs 10
+    python -m dropedge_core sweep --dataset cora --backbones gcn resgcn \\
+        --samplers nodrop dropedge dropedge++ --layers 2 4 8 --seeds 0 1 2 \\
+        --store results/results.sqlite      # or postgresql://me@db.lab/dropedge_results: start
+                                             # it on several machines, they split the grid
+    python -m dropedge_core tune --dataset csbm --backbone gcn --layers 8 --trials 20 \\
+        --study demo --storage sqlite:///results/tuning.sqlite
+    python -m dropedge_core train --edges my_edges.csv --features my_features.csv \\
+        --labels my_labels.csv --layers 4 --sampler dropedge++
+
+Your own graph: ``--edges PATH [--features PATH] [--labels PATH]`` on ``men``, ``train``
+and ``tune`` instead of ``--dataset`` (:mod:`dropedge_core.data.csv_graph`: CSV text, read as
+data only, never unpickled or evaluated; repairs are printed to stderr as ``note: ...``
+lines, an unusable file is exit 2 with one ``error: ...`` line). Its split is 20/30
+labelled nodes per class from seed 0; training needs ``--labels``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import torch
+
+from dropedge_core import env
+from dropedge_core.cli.commands import (
+    cmd_datasets,
+    cmd_men,
+    cmd_search,
+    cmd_sweep,
+    cmd_train,
+    cmd_tune,
+    sweep_grid,
+)
+from dropedge_core.cli.common import CLIError, make_config
+from dropedge_core.cli.parser import build_parser
+from dropedge_core.training import ConfigError
+
+COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep": cmd_sweep,
+            "tune": cmd_tune, "search": cmd_search}
+
+
+def _set_threads(args: argparse.Namespace) -> None:
+    """``--threads``, else ``$DROPEDGE_TORCH_THREADS`` (checked with every other variable of
+    :mod:`dropedge_core.env`, once, here), bounded by :data:`env.MAX_THREADS`."""
+    settings = env.settings()
+    threads = getattr(args, "threads", None)
+    threads = settings.torch_threads if threads is None else env.parse_threads(threads)
+    torch.set_num_threads(threads)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command != "datasets":
+            _set_threads(args)
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        return 130
+    except ValueError as exc:  # DatasetError, SamplerError, NormalizationError, ConfigError, ...
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        sys.stderr.write(f"error: {message}\n")
+        return 2
+
+
+__all__ = ["CLIError", "ConfigError", "build_parser", "main", "make_config", "sweep_grid"]

@@ -1,0 +1,143 @@
+"""The sweep: the one loop that trains runs and keeps them in the results store.
+
+Every run that finishes is stored — ``python -m dropedge_core train --store``, ``sweep``
+and ``search``, the app's "Run missing" (Depth study) and Live training all go through
+:func:`train_and_store` or :func:`run_claimed` — so a run trained anywhere is found
+everywhere (the store keys a run on its config, :func:`dropedge_core.store.run_key`).
+
+:func:`run_claimed` walks a grid with claims (:class:`~dropedge_core.claims.ClaimedRuns`):
+workers started on one store split the grid, and a run stored by anyone is not trained
+again. A run cut short (``reason == "stopped"``) is never stored: a partial run would
+pass for a finished one.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from dropedge_core.claims import ClaimedRuns
+from dropedge_core.method.graph import Graph
+from dropedge_core.store import ResultStore
+from dropedge_core.training import RunResult, TrainConfig, train
+
+#: ``(config, graph, on_event, stop_event) -> RunResult``: how a run is trained (tests pass fakes).
+TrainFn = Callable[[TrainConfig, Graph | None, Callable | None, object], RunResult]
+
+
+def default_train(config: TrainConfig, graph: Graph | None, on_event: Callable | None,
+                  stop_event) -> RunResult:
+    return train(config, graph=graph, on_event=on_event, stop_event=stop_event)
+
+
+class AnyEvent:
+    """A stop flag that is set when any of its events is (the user's Stop, a lost claim)."""
+
+    def __init__(self, *events: threading.Event | None):
+        self.events = [e for e in events if e is not None]
+
+    def is_set(self) -> bool:
+        return any(event.is_set() for event in self.events)
+
+
+def train_and_store(config: TrainConfig, store: ResultStore | None, graph: Graph | None = None,
+                    on_event: Callable | None = None, stop_event=None,
+                    train_fn: TrainFn = default_train) -> RunResult:
+    """Train one run and put it into ``store`` (unless it was stopped, or ``store`` is ``None``)."""
+    result = train_fn(config, graph, on_event, stop_event)
+    if store is not None and result.reason != "stopped":
+        store.put(result)  # one transaction per run: a kill loses at most the run in flight
+    return result
+
+
+@dataclass
+class SweepOutcome:
+    """What :func:`run_claimed` did, filled while it runs (a poller may read it)."""
+
+    stored_keys: list[str] = field(default_factory=list)
+    results: list[RunResult] = field(default_factory=list)
+    failures: list[tuple[TrainConfig, str]] = field(default_factory=list)
+    lost: int = 0  # runs whose claim another worker took over (it stores them)
+    current: TrainConfig | None = None
+
+
+def run_claimed(runs: ClaimedRuns, store: ResultStore,
+                graphs: Mapping[tuple[str, str], Graph] | Graph | None = None, *,
+                train_fn: TrainFn = default_train, on_event: Callable | None = None,
+                stop_event: threading.Event | None = None, keep_going: bool = False,
+                outcome: SweepOutcome | None = None,
+                on_run: Callable[[SweepOutcome], None] | None = None) -> SweepOutcome:
+    """Train and store every run of ``runs`` this worker claims.
+
+    Args:
+        runs: the claimed grid (its ``stop_event`` should be ``stop_event``).
+        store: where finished runs go.
+        graphs: one graph for every run, or a map ``(dataset, split) -> graph``, or
+            ``None`` (each run loads its own).
+        train_fn: how a run is trained.
+        on_event: the trainer's events of every run.
+        stop_event: stops the running run and the loop.
+        keep_going: a run that raises is recorded in ``failures`` and the loop goes on
+            (the app); otherwise the exception propagates (the command line).
+        outcome: filled in place (a poller reads ``current`` and the counts).
+        on_run: called after each run (stored, lost or failed).
+    """
+    out = outcome if outcome is not None else SweepOutcome()
+    claimed = iter(runs)
+    try:
+        for claim in claimed:
+            config = claim.config
+            graph = graphs.get((config.dataset, config.split)) if isinstance(graphs, Mapping) else graphs
+            out.current = config
+            try:
+                result = train_fn(config, graph, on_event, AnyEvent(stop_event, claim.lost))
+            except Exception as exc:
+                if not keep_going:
+                    raise
+                out.failures.append((config, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+                runs.failed_run(claim)
+                continue
+            finally:
+                out.current = None
+            if result.reason == "stopped":  # cut short: not a result
+                if stop_event is not None and stop_event.is_set():
+                    break
+                out.lost += 1  # the claim was taken over: the other worker stores the run
+            else:
+                out.stored_keys.append(store.put(result))
+                runs.stored(claim)
+                out.results.append(result)
+            if on_run is not None:
+                on_run(out)
+    finally:
+        claimed.close()  # releases the claim of a run cut short or failed
+        out.current = None
+    return out
+
+
+#: One cell of a study: what its runs share apart from the seed.
+CELL_COLUMNS = ("dataset", "split", "backbone", "num_layers", "sampler")
+
+
+def summarize_runs(runs: pd.DataFrame, keys: Iterable[str] | None = None,
+                   by: Sequence[str] = CELL_COLUMNS) -> pd.DataFrame:
+    """Mean ± std of test accuracy per cell: one row per ``by`` group of ``runs`` (rows of
+    the results store, :meth:`~dropedge_core.store.ResultStore.to_frame`; only ``keys``
+    when given) with ``runs``, ``test_acc_mean`` and ``test_acc_std`` (sample std; 0 for
+    one run; NaN accuracies, diverged runs, are left out of both)."""
+    if keys is not None:
+        runs = runs[runs["key"].isin(set(keys))]
+    columns = [*by, "runs", "test_acc_mean", "test_acc_std"]
+    if runs.empty:
+        return pd.DataFrame(columns=columns)
+    grouped = runs.groupby(list(by), sort=True)["test_acc"]
+    out = grouped.agg(runs="size", test_acc_mean="mean", test_acc_std="std").reset_index()
+    finite = grouped.count().to_numpy()
+    out.loc[finite == 1, "test_acc_std"] = 0.0
+    return out[columns]
+
+
+__all__ = ["AnyEvent", "CELL_COLUMNS", "SweepOutcome", "default_train", "run_claimed", "summarize_runs",
+           "train_and_store"]
