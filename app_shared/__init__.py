@@ -24,7 +24,7 @@ import streamlit as st
 
 from app_shared import urlstate
 from dropedge_core import datasets, memory, samplers
-from dropedge_core.data import csv_graph as upload
+from dropedge_core.data import csv_graph, csv_reader
 from dropedge_core.figures import sampler_label
 from dropedge_core.method.graph import Graph, GraphError
 from dropedge_core.studies import graph_layout as layout
@@ -165,7 +165,7 @@ def _upload_widgets() -> None:
         files = {role: st.file_uploader(label, type=UPLOAD_TYPES, key=f"upload_{role}", help=text)
                  for role, label, text in UPLOAD_FILES}
         st.caption("Read as text only: nothing is unpickled or run. Up to "
-                   f"{upload.human_size(upload.MAX_BYTES)} per file.")
+                   f"{csv_reader.human_size(csv_graph.MAX_BYTES)} per file.")
         parsed = ss.get("upload_parsed")
         if files["edges"] is None:
             reappeared = not ss.get("_upload_drawn", False)
@@ -214,9 +214,9 @@ def _parse_upload(files: dict, digest: tuple) -> dict:
               "graph": None, "notes": [], "error": None, "files": names}
     try:
         with st.spinner("Reading your files…"):
-            graph, notes = upload.parse_graph(files["edges"], files["features"], files["labels"],
+            graph, notes = csv_graph.parse_graph(files["edges"], files["features"], files["labels"],
                                               name=_graph_name(names["edges"]), seed=DATA_SEED)
-    except upload.UploadError as exc:
+    except csv_graph.UploadError as exc:
         record["error"] = " ".join(str(exc).split())
     except Exception as exc:  # a defect the parser did not foresee: still one line
         record["error"] = f"cannot read the files ({type(exc).__name__}: {exc})".splitlines()[0]

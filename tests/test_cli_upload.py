@@ -9,7 +9,7 @@ import pickle
 
 import pytest
 
-from dropedge_core.data import csv_graph as upload
+from dropedge_core.data import csv_graph
 from dropedge_core.training import ConfigError, TrainConfig, train
 
 from .test_app_upload import sbm_csv
@@ -175,9 +175,9 @@ def test_train_config_upload(files):
         TrainConfig(dataset="upload", split="semi")
     with pytest.raises(ConfigError, match="dataset 'upload' needs the uploaded graph"):
         train(config)
-    graph, _ = upload.load_files(files["edges"], labels_path=files["labels"])
+    graph, _ = csv_graph.load_files(files["edges"], labels_path=files["labels"])
     result = train(config, graph=graph)
     assert result.reason == "finished" and result.epochs_run == 3
-    unlabelled, _ = upload.load_files(files["edges"])
+    unlabelled, _ = csv_graph.load_files(files["edges"])
     with pytest.raises(ConfigError, match="my_edges has no labels"):
         train(config, graph=unlabelled)

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dropedge_core import env
-from dropedge_core.data import csv_graph as upload
+from dropedge_core.data import csv_graph
 from dropedge_core.training import MAX_HIDDEN, MAX_LR, MAX_SEED, MAX_WEIGHT_DECAY, ConfigError, TrainConfig
 
 from .conftest import REPO
@@ -190,7 +190,7 @@ def test_estimate_bounds_what_training_really_holds(tmp_path):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ids=st.lists(st.integers(0, upload.MAX_NODES - 1), min_size=2, max_size=60, unique=True),
+@given(ids=st.lists(st.integers(0, csv_graph.MAX_NODES - 1), min_size=2, max_size=60, unique=True),
        data=st.data())
 def test_sparse_ids_are_renumbered_preserving_the_graph(ids, data):
     """Any edge list over any ids: N stays within what the input holds, and the edges
@@ -200,10 +200,10 @@ def test_sparse_ids_are_renumbered_preserving_the_graph(ids, data):
     if all(a == b for a, b in pairs):
         return
     text = "".join(f"{a},{b}\n" for a, b in pairs).encode()
-    graph, notes = upload.parse_graph(text)
+    graph, notes = csv_graph.parse_graph(text)
     used = sorted({v for p in pairs for v in p})
     top = max(used) + 1
-    if top - len(used) > max(upload.COMPACT_ABOVE, len(used)):
+    if top - len(used) > max(csv_graph.COMPACT_ABOVE, len(used)):
         assert graph.num_nodes == len(used) and any("renumbered" in n for n in notes)
         rank = {v: i for i, v in enumerate(used)}
     else:
@@ -212,7 +212,7 @@ def test_sparse_ids_are_renumbered_preserving_the_graph(ids, data):
     want = {tuple(sorted((rank[a], rank[b]))) for a, b in pairs if a != b}
     got = {tuple(e) for e in graph.undirected_edges.t().tolist()}
     assert got == want
-    assert graph.num_nodes <= max(2 * len(used), len(used) + upload.COMPACT_ABOVE) + 1
+    assert graph.num_nodes <= max(2 * len(used), len(used) + csv_graph.COMPACT_ABOVE) + 1
 
 
 def test_json_numbers_stay_numbers(capsys):
@@ -223,5 +223,6 @@ def test_json_numbers_stay_numbers(capsys):
 
 def test_an_upload_above_the_memory_limit_is_an_upload_error(monkeypatch):
     monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.00001")
-    with pytest.raises(upload.UploadError, match=r"the uploaded graph \(N=2000, 1999 edge rows\) would need"):
-        upload.parse_graph("".join(f"{i},{i + 1}\n" for i in range(1999)))
+    with pytest.raises(csv_graph.UploadError,
+                       match=r"the uploaded graph \(N=2000, 1999 edge rows\) would need"):
+        csv_graph.parse_graph("".join(f"{i},{i + 1}\n" for i in range(1999)))

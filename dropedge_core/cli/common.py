@@ -9,8 +9,7 @@ import statistics
 import sys
 from collections.abc import Sequence
 
-from dropedge_core.data import csv_graph as upload
-from dropedge_core.data import datasets, presets
+from dropedge_core.data import csv_graph, datasets, presets
 from dropedge_core.studies.sweep import train_and_store
 from dropedge_core.training import (
     UPLOAD_DATASET,
@@ -133,7 +132,7 @@ def _graph(args: argparse.Namespace, dataset: str, split: str | None, needs_labe
     (:func:`dropedge_core.data.csv_graph.load_files`; its notes go to stderr)."""
     if dataset != UPLOAD_DATASET:
         return _load(dataset, split)
-    graph, notes = upload.load_files(args.edges, args.features, args.labels, seed=UPLOAD_SPLIT_SEED)
+    graph, notes = csv_graph.load_files(args.edges, args.features, args.labels, seed=UPLOAD_SPLIT_SEED)
     for note in notes:
         sys.stderr.write(f"note: {note}\n")
     if needs_labels and graph.num_classes == 0:

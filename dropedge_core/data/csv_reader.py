@@ -1,0 +1,322 @@
+"""Reading a user's CSV files as data only: bytes -> UTF-8 text -> a table of string cells
+(:class:`Table`), node ids and numbers, with one-line errors (:class:`UploadError`) that name
+the file, the line, the bad value and what is allowed. The file format is described in
+:mod:`dropedge_core.data.csv_graph`; nothing is ever unpickled, evaluated or imported."""
+from __future__ import annotations
+
+import io
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Union
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+MAX_BYTES = 20 * 1024 * 1024  # per file
+MAX_NODES = 10_000_000  # node ids must be below this when no features fix N
+MAX_CLASSES = 1000
+MAX_FEATURES = 100_000  # feature columns (Coauthor-Physics, the widest dataset here, has 8415)
+
+#: What ``parse_graph`` accepts for each file: raw ``bytes``, CSV text as a ``str``,
+#: a path (``pathlib.Path`` / ``os.PathLike``), or a file object with ``.read()``
+#: (e.g. Streamlit's ``UploadedFile``), read from its start.
+Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", IO[bytes], IO[str]]
+
+_STRING = pd.ArrowDtype(pa.string())
+_NAN_WORDS = ("nan", "+nan", "-nan")
+_ID = r"[0-9]{1,18}"  # an id that fits int64; longer digit strings are "too large"
+_PREVIEW = 40  # characters of a bad value shown in a message
+
+
+class UploadError(ValueError):
+    """An uploaded file is unusable; the one-line message names the file, the line,
+    the bad value and what is allowed."""
+
+
+@dataclass
+class Table:
+    """The data rows of one CSV file, split into string cells.
+
+    Attributes:
+        name: the file name used in messages.
+        flat: the ``R * C`` stripped string cells, row by row (no header).
+        num_columns: ``C``.
+        lines: ``(R,)`` 1-based line number of each row in the file.
+        header: the header row's text, or ``None``.
+        header_line: the header's line number (0 without a header).
+    """
+
+    name: str
+    flat: pd.Series
+    num_columns: int
+    lines: np.ndarray
+    header: str | None = None
+    header_line: int = 0
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.lines.size)
+
+    def column(self, c: int) -> pd.Series:
+        """Column ``c`` (0-based) as a Series of ``R`` strings."""
+        return self.flat.iloc[c::self.num_columns].reset_index(drop=True)
+
+    def cell(self, r: int, c: int) -> str:
+        return str(self.flat.iat[r * self.num_columns + c])
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _show(value: object) -> str:
+    """``repr`` of a (possibly long) cell, on one line."""
+    text = str(value)
+    if len(text) > _PREVIEW:
+        text = text[:_PREVIEW] + "..."
+    return repr(text)
+
+
+def _has(count: int) -> str:
+    return "has" if count == 1 else "have"
+
+
+def _clean_name(name: object) -> str:
+    return re.sub(r"[\x00-\x1f\x7f]", "?", str(name))[:120] or "file"
+
+
+def human_size(num_bytes: int) -> str:
+    """``25.3 MB``, ``20 MB``, ``512 KB``, ``100 bytes`` (1 MB = 1024 * 1024 bytes)."""
+    for unit, size in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if num_bytes >= size:
+            return f"{num_bytes / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{num_bytes} bytes"
+
+
+def _too_big(name: str, size: int | None, max_bytes: int) -> UploadError:
+    what = f"is {human_size(size)}" if size is not None else f"is larger than {human_size(max_bytes)}"
+    return UploadError(f"{name} {what}; the limit is {human_size(max_bytes)}")
+
+
+def _decode(raw: bytes, name: str) -> str:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UploadError(
+            f"{name} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            f"upload a CSV text file") from None
+    return text
+
+
+def read_source(source: Source, default_name: str, max_bytes: int = MAX_BYTES) -> tuple[str, str]:
+    """The name and text of one uploaded file, after the size and encoding checks.
+
+    Args:
+        source: ``bytes``; a ``str`` of CSV text; a ``pathlib.Path`` (or any
+            ``os.PathLike``); or a file object with ``.read()`` returning bytes or text
+            (read from its start when it can seek; its ``.name`` names it in messages).
+        default_name: the name used in messages when the source has none
+            (``"edges.csv"``, ...).
+        max_bytes: size limit of the file.
+
+    Returns:
+        ``(name, text)``.
+
+    Raises:
+        UploadError: missing/unreadable file, over ``max_bytes``, not UTF-8, binary.
+    """
+    name = default_name
+    size: int | None = None
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raw: bytes | str = bytes(source)
+        size = len(raw)
+    elif isinstance(source, str):
+        if "\n" not in source and "\r" not in source and re.search(
+                r"\.(csv|tsv|txt|edges?|el)$", source.strip(), re.IGNORECASE):
+            raise UploadError(f"{default_name}: got the string {_show(source)}, which looks like a "
+                              f"file name; pass a pathlib.Path to read a file, or the CSV text itself")
+        raw = source
+    elif isinstance(source, os.PathLike):
+        path = Path(source)
+        name = _clean_name(path.name)
+        try:
+            size = path.stat().st_size
+            if not path.is_file():
+                raise UploadError(f"{_clean_name(path)} is not a file")
+            if size > max_bytes:
+                raise _too_big(name, size, max_bytes)
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise UploadError(f"{_clean_name(path)} does not exist") from None
+        except OSError as exc:
+            raise UploadError(f"cannot read {_clean_name(path)}: {exc.strerror or exc}") from None
+    elif hasattr(source, "read"):
+        name = _clean_name(getattr(source, "name", None) or default_name)
+        try:
+            if getattr(source, "seekable", lambda: False)():
+                source.seek(0)
+            raw = source.read(max_bytes + 1)
+            if len(raw) > max_bytes and getattr(source, "seekable", lambda: False)():
+                size = source.seek(0, io.SEEK_END)
+        except (OSError, ValueError) as exc:
+            raise UploadError(f"cannot read {name}: {exc}") from None
+        if not isinstance(raw, (bytes, bytearray, str)):
+            raise UploadError(f"{name}: .read() gave {type(raw).__name__}, not bytes or text")
+    else:
+        raise UploadError(f"{default_name}: expected bytes, CSV text, a pathlib.Path or a file object "
+                          f"(got {type(source).__name__})")
+    if isinstance(raw, str):
+        try:
+            encoded = len(raw.encode("utf-8"))
+        except UnicodeEncodeError as exc:  # lone surrogates: not text any file could hold
+            raise UploadError(f"{name} is not valid Unicode text (character {exc.start} is "
+                              f"{exc.object[exc.start]!r})") from None
+        if encoded > max_bytes:
+            raise _too_big(name, encoded, max_bytes)
+        text = raw.removeprefix("\ufeff")
+    else:
+        if len(raw) > max_bytes:
+            raise _too_big(name, size if size and size > max_bytes else None, max_bytes)
+        text = _decode(bytes(raw), name)
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise UploadError(f"{name} contains a NUL character (offset {nul}): it is a binary file, "
+                          f"not CSV text")
+    return name, text
+
+
+def _is_number(cells: pd.Series) -> np.ndarray:
+    """Which cells read as a number (``nan``/``inf`` included: they are not header words)."""
+    # a failed parse is NaN, not NA, in an Arrow float column: test with isnan
+    numeric = ~np.isnan(pd.to_numeric(cells, errors="coerce").to_numpy("float64", na_value=np.nan))
+    return numeric | cells.str.lower().isin(_NAN_WORDS).to_numpy(bool)
+
+
+def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = None,
+               header: bool | None = None) -> Table:
+    """Split CSV text into a :class:`Table` of string cells, checking the field count.
+
+    Args:
+        text: the file's text.
+        name: the file name for messages.
+        num_fields: the allowed number(s) of fields per row; ``None``: whatever the
+            first row has. Every row (a header too) must have as many as the first.
+        header: ``True``/``False`` force the first row to be / not be a header;
+            ``None``: it is a header when none of its cells is a number.
+
+    Raises:
+        UploadError: ``"<name> line 7 has 3 fields; expected 2"``.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = pd.Series(pa.array(text.split("\n"), type=pa.string()), dtype=_STRING)
+    stripped = lines.str.strip()
+    keep = ((stripped != "") & ~stripped.str.startswith("#")).to_numpy(bool)
+    rows = stripped[keep].reset_index(drop=True)
+    line_no = np.flatnonzero(keep) + 1
+    if rows.empty:
+        return Table(name, pd.Series([], dtype=_STRING), 0, line_no)
+    first = str(rows.iat[0])
+    if first.count(",") >= MAX_FEATURES:  # before splitting: a wide row costs ~100 bytes a cell
+        raise UploadError(f"{name} has {first.count(',') + 1} columns on line {line_no[0]}; at most "
+                          f"{MAX_FEATURES} are allowed")
+    if "," in first or not re.search(r"[ \t]", first):
+        parts = rows.str.split(",")
+    else:  # no comma in the first row but blanks: a space/tab separated file
+        parts = rows.str.split(r"[ \t]+", regex=True)
+    counts = parts.list.len().to_numpy().astype(np.int64)
+    if isinstance(num_fields, int):
+        allowed, suffix = (num_fields,), ""
+    elif num_fields is None or counts[0] in num_fields:
+        allowed, suffix = (int(counts[0]),), f" (as on line {line_no[0]})"
+    else:
+        allowed, suffix = tuple(num_fields), ""
+    bad = ~np.isin(counts, allowed)
+    if bad.any():
+        i = int(np.argmax(bad))
+        want = " or ".join(str(k) for k in allowed) + (suffix if i > 0 else "")
+        count = int(counts[i])
+        raise UploadError(f"{name} line {line_no[i]} has {count} field{'s' * (count != 1)}; "
+                          f"expected {want}")
+    width = int(counts[0])
+    # row-major cells: the C cells of row r are flat[r * C : (r + 1) * C]
+    flat = parts.explode(ignore_index=True).str.strip()
+    if flat.str.contains('"', regex=False).any():
+        flat = flat.str.replace(r'^"(.*)"$', r"\1", regex=True).str.strip()
+    if header is None:
+        header = not _is_number(flat.iloc[:width]).any()
+    if header:
+        return Table(name, flat.iloc[width:].reset_index(drop=True), width, line_no[1:],
+                     header=first, header_line=int(line_no[0]))
+    return Table(name, flat, width, line_no)
+
+
+def header_note(table: Table) -> list[str]:
+    if table.header is None:
+        return []
+    return [f"{table.name}: line {table.header_line} ({_show(table.header)}) read as a header"]
+
+
+# ----------------------------------------------------------------------------- cells
+
+
+def _first_bad(bad: np.ndarray) -> tuple[int, int]:
+    """Row and column of the first True of a ``(R, C)`` array, in file order."""
+    flat = int(np.argmax(bad.reshape(-1)))
+    return flat // bad.shape[1], flat % bad.shape[1]
+
+
+def node_ids(table: Table, columns: list[int], limit: int, why: str) -> np.ndarray:
+    """The ``(R, len(columns))`` int64 node ids in ``columns`` of ``table``.
+
+    Args:
+        limit: ids must be below it.
+        why: the reason for the limit, ending a message ("ids must be 0..49").
+
+    Raises:
+        UploadError: the first cell, in file order, that is not an integer ``>= 0``
+            or is ``>= limit``.
+    """
+    cells = [table.column(c) for c in columns]
+    bad = np.stack([~col.str.fullmatch(_ID).to_numpy(bool) for col in cells], axis=1)
+    if bad.any():
+        r, c = _first_bad(bad)
+        value = str(cells[c].iat[r])
+        where = f"{table.name} line {table.lines[r]}"
+        if re.fullmatch(r"-[0-9]+", value):
+            raise UploadError(f"{where}: node id {value} is negative; ids are integers >= 0")
+        if re.fullmatch(r"[0-9]+", value):
+            raise UploadError(f"{where}: node id {_show(value)} is too large; {why}")
+        raise UploadError(f"{where}: {_show(value)} is not a non-negative integer node id")
+    ids = np.stack([col.astype("int64").to_numpy() for col in cells], axis=1)
+    over = ids >= limit
+    if over.any():
+        r, c = _first_bad(over)
+        raise UploadError(f"{table.name} line {table.lines[r]}: node id {ids[r, c]} is out of range; "
+                          f"{why}")
+    return ids
+
+
+def numbers(table: Table) -> np.ndarray:
+    """The ``(R, C)`` float64 values of ``table``; every cell a finite number.
+
+    Raises:
+        UploadError: ``"<name> line 5, column 2: 'abc' is not a number"`` (or NaN/inf).
+    """
+    try:  # Arrow's strict cast is the fast path; it fails on any non-number
+        values = table.flat.astype("float64[pyarrow]").to_numpy("float64", na_value=np.nan)
+    except (pa.ArrowInvalid, ValueError, TypeError):
+        values = pd.to_numeric(table.flat, errors="coerce").to_numpy("float64", na_value=np.nan)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.argmax(bad))
+        r, c = divmod(i, table.num_columns)
+        value = str(table.flat.iat[i])
+        what = ("is not a number" if np.isnan(values[i]) and value.lower() not in _NAN_WORDS
+                else "is not a finite number (NaN and inf are not allowed)")
+        raise UploadError(f"{table.name} line {table.lines[r]}, column {c + 1}: {_show(value)} {what}")
+    return values.reshape(table.num_rows, table.num_columns)
+
+
+# ----------------------------------------------------------------------------- the files
