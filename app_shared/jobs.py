@@ -185,7 +185,7 @@ def run_label(config: TrainConfig, number: int) -> str:
 
 
 #: Columns of :func:`runs_frame`.
-RUN_COLUMNS: tuple[str, ...] = (
+SESSION_RUN_COLUMNS: tuple[str, ...] = (
     "run", "dataset", "sampler", "backbone", "layers", "p_min", "p_max", "seed", "status", "epochs",
     "best_epoch", "best_val_acc", "test_acc", "time_s", "epoch_s", "device", "message")
 
@@ -285,7 +285,7 @@ class RunRecord:
 
 def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     """The runs as a table, one row each (accuracies as fractions)."""
-    return pd.DataFrame([r.row() for r in runs], columns=list(RUN_COLUMNS))
+    return pd.DataFrame([r.row() for r in runs], columns=list(SESSION_RUN_COLUMNS))
 
 
 @dataclass

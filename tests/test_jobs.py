@@ -121,7 +121,7 @@ def test_session_queue_compare_samplers(karate):
     men = {r.sampler: r.diagnostics[-1]["men"] for r in session.runs}
     assert men["nodrop"] >= men["dropedge"] and men["nodrop"] >= men["dropedge++"]
     table = jobs.runs_frame(session.runs)
-    assert list(table.columns) == list(jobs.RUN_COLUMNS) and len(table) == 3
+    assert list(table.columns) == list(jobs.SESSION_RUN_COLUMNS) and len(table) == 3
     assert table["test_acc"].between(0, 1).all()
     session.clear()
     assert session.runs == [] and not session.active

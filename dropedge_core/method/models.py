@@ -182,8 +182,7 @@ class _Backbone(nn.Module):
         self.in_dim, self.num_classes, self.num_layers = in_dim, num_classes, num_layers
         self.hidden, self.dropout = hidden, float(dropout)
         self.self_loop, self.batch_norm, self.bias = self_loop, batch_norm, bias
-        # Dropout's random source; None = torch's global RNG. The trainer sets a seeded
-        # generator so that runs in concurrent threads do not share one RNG stream.
+        # Dropout's random source; None = torch's global RNG (make_model's ``generator``).
         self.generator: torch.Generator | None = None
 
     def _drop(self, h: torch.Tensor) -> torch.Tensor:
@@ -320,7 +319,7 @@ class APPNPStar(_Backbone):
 
 def make_model(name: str, in_dim: int, num_classes: int, num_layers: int, hidden: int = 128,
                dropout: float = 0.5, self_loop: bool = False, batch_norm: bool = False,
-               bias: bool = True, alpha: float = 0.1) -> nn.Module:
+               bias: bool = True, alpha: float = 0.1, generator: torch.Generator | None = None) -> nn.Module:
     """Build a backbone by name: ``gcn``, ``resgcn``, ``jknet``, ``appnp*`` (alias ``appnp``).
 
     Args:
@@ -334,12 +333,22 @@ def make_model(name: str, in_dim: int, num_classes: int, num_layers: int, hidden
         batch_norm: batch normalisation on hidden-width outputs.
         bias: learnable biases.
         alpha: teleport coefficient of ``appnp*`` (ignored by the others).
+        generator: dropout's random source (on the model's device); ``None`` = torch's
+            global RNG. The trainer passes a seeded one, so that runs in concurrent
+            threads do not share one RNG stream.
 
     Example:
         >>> make_model("gcn", 1433, 7, num_layers=2).num_layers
         2
     """
-    key = check_backbone(name)
+    model = _build(check_backbone(name), in_dim, num_classes, num_layers, hidden, dropout, self_loop,
+                   batch_norm, bias, alpha)
+    model.generator = generator
+    return model
+
+
+def _build(key: str, in_dim: int, num_classes: int, num_layers: int, hidden: int, dropout: float,
+           self_loop: bool, batch_norm: bool, bias: bool, alpha: float) -> nn.Module:
     common = dict(hidden=hidden, dropout=dropout, self_loop=self_loop, batch_norm=batch_norm,
                   bias=bias)
     if key == "gcn":

@@ -238,8 +238,8 @@ def train(config: TrainConfig, graph: Graph | None = None,
         model = make_model(config.backbone, g.num_features, g.num_classes, num_layers,
                            hidden=config.hidden, dropout=config.dropout,
                            self_loop=config.self_loop, batch_norm=config.batch_norm,
-                           alpha=config.alpha).to(device)
-    model.generator = torch.Generator(device=device).manual_seed(config.seed + 1)
+                           alpha=config.alpha,
+                           generator=torch.Generator(device=device).manual_seed(config.seed + 1)).to(device)
     sample_gen = torch.Generator(device=device).manual_seed(config.seed)
     diag_gen = torch.Generator().manual_seed(config.seed + 2)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
