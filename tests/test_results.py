@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from app_shared.jobs import SweepJob
-from dropedge_core import cli, samplers
+from dropedge_core import cli, paths, samplers
 from dropedge_core.data import reference
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.studies import depth as results
@@ -113,7 +113,7 @@ def test_bundled_results_reads_every_csv(tmp_path):
 
 
 def test_bundled_results_default_folder_and_bad_files(tmp_path, monkeypatch):
-    monkeypatch.setattr(results, "BUNDLED_DIR", tmp_path)
+    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path)
     run_rows({("nodrop", 2): [0.8]}).to_csv(tmp_path / "ok.csv", index=False)
     assert len(results.bundled_results()) == 1
     run_rows({("nodrop", 4): [0.8]}).drop(columns=["key", "seed"]).to_csv(tmp_path / "bad.csv", index=False)
@@ -156,7 +156,7 @@ def test_export_runs_roundtrip(tmp_path):
 
 def test_store_path(monkeypatch, tmp_path):
     monkeypatch.delenv("DROPEDGE_RESULTS", raising=False)
-    assert results.store_path() == results.REPO / "results" / "results.sqlite"
+    assert results.store_path() == paths.RESULTS_DIR / "results.sqlite"
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "x.sqlite"))
     assert results.store_path() == tmp_path / "x.sqlite"
 

@@ -153,7 +153,7 @@ def test_store_locations_that_are_not_files(tmp_path, capsys):
 def test_depth_study_page_shows_a_foreign_or_damaged_store_as_one_line(tmp_path, monkeypatch):
     from .test_app_depth import _page
 
-    monkeypatch.setattr(results, "BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
     for path, words in ((_foreign_db(tmp_path / "other.sqlite"), "is not a DropEdge results store"),
                         (_damaged_store(tmp_path / "damaged.sqlite"), "damaged")):
         before = _fingerprint(path)
