@@ -381,7 +381,8 @@ class DepthView:
             ``narrowed``: its runs were narrowed to the picked backbones/samplers/depths.
         note: the fallback's settings in words (``None`` without one).
         others: cached runs of the dataset/split with other settings (:func:`other_runs`).
-        recipes: ``{backbone: what its runs use, in words}``.
+        recipes: ``{backbone: what its runs use, in words}``; ``preset_missing``: the
+            paper preset was asked for and some backbone has none here (the depth recipe).
         verdicts: ``[(backbone, sentence)]``: does DropEdge++ lead, for what is drawn.
         gaps: :func:`paper_gaps` of ``table``.
     """
@@ -398,6 +399,7 @@ class DepthView:
     note: str | None = None
     others: int = 0
     recipes: dict = field(default_factory=dict)
+    preset_missing: bool = False
     verdicts: list = field(default_factory=list)
     gaps: pd.DataFrame | None = None
 
@@ -443,6 +445,7 @@ def depth_view(dataset: str, split: str, backbones: Sequence[str], depths: Seque
     for b in backbones:
         fields, recipe = study_settings(dataset, split, b, mode, p_min, p_max)
         view.recipes[b] = recipe_line(dataset, split, b, fields, recipe, depths)
+        view.preset_missing |= mode == "paper preset" and recipe != "paper"
     if view.measured.empty:
         view.fallback = nearest_settings(lookup(cached, dataset, split, kernel, directed, (p_min, p_max)),
                                          backbones, mode, p_min, p_max, epochs, kernel, directed)
