@@ -315,3 +315,17 @@ def test_shipped_results_are_runs_the_page_asks_for():
                 epochs=None if mode == "depth recipe" else 200, mode=mode, p_min=0.3, p_max=0.8)}
     unseen = shipped[~shipped["key"].isin(wanted)]
     assert unseen.empty, unseen[list(results.GROUP_COLUMNS)].drop_duplicates().to_string()
+
+
+def test_cell_summary_is_mean_and_sample_std_per_cell_without_nans():
+    df = pd.DataFrame({"sampler": ["nodrop", "nodrop", "nodrop", "dropedge", "fd"],
+                       "test_acc": [0.8, 0.9, float("nan"), 0.7, float("nan")]})
+    out = results.cell_summary(df, by=["sampler"]).set_index("sampler")
+    assert out.loc["nodrop", "test_acc_mean"] == pytest.approx(0.85)
+    assert out.loc["nodrop", "test_acc_std"] == pytest.approx(0.0707107, rel=1e-5)
+    assert out.loc["nodrop", "n"] == 2 and out.loc["fd", "n"] == 0
+    assert pd.isna(out.loc["dropedge", "test_acc_std"]) and pd.isna(out.loc["fd", "test_acc_mean"])
+    assert results.cell_summary(df, by=["sampler"], one_run_std=0.0).set_index("sampler").loc[
+        "dropedge", "test_acc_std"] == 0.0
+    assert results.cell_summary(df.iloc[0:0], by=["sampler"]).columns.tolist() == [
+        "sampler", "test_acc_mean", "test_acc_std", "n"]
