@@ -12,6 +12,7 @@ import streamlit as st
 
 import app_shared as ui
 from app_shared import jobs
+from app_shared import tuning_view as tv
 from dropedge_core import databases, figures, paths, samplers
 from dropedge_core.memory import MemoryLimitError
 from dropedge_core.method.models import BACKBONES
@@ -23,7 +24,6 @@ POLL_S = 1.0
 DEFAULT_EPOCHS, DEFAULT_HIDDEN = 100, 64
 STORAGE = paths.tuning_storage()
 STORAGE_URL = tuning.storage_url(STORAGE)  # a file path, or a server URL (postgresql://...)
-LIVE_PAGE = "app_pages/live_training.py"
 
 ss = st.session_state
 job: jobs.TuningJob | None = ss.get("tune_job")
@@ -103,17 +103,6 @@ if b[1].button("Stop", key="tune_stop", disabled=not running):
     job.stop()
 
 
-def _study_handle(study_name: str):
-    """A read handle on a stored study, kept in this session once it exists."""
-    handles = ss.setdefault("tune_handles", {})
-    if study_name not in handles:
-        study = jobs.load_study(study_name, STORAGE_URL)
-        if study is None:
-            return None
-        handles[study_name] = study
-    return handles[study_name]
-
-
 @st.fragment(run_every=POLL_S if running else None)
 def show_study() -> None:
     """Poll the job, draw the study; rerun the page once when the job ends."""
@@ -121,12 +110,11 @@ def show_study() -> None:
     mine = current is not None and current.study_name == name
     if current is not None:
         current.heartbeat()
-        stopped = current.stopping or (current.watchdog is not None and current.watchdog.fired)
         box = (st.info if not current.done else st.error if current.error
-               else st.warning if stopped else st.success)
+               else st.warning if current.stopped else st.success)
         box(f"Study **{current.study_name}**: {current.status}.")
     try:
-        study = current.study if mine else _study_handle(name)
+        study = current.study if mine else tv.study_handle(name, STORAGE_URL)
     except tuning.TuningError as exc:  # not an Optuna storage, a server that refuses, ...
         st.error(f"Cannot read the study: {exc}".splitlines()[0])
         return
@@ -146,56 +134,11 @@ def show_study() -> None:
         right.plotly_chart(figures.tuning_history(df), key="tune_history")
         right.caption(f"{len(complete)} finished, {int((df['state'] == 'PRUNED').sum())} pruned "
                       f"of {len(df)} trials in this study.")
-        best = tuning.best_summary(study)
-        if best is not None:
-            st.subheader(f"Best point: trial #{best['trial']}")
-            num_val, classes = int(graph.val_mask.sum()), int(graph.num_classes)
-            u = tuning.best_uncertainty(best["val_acc"], num_val, classes, complete["val_acc"])
-            if u["near_chance"]:
-                st.warning(f"**Near chance**: the best validation accuracy ({best['val_acc']:.1%}) is "
-                           f"within two standard errors or 5 points of chance (1/{classes} = "
-                           f"{u['chance']:.1%}). These trials did not learn; the best point is noise. "
-                           "More epochs (the depth recipe's lr 0.001 needs ~100 at L = 8), fewer "
-                           "layers or another backbone first.")
-            if u["tiny"]:
-                st.warning(f"**Tiny validation set**: {num_val} nodes, so one node is "
-                           f"{1 / num_val:.1%} of the accuracy and one standard error is "
-                           f"{u['se']:.1%}; the ranking of the trials is mostly chance. Use a "
-                           "dataset with a bigger validation split.")
-            m = st.columns(6)
-            m[0].metric("validation accuracy", f"{best['val_acc']:.1%} ± {u['se']:.1%}",
-                        help=f"± one binomial standard error, √(p(1−p)/n) with n = {num_val} "
-                             "validation nodes.")
-            m[1].metric("test accuracy", "—" if best["test_acc"] is None else f"{best['test_acc']:.1%}",
-                        help="At the trial's best validation epoch; not used for the search.")
-            m[2].metric("p_min", f"{best['p_min']:.3f}")
-            m[3].metric("p_max", f"{best['p_max']:.3f}")
-            m[4].metric("p_max'", f"{samplers.p_max_prime(best['p_min'], best['p_max']):.3f}")
-            extras = ", ".join(f"{k} = {best[k]:.3g}" for k in tuning.OPTIONAL_PARAMS if k in best)
-            m[5].caption(extras or "lr, dropout, weight decay: fixed")
-            st.caption(
-                f"Uncertainty: ± {u['se']:.1%} is one standard error of the best trial's validation "
-                f"accuracy on {num_val} nodes; chance is {u['chance']:.1%}. "
-                + (f"The top {min(5, len(complete))} trials spread by ± {u['top_std']:.1%} (std); "
-                   if u["top_std"] == u["top_std"] else "")
-                + (f"**{u['ties']} other top trial(s) lie within two standard errors of the best**: "
-                   "they are as good, and their keep rates as likely the right ones."
-                   if u["ties"] else "No other trial lies within two standard errors of the best."))
-            base = ss.get("tune_base") if mine else None
-            if st.button("Train this", type="primary", key="tune_train_this",
-                         help="Open Live training with this point (and the study's settings)."):
-                base = base or TrainConfig(dataset=sel.dataset, split=sel.split,
-                                           backbone=backbone, num_layers=sel.layers,
-                                           sampler=sel.sampler, hidden=hidden, epochs=epochs,
-                                           seed=sel.seed, kernel=kernel, directed=directed)
-                ss["train_request"] = jobs.train_request(best, base, name)
-                st.switch_page(LIVE_PAGE)
-        num = st.column_config.NumberColumn
-        st.dataframe(df, hide_index=True,
-                     column_config={"val_acc": num("val acc", format="percent"),
-                                    "test_acc": num("test acc", format="percent"),
-                                    "p_min": num(format="%.3f"), "p_max": num(format="%.3f"),
-                                    "p_max_prime": num("p_max'", format="%.3f")})
+        tv.best_point(study, complete, graph, name, ss.get("tune_base") if mine else None,
+                      lambda: TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone,
+                                          num_layers=sel.layers, sampler=sel.sampler, hidden=hidden,
+                                          epochs=epochs, seed=sel.seed, kernel=kernel, directed=directed))
+        tv.trials_table(df)
     if current is not None and current.done and not ss.get("tune_reported"):
         ss["tune_reported"] = True  # once: the page's buttons follow the finished job
         st.rerun()

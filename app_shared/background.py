@@ -27,6 +27,13 @@ class ThreadedJob:
         return self._stop.is_set()
 
     @property
+    def stopped(self) -> bool:
+        """Stopped before its end: by :meth:`stop` (the user's Stop) or by its watchdog
+        (``self.watchdog``, where the job has one: nobody polled, or its time ran out)."""
+        dog = getattr(self, "watchdog", None)
+        return self.stopping or bool(dog is not None and dog.fired)
+
+    @property
     def done(self) -> bool:
         """Started and finished."""
         return self._thread.ident is not None and not self._thread.is_alive()

@@ -29,10 +29,12 @@ import pandas as pd
 import torch
 
 from app_shared.background import ThreadedJob, TrainingWorker
-from dropedge_core import env
+from dropedge_core import env, paths
 from dropedge_core.figures import BACKBONE_LABELS, sampler_label
+from dropedge_core.store import ResultStore
 from dropedge_core.studies.sweep import SweepOutcome, run_claimed
 from dropedge_core.training import TrainConfig
+from dropedge_core.training.config import UPLOAD_DATASET
 
 #: Seconds without a poll after which a job is stopped (``$DROPEDGE_IDLE_TIMEOUT``).
 #: Two minutes: a hidden browser tab still polls (Chrome throttles a background tab's
@@ -42,6 +44,19 @@ from dropedge_core.training import TrainConfig
 DEFAULT_IDLE_TIMEOUT = env.settings_or_defaults().idle_timeout
 #: Longest wall time of one job, polled or not (``$DROPEDGE_MAX_JOB_SECONDS``).
 DEFAULT_MAX_SECONDS = env.settings_or_defaults().max_job_seconds
+#: End reasons of a Live training run that is put into the results store.
+STORED_REASONS: tuple[str, ...] = ("finished", "early_stop")
+
+
+def _results_store():
+    """The results store (``$DROPEDGE_RESULTS``), opened once per path."""
+    path = paths.results_store()
+    if path not in _STORES:
+        _STORES[path] = ResultStore(path)
+    return _STORES[path]
+
+
+_STORES: dict = {}
 #: Samplers of the "compare samplers" queue: no dropping, DropEdge, DropEdge++.
 COMPARE_SAMPLERS: tuple[str, ...] = ("nodrop", "dropedge", "dropedge++")
 
@@ -207,6 +222,8 @@ class RunRecord:
     events: list[dict] = field(default_factory=list)
     status: str = "queued"
     note: str | None = None
+    #: The run's key in the results store once it was stored (finished or early stop).
+    stored_key: str | None = None
 
     @property
     def sampler(self) -> str:
@@ -318,12 +335,17 @@ class TrainingSession:
         max_runs: finished runs kept (the oldest are dropped first).
         worker_factory: ``(config, graph) -> worker``; default starts a
             :class:`~app_shared.background.TrainingWorker` (tests pass fakes).
+        store: ``() -> ResultStore`` where a run that ends with a result (finished or
+            early stop; not stopped, NaN or an error; not an uploaded graph) is put, so
+            the Depth study finds it without training it again; default the results
+            store of :func:`dropedge_core.paths.results_store`; ``None``: nothing stored.
     """
 
     def __init__(self, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
                  max_seconds: float | None = DEFAULT_MAX_SECONDS, max_runs: int = 12,
-                 worker_factory: Callable | None = None):
+                 worker_factory: Callable | None = None, store: Callable | None = _results_store):
         self.idle_timeout = idle_timeout
+        self.store = store
         self.max_seconds = max_seconds
         self.max_runs = max_runs
         self.worker_factory = worker_factory or (lambda config, graph: TrainingWorker(config, graph))
@@ -457,11 +479,25 @@ class TrainingSession:
         if record.status == "error" and not record.error:
             record.events.append({"type": "error", "message": "the run ended without an end event"})
         record.note = dog.message
+        self._store(record, getattr(self._worker, "result", None))
         self._current, self._worker = None, None
         over = [r for r in self.runs if r.over]
         for old in over[: max(0, len(over) - self.max_runs)]:
             self.runs.remove(old)
         return record
+
+
+    def _store(self, record: RunRecord, result) -> None:
+        """Put a run that ended with a result into the results store; a store that fails
+        is a note on the run, never an exception in the poll."""
+        if (self.store is None or result is None or record.status not in STORED_REASONS
+                or record.config.dataset == UPLOAD_DATASET):
+            return
+        try:
+            record.stored_key = self.store().put(result)
+        except Exception as exc:  # an unwritable file, a server that refuses: the run itself is fine
+            line = f"not stored in the results store: {type(exc).__name__}: {exc}".splitlines()[0]
+            record.note = f"{record.note}; {line}" if record.note else line
 
 
 def device_label(name: str = "auto") -> str:

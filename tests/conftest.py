@@ -25,6 +25,19 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def results_store_outside_the_repo(tmp_path_factory):
+    """Live training runs are put into the results store: tests use a temporary one, never
+    the checkout's ``results/`` (a test that needs another sets ``DROPEDGE_RESULTS`` itself)."""
+    before = os.environ.get("DROPEDGE_RESULTS")
+    os.environ["DROPEDGE_RESULTS"] = str(tmp_path_factory.mktemp("results") / "results.sqlite")
+    yield
+    if before is None:
+        os.environ.pop("DROPEDGE_RESULTS", None)
+    else:
+        os.environ["DROPEDGE_RESULTS"] = before
+
+
 def _have(name: str) -> bool:
     from dropedge_core import datasets
 

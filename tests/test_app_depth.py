@@ -24,7 +24,7 @@ EPOCHS = 4
 def store(tmp_path, monkeypatch):
     """An empty results store the page uses, and no bundled runs."""
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
-    monkeypatch.setattr(results, "BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
     return ResultStore(tmp_path / "results.sqlite")
 
 
@@ -191,7 +191,7 @@ def test_cora_paper_overlay(store, cora):
 
 def test_unusable_store_and_unavailable_dataset(tmp_path, monkeypatch):
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path))  # a directory: no store
-    monkeypatch.setattr(results, "BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
     (tmp_path / "bundled").mkdir()
     (tmp_path / "bundled" / "bad.csv").write_text("dataset,split\nkarate,per-class\n")
     at = _page(depths=(2,), seeds=1)

@@ -30,7 +30,7 @@ def _bundle(tmp_path, monkeypatch, configs, accs) -> None:
     folder = tmp_path / "bundled"
     folder.mkdir()
     pd.DataFrame(rows)[list(results.RUN_COLUMNS)].to_csv(folder / "runs.csv", index=False)
-    monkeypatch.setattr(results, "BUNDLED_DIR", folder)
+    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", folder)
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
 
 

@@ -254,3 +254,35 @@ def test_session_figures_are_rebuilt_only_when_their_version_changes():
     assert session.figure("curves", (("#1", 4),), build) is not first and len(built) == 2
     session.figure("men", (("#1", 4),), build)
     assert len(built) == 3  # one cache entry per figure name
+
+
+def test_a_live_training_run_is_found_by_the_depth_study(tmp_path, monkeypatch):
+    """A Live training run that ends with a result is put into the results store under the
+    key the Depth study asks for (diag_every is not part of it), so the study finds it and
+    has nothing to retrain; a stopped run is not stored."""
+    from dropedge_core.data import reference
+    from dropedge_core.store import ResultStore, run_key
+    from dropedge_core.studies import depth
+
+    monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
+    study = dict(dataset="karate", split=None, backbones=["gcn"], depths=[2], samplers=["dropedge++"],
+                 seeds=1, epochs=12, mode="depth recipe", p_min=0.3, p_max=0.8, kernel="linear",
+                 directed=False)
+    wanted = depth.depth_configs(study["dataset"], None, ["gcn"], [2], ["dropedge++"], 1, 12)[0]
+    session = jobs.TrainingSession(idle_timeout=None, max_seconds=None)
+    record = session.submit([wanted.replace(diag_every=5)])[0]  # the Live training page's diagnostics
+    assert session.wait(60)
+    assert record.status in ("finished", "early_stop")
+    assert record.stored_key == run_key(wanted)
+    store = ResultStore(tmp_path / "results.sqlite")
+    cached = depth.cached_runs(depth.store_runs(store), depth.empty_runs())
+    view = depth.depth_view(cached=cached, paper=reference.paper_accuracy_by_depth(),
+                            **(study | {"split": wanted.split}))
+    assert view.missing == [] and view.counts == {"store": 1, "bundled": 0}
+    assert view.runs["test_acc"].iloc[0] == pytest.approx(store.get(wanted)["test_acc"])
+    assert view.table["status"].tolist() == ["measured"]
+
+    stopped = session.submit([wanted.replace(seed=1, epochs=5000)])[0]
+    session.stop()
+    assert session.wait(60) and stopped.status == "stopped" and stopped.stored_key is None
+    assert len(store) == 1

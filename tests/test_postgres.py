@@ -202,14 +202,13 @@ def test_tuning_page_reads_a_study_on_the_server(pg, workers, monkeypatch):
 def test_depth_study_page_reads_and_fills_a_server_store(pg, tmp_path, monkeypatch):
     """``DROPEDGE_RESULTS`` a URL: "Run missing" stores its runs there (claimed like a CLI
     worker's) and the page reads them back."""
-    from dropedge_core.studies import depth as results
 
     from .test_app import _ok
     from .test_app_depth import _page
 
     url = pg.new_database()
     monkeypatch.setenv("DROPEDGE_RESULTS", url)
-    monkeypatch.setattr(results, "BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
     at = _page(depths=(2,), seeds=1)
     assert at.button(key="ds_run").label == "Run missing (3)" and not at.button(key="ds_run").disabled
     assert any("Store: `postgresql+psycopg://dropedge@127.0.0.1" in c.value for c in at.caption)

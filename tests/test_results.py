@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from app_shared.jobs import SweepJob
-from dropedge_core import cli, samplers
+from dropedge_core import cli, paths, samplers
 from dropedge_core.data import reference
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.studies import depth as results
@@ -113,7 +113,7 @@ def test_bundled_results_reads_every_csv(tmp_path):
 
 
 def test_bundled_results_default_folder_and_bad_files(tmp_path, monkeypatch):
-    monkeypatch.setattr(results, "BUNDLED_DIR", tmp_path)
+    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path)
     run_rows({("nodrop", 2): [0.8]}).to_csv(tmp_path / "ok.csv", index=False)
     assert len(results.bundled_results()) == 1
     run_rows({("nodrop", 4): [0.8]}).drop(columns=["key", "seed"]).to_csv(tmp_path / "bad.csv", index=False)
@@ -156,7 +156,7 @@ def test_export_runs_roundtrip(tmp_path):
 
 def test_store_path(monkeypatch, tmp_path):
     monkeypatch.delenv("DROPEDGE_RESULTS", raising=False)
-    assert results.store_path() == results.REPO / "results" / "results.sqlite"
+    assert results.store_path() == paths.RESULTS_DIR / "results.sqlite"
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "x.sqlite"))
     assert results.store_path() == tmp_path / "x.sqlite"
 
@@ -315,3 +315,17 @@ def test_shipped_results_are_runs_the_page_asks_for():
                 epochs=None if mode == "depth recipe" else 200, mode=mode, p_min=0.3, p_max=0.8)}
     unseen = shipped[~shipped["key"].isin(wanted)]
     assert unseen.empty, unseen[list(results.GROUP_COLUMNS)].drop_duplicates().to_string()
+
+
+def test_cell_summary_is_mean_and_sample_std_per_cell_without_nans():
+    df = pd.DataFrame({"sampler": ["nodrop", "nodrop", "nodrop", "dropedge", "fd"],
+                       "test_acc": [0.8, 0.9, float("nan"), 0.7, float("nan")]})
+    out = results.cell_summary(df, by=["sampler"]).set_index("sampler")
+    assert out.loc["nodrop", "test_acc_mean"] == pytest.approx(0.85)
+    assert out.loc["nodrop", "test_acc_std"] == pytest.approx(0.0707107, rel=1e-5)
+    assert out.loc["nodrop", "n"] == 2 and out.loc["fd", "n"] == 0
+    assert pd.isna(out.loc["dropedge", "test_acc_std"]) and pd.isna(out.loc["fd", "test_acc_mean"])
+    assert results.cell_summary(df, by=["sampler"], one_run_std=0.0).set_index("sampler").loc[
+        "dropedge", "test_acc_std"] == 0.0
+    assert results.cell_summary(df.iloc[0:0], by=["sampler"]).columns.tolist() == [
+        "sampler", "test_acc_mean", "test_acc_std", "n"]

@@ -1,35 +1,13 @@
-"""Depth-study results: one row per training run, from the results store and from the
-CSVs bundled with the app under ``assets/results/``.
+"""The depth study: which runs a request asks for (backbone × depth × sampler × seed under
+one of the page's settings), which of them are cached, the nearest cached settings when
+none is, and the whole view the Depth study page draws (:func:`depth_view`).
 
-**The run CSV format** — what :func:`export_runs` writes and :func:`bundled_results`
-reads; one row per training run, columns in this order (:data:`RUN_COLUMNS`):
-
-=============  ==========================================================================
-``dataset``    our dataset key (``cora``, ``citeseer``, ``karate``, ...)
-``split``      the split the run used (``semi``, ``full``, ``per-class``)
-``backbone``   ``gcn``, ``resgcn``, ``jknet`` or ``appnp*``
-``sampler``    ``nodrop``, ``dropedge``, ``dropedge++`` (or another sampler name)
-``layers``     depth L (the config's ``num_layers``)
-``seed``       the run's seed
-``test_acc``   test accuracy at the best-validation epoch, a fraction in [0, 1] (empty
-               when the run produced none, e.g. a NaN loss at epoch 1)
-``best_val_acc``  the best validation accuracy, a fraction
-``epochs_run`` epochs actually trained (early stopping ends a run before its ``epochs``)
-``settings``   the recipe that filled the run's settings and what the run changed of it
-               (:func:`dropedge_core.training.recipes.settings_label`: ``depth``, ``quick``,
-               ``quick+batch_norm=True``, ``paper``, ...); files written before recipes
-               existed may lack the column (read as empty)
-``key``        :func:`dropedge_core.store.run_key` of the run's full config (64 hex
-               digits): the identity of the run — a page asks for configs, and a run
-               of the CSV counts for a config exactly when the keys are equal
-=============  ==========================================================================
-
-The descriptive columns are for people and for grouping; only ``key`` says under which
-settings (hidden width, learning rate, epochs, keep rates, ...) a run was made; ``settings``
-says it in words.
+The run CSV format and the bundled runs are in :mod:`dropedge_core.studies.runs`, the
+per-cell summary and the paper's numbers in :mod:`dropedge_core.studies.cells`; their
+names are re-exported here.
 
 Example:
-    >>> from dropedge_core import results
+    >>> from dropedge_core.studies import depth as results
     >>> configs = results.depth_configs("karate", None, ["gcn"], [2, 4],
     ...                                 ["nodrop", "dropedge++"], seeds=2, epochs=50)
     >>> len(configs), configs[0].diag_every, configs[0].recipe
@@ -41,26 +19,44 @@ Example:
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from dropedge_core import paths
 from dropedge_core.data import presets
 from dropedge_core.databases import display, is_url
 from dropedge_core.method.models import BACKBONES, check_backbone
-from dropedge_core.method.samplers import NAMES as SAMPLER_NAMES
-from dropedge_core.store import ResultStore, run_key
-from dropedge_core.training import TrainConfig
+from dropedge_core.store import run_key
+from dropedge_core.studies import ordering
+from dropedge_core.studies.cells import (
+    PAPER_GAP,
+    REPRODUCTION_DOC,
+    cell_summary,
+    depth_table,
+    paper_gaps,
+    paper_rows,
+    reproduction_notes,
+)
+from dropedge_core.studies.runs import (
+    BUNDLED_DIR,
+    GROUP_COLUMNS,
+    RUN_COLUMNS,
+    ResultsError,
+    bundled_files,
+    bundled_results,
+    bundled_signature,
+    cached_runs,
+    empty_runs,
+    export_runs,
+    read_runs,
+    run_row,
+    store_path,
+    store_runs,
+)
+from dropedge_core.training import TrainConfig, recipes
 
-#: Where the bundled run CSVs live (every ``*.csv`` below it is read).
-BUNDLED_DIR = paths.BUNDLED_RESULTS_DIR
-#: Columns of the run CSV format, in order.
-RUN_COLUMNS: tuple[str, ...] = ("dataset", "split", "backbone", "sampler", "layers", "seed",
-                                "test_acc", "best_val_acc", "epochs_run", "settings", "key")
-#: What one cell of the depth study is: the runs of a cell differ only in their seed.
-GROUP_COLUMNS: tuple[str, ...] = ("dataset", "split", "backbone", "sampler", "layers")
 #: Depths the page offers (the paper's).
 DEPTHS: tuple[int, ...] = (2, 4, 8, 16, 32, 64)
 #: The samplers the paper compares by depth.
@@ -72,141 +68,6 @@ MODES: tuple[str, ...] = ("depth recipe", "quick", "quick + batch norm", "paper 
 #: Fixed for every depth-study run: accuracy only, no diagnostics (they cost ~10 epochs
 #: each on Cora, and ``diag_every`` is part of the run key).
 STUDY_FIXED: dict = {"diag_every": 0}
-_INT_COLUMNS = ("layers", "seed", "epochs_run")
-_FLOAT_COLUMNS = ("test_acc", "best_val_acc")
-_STR_COLUMNS = ("dataset", "split", "backbone", "sampler", "settings", "key")
-
-
-class ResultsError(ValueError):
-    """A run CSV that cannot be read (missing columns, bad values); the message names
-    the file."""
-
-
-def store_path() -> Path | str:
-    """The results store the app uses (:func:`dropedge_core.paths.results_store`)."""
-    return paths.results_store()
-
-
-def empty_runs() -> pd.DataFrame:
-    """A run table with no rows (the columns of :data:`RUN_COLUMNS`, typed)."""
-    return _typed(pd.DataFrame({c: [] for c in RUN_COLUMNS}))
-
-
-def _typed(df: pd.DataFrame) -> pd.DataFrame:
-    """The run columns in order with their types: ints for layers/seed/epochs, floats for
-    accuracies (NaN when empty), lower-case strings for the names."""
-    out = pd.DataFrame(index=df.index)
-    for c in _STR_COLUMNS:
-        out[c] = (df[c] if c in df else pd.Series("", index=df.index)).fillna("").astype(str).str.strip()
-        if c not in ("key", "settings"):
-            out[c] = out[c].str.lower()
-    for c in _FLOAT_COLUMNS:
-        out[c] = pd.to_numeric(df[c], errors="raise").astype(float)
-    for c in _INT_COLUMNS:
-        out[c] = pd.to_numeric(df[c], errors="raise").astype("int64")
-    return out[list(RUN_COLUMNS)].reset_index(drop=True)
-
-
-def read_runs(path: str | Path) -> pd.DataFrame:
-    """One run CSV (the format above) as a typed table.
-
-    Raises:
-        ResultsError: a required column is missing or a value is not a number where one
-            is needed (the message names the file and the columns).
-    """
-    path = Path(path)
-    try:
-        df = pd.read_csv(path, dtype={"key": str, "dataset": str, "split": str, "backbone": str,
-                                      "sampler": str, "settings": str})
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"cannot read run CSV {path}: {exc}".splitlines()[0]) from None
-    except pd.errors.EmptyDataError:
-        return empty_runs()
-    missing = [c for c in RUN_COLUMNS if c not in df.columns and c != "settings"]
-    if missing:
-        raise ResultsError(f"run CSV {path} lacks column(s) {', '.join(missing)}; "
-                           f"expected {', '.join(RUN_COLUMNS)}")
-    for c in ("dataset", "split", "backbone", "sampler", "layers", "seed", "key", "epochs_run"):
-        if df[c].isna().any():
-            raise ResultsError(f"run CSV {path} has empty {c!r} cells (row "
-                               f"{int(df[c].isna().to_numpy().argmax()) + 2})")
-    try:
-        return _typed(df)
-    except (ValueError, TypeError) as exc:
-        raise ResultsError(f"run CSV {path} has a bad value: {exc}".splitlines()[0]) from None
-
-
-def bundled_files(directory: str | Path | None = None) -> list[Path]:
-    """The run CSVs under ``directory`` (default :data:`BUNDLED_DIR`), sorted."""
-    root = Path(directory) if directory is not None else BUNDLED_DIR
-    return sorted(p for p in root.rglob("*.csv") if p.is_file()) if root.is_dir() else []
-
-
-def bundled_signature(directory: str | Path | None = None) -> tuple:
-    """What changes when a bundled CSV is added, removed or rewritten (a cache key)."""
-    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in bundled_files(directory))
-
-
-def bundled_results(directory: str | Path | None = None) -> pd.DataFrame:
-    """Every run of the CSVs under ``directory`` (default ``assets/results/``), in the
-    run CSV format; a run (key) in several files counts once. No folder or no files:
-    an empty table.
-
-    Raises:
-        ResultsError: a file that does not follow the format.
-    """
-    frames = [read_runs(p) for p in bundled_files(directory)]
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        return empty_runs()
-    return pd.concat(frames, ignore_index=True).drop_duplicates("key").reset_index(drop=True)
-
-
-def store_runs(store: ResultStore) -> pd.DataFrame:
-    """The store's runs in the run CSV format (``num_layers`` becomes ``layers``)."""
-    df = store.to_frame()
-    if df.empty:
-        return empty_runs()
-    fields = [f for f in TrainConfig.__dataclass_fields__ if f in df]
-    df["settings"] = [TrainConfig.from_dict({f: _plain(row[f]) for f in fields}).settings
-                      for _, row in df[fields].iterrows()]
-    return _typed(df.rename(columns={"num_layers": "layers"}))
-
-
-def _plain(value):
-    """A pandas cell as the Python value a TrainConfig field takes (NaN -> None)."""
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    return value.item() if hasattr(value, "item") else value
-
-
-def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None = None) -> Path:
-    """Write the store's runs (only those with a key in ``keys`` when given) as a run
-    CSV — e.g. into ``assets/results/`` to bundle a sweep with the app. Rows are sorted
-    by dataset, split, backbone, sampler (NoDrop first), depth and seed. Returns the path."""
-    path = Path(path).expanduser()
-    if path.suffix.lower() != ".csv":
-        raise ResultsError(f"run exports are CSV files; got {str(path)!r}")
-    df = store_runs(store)
-    if keys is not None:
-        df = df[df["key"].isin(set(keys))]
-    df = df.sort_values([*GROUP_COLUMNS, "seed"], key=_display_order, kind="stable")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(path, index=False)
-    return path
-
-
-def cached_runs(store_df: pd.DataFrame | None = None,
-                bundled_df: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The runs available without training, with a ``source`` column (``"store"`` or
-    ``"bundled"``); a run in both counts once, from the store."""
-    parts = []
-    for df, source in ((store_df, "store"), (bundled_df, "bundled")):
-        if df is not None and len(df):
-            parts.append(df[list(RUN_COLUMNS)].assign(source=source))
-    if not parts:
-        return empty_runs().assign(source=pd.Series(dtype=str))
-    return pd.concat(parts, ignore_index=True).drop_duplicates("key").reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------------------
@@ -472,13 +333,6 @@ def describe_settings(s: dict) -> str:
     return ", ".join(parts)
 
 
-def run_row(config: TrainConfig) -> dict:
-    """The descriptive columns of a config in the run CSV format (no metrics)."""
-    return {"dataset": config.dataset, "split": config.split, "backbone": config.backbone,
-            "sampler": config.sampler, "layers": config.num_layers, "seed": config.seed,
-            "settings": config.settings, "key": run_key(config)}
-
-
 def requested_runs(configs: Sequence[TrainConfig], cached: pd.DataFrame) -> pd.DataFrame:
     """One row per requested config: the run CSV columns plus ``source`` — ``"store"``
     or ``"bundled"`` (the metrics come from there) or ``"missing"`` (NaN metrics).
@@ -505,139 +359,118 @@ def other_runs(cached: pd.DataFrame, requested: pd.DataFrame, dataset: str, spli
     return int((~here["key"].isin(set(requested["key"]))).sum())
 
 
+
 # --------------------------------------------------------------------------------------
-# Aggregation
+# The whole view
 
 
-def paper_rows(paper: pd.DataFrame, dataset: str, split: str, backbones: Sequence[str] | None = None,
-               samplers: Sequence[str] | None = None, layers: Sequence[int] | None = None) -> pd.DataFrame:
-    """The rows of :func:`dropedge_core.data.reference.paper_accuracy_by_depth` for one dataset
-    and split (the paper's ``setting``), optionally only some backbones, samplers and
-    depths; with a ``backbone_key`` column in our spelling (``"APPNP*"`` → ``"appnp*"``)."""
-    rows = paper[(paper["dataset_key"] == dataset) & (paper["setting"] == split)]
-    rows = rows.assign(backbone_key=rows["backbone"].map(check_backbone))
-    if backbones is not None:
-        rows = rows[rows["backbone_key"].isin({check_backbone(b) for b in backbones})]
-    if samplers is not None:
-        rows = rows[rows["sampler"].isin(set(samplers))]
-    if layers is not None:
-        rows = rows[rows["layers"].isin({int(v) for v in layers})]
-    return rows.reset_index(drop=True)
+@dataclass
+class DepthView:
+    """What the Depth study page draws for one request (:func:`depth_view`).
+
+    Attributes:
+        configs: the requested runs; ``missing`` those not cached (to train).
+        runs: :func:`requested_runs` (one row per config, ``source`` store/bundled/missing).
+        counts: ``{"store": n, "bundled": n}``, requested runs found in each.
+        measured: the runs drawn: requested ones with a test accuracy, or, when there is
+            none, the runs of the nearest cached settings (``fallback``).
+        paper: the paper's rows drawn beside them (:func:`paper_rows`).
+        table: :func:`depth_table` of ``measured`` (of ``runs`` without a fallback).
+        backbones: the backbones drawn (the fallback's own when none of the picked has runs).
+        fallback: the :func:`nearest_settings` entry shown instead, or ``None``;
+            ``narrowed``: its runs were narrowed to the picked backbones/samplers/depths.
+        note: the fallback's settings in words (``None`` without one).
+        others: cached runs of the dataset/split with other settings (:func:`other_runs`).
+        recipes: ``{backbone: what its runs use, in words}``; ``preset_missing``: the
+            paper preset was asked for and some backbone has none here (the depth recipe).
+        verdicts: ``[(backbone, sentence)]``: does DropEdge++ lead, for what is drawn.
+        gaps: :func:`paper_gaps` of ``table``.
+    """
+    configs: list[TrainConfig]
+    missing: list[TrainConfig]
+    runs: pd.DataFrame
+    counts: dict
+    measured: pd.DataFrame
+    paper: pd.DataFrame
+    table: pd.DataFrame
+    backbones: list[str]
+    fallback: dict | None = None
+    narrowed: bool = True
+    note: str | None = None
+    others: int = 0
+    recipes: dict = field(default_factory=dict)
+    preset_missing: bool = False
+    verdicts: list = field(default_factory=list)
+    gaps: pd.DataFrame | None = None
 
 
-def depth_table(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Test accuracy per cell ``(dataset, split, backbone, sampler, layers)``: mean, std
-    and number of runs, over the seeds.
+def recipe_line(dataset: str, split: str | None, backbone: str, fields: dict, recipe: str,
+                depths: Sequence[int]) -> str:
+    """What one backbone's runs use, in words, at the shallowest and deepest depth asked for."""
+    parts = []
+    for L in sorted({min(depths), max(depths)}):
+        c = TrainConfig(dataset=dataset, split=split, backbone=backbone, num_layers=L, **fields)
+        parts.append(f"L = {L}: {recipes.describe(c.to_dict())}, keep rates {c.p_min:.2f} → {c.p_max:.2f}")
+    head = (f"the paper preset (tuned for L = {presets.paper_preset(dataset, split, backbone)['num_layers']})"
+            if recipe == "paper" else f"the {recipe} recipe")
+    return f"{head} — " + "; ".join(parts)
+
+
+def depth_view(dataset: str, split: str, backbones: Sequence[str], depths: Sequence[int],
+               samplers: Sequence[str], seeds: int, epochs: int | None, mode: str, p_min: float,
+               p_max: float, kernel: str, directed: bool, cached: pd.DataFrame, paper: pd.DataFrame,
+               settings_lookup: Callable[..., list[dict]] | None = None) -> DepthView:
+    """The Depth study for one request: the requested runs against the cached ones
+    (:func:`cached_runs`), the per-cell table beside the paper's numbers, and — when
+    nothing requested is measured yet — the nearest cached settings instead, so that the
+    page never shows an empty chart while runs of the dataset/split exist.
 
     Args:
-        runs: one row per run in the run CSV format; an optional ``source`` column
-            (:func:`requested_runs`) where ``"missing"`` rows are requested runs not
-            made yet.
-        paper: :func:`dropedge_core.data.reference.paper_accuracy_by_depth` (percent); its
-            number for each cell is added as ``paper_test_acc`` (a fraction, NaN where
-            the paper has none).
-
-    Returns:
-        One row per cell, sorted: the group columns, ``test_acc_mean``, ``test_acc_std``
-        (sample std, NaN below 2 runs), ``best_val_acc_mean``, ``n`` (runs with a test
-        accuracy), ``missing`` (requested runs not made), ``n_store``/``n_bundled`` (where
-        the ``n`` runs came from; with ``source`` only), ``status`` — ``"measured"``
-        (nothing missing), ``"partial"`` or ``"missing"`` (no run) — and, with ``paper``,
-        ``paper_test_acc`` and ``diff_vs_paper`` (mean − paper, a fraction).
-
-    Example:
-        >>> df = pd.DataFrame({"dataset": "cora", "split": "semi", "backbone": "gcn",
-        ...     "sampler": "nodrop", "layers": 2, "seed": [0, 1], "test_acc": [0.8, 0.82],
-        ...     "best_val_acc": 0.79, "epochs_run": 200, "key": ["a", "b"]})
-        >>> row = depth_table(df).iloc[0]
-        >>> round(float(row.test_acc_mean), 3), int(row.n), row.status
-        (0.81, 2, 'measured')
+        dataset ... directed: the request (:func:`depth_configs`).
+        cached: :func:`cached_runs`; paper: the paper's accuracy-by-depth table.
+        settings_lookup: :func:`cached_settings` or a cached wrapper with its signature.
     """
-    df = runs.copy()
-    if "source" not in df:
-        df["source"] = "store"
-    done = df["source"] != "missing"
-    df["_measured"] = done & df["test_acc"].notna()
-    df["_missing"] = ~done
-    df["_store"] = df["_measured"] & (df["source"] == "store")
-    df["_bundled"] = df["_measured"] & (df["source"] == "bundled")
-    df["test_acc"] = df["test_acc"].where(done).astype(float)
-    df["best_val_acc"] = df["best_val_acc"].where(done).astype(float)
-    keys = list(GROUP_COLUMNS)
-    columns = [*keys, "test_acc_mean", "test_acc_std", "best_val_acc_mean", "n", "missing",
-               "n_store", "n_bundled", "status"]
-    if df.empty:
-        table = pd.DataFrame({c: [] for c in columns})
-    else:
-        grouped = df.groupby(keys, sort=True)
-        table = grouped.agg(test_acc_mean=("test_acc", "mean"), test_acc_std=("test_acc", "std"),
-                            best_val_acc_mean=("best_val_acc", "mean"), n=("_measured", "sum"),
-                            missing=("_missing", "sum"), n_store=("_store", "sum"),
-                            n_bundled=("_bundled", "sum")).reset_index()
-        table["status"] = "partial"
-        table.loc[table["missing"] == 0, "status"] = "measured"
-        table.loc[table["n"] == 0, "status"] = "missing"
-    for c in ("n", "missing", "n_store", "n_bundled", "layers"):
-        table[c] = table[c].astype("int64")
-    for c in ("test_acc_mean", "test_acc_std", "best_val_acc_mean"):
-        table[c] = table[c].astype(float)
-    table = table[columns]
-    if paper is not None:
-        ref = pd.DataFrame({"dataset": paper["dataset_key"], "split": paper["setting"],
-                            "backbone": paper["backbone"].map(check_backbone),
-                            "sampler": paper["sampler"], "layers": paper["layers"].astype("int64"),
-                            "paper_test_acc": paper["test_accuracy"].astype(float) / 100.0})
-        ref = ref.drop_duplicates(keys)
-        table = table.merge(ref, on=keys, how="left")
-        table["diff_vs_paper"] = table["test_acc_mean"] - table["paper_test_acc"]
-    return table.sort_values(keys, key=_display_order, kind="stable").reset_index(drop=True)
+    lookup = settings_lookup or cached_settings
+    configs = depth_configs(dataset, split, backbones, depths, samplers, seeds, epochs, mode=mode,
+                            p_min=p_min, p_max=p_max, kernel=kernel, directed=directed)
+    runs = requested_runs(configs, cached)
+    counts = runs["source"].value_counts()
+    view = DepthView(
+        configs=configs, runs=runs, counts={k: int(counts.get(k, 0)) for k in ("store", "bundled")},
+        missing=[c for c, s in zip(configs, runs["source"]) if s == "missing"],
+        measured=runs[(runs["source"] != "missing") & runs["test_acc"].notna()],
+        paper=paper_rows(paper, dataset, split, backbones, samplers, depths), table=None,
+        backbones=list(backbones), others=other_runs(cached, runs, dataset, split))
+    view.table = depth_table(runs, view.paper)
+    for b in backbones:
+        fields, recipe = study_settings(dataset, split, b, mode, p_min, p_max)
+        view.recipes[b] = recipe_line(dataset, split, b, fields, recipe, depths)
+        view.preset_missing |= mode == "paper preset" and recipe != "paper"
+    if view.measured.empty:
+        view.fallback = nearest_settings(lookup(cached, dataset, split, kernel, directed, (p_min, p_max)),
+                                         backbones, mode, p_min, p_max, epochs, kernel, directed)
+    if view.fallback is not None:
+        alt = cached[cached["key"].isin(set(view.fallback["keys"]))]
+        narrowed = alt[alt["backbone"].isin(backbones) & alt["sampler"].isin(samplers)
+                       & alt["layers"].isin(depths)]
+        view.narrowed = bool(len(narrowed))
+        view.measured = narrowed if view.narrowed else alt
+        if not view.narrowed:
+            view.backbones = list(view.fallback["backbones"])
+            view.paper = paper_rows(paper, dataset, split, view.backbones, samplers,
+                                    sorted(set(depths) | set(view.fallback["layers"])))
+        view.table = depth_table(view.measured, view.paper)
+        view.note = f"nearest cached settings: {describe_settings(view.fallback)}"
+    view.verdicts = [(b, v) for b in view.backbones
+                     if (v := ordering.leader_sentence(view.measured[view.measured["backbone"] == b]))]
+    view.gaps = paper_gaps(view.table)
+    return view
 
 
-#: Measured and paper differ "by more than a few points" (a fraction: 5 points).
-PAPER_GAP = 0.05
-#: Where the gaps between measured and paper numbers are explained.
-REPRODUCTION_DOC = paths.reproduction_doc()
-
-
-def paper_gaps(table: pd.DataFrame, threshold: float = PAPER_GAP) -> pd.DataFrame:
-    """The cells of :func:`depth_table` (with ``paper``) whose measured mean differs from
-    the paper's number by more than ``threshold`` (a fraction), largest gap first."""
-    if "diff_vs_paper" not in table or table.empty:
-        return table.iloc[0:0]
-    gaps = table[table["diff_vs_paper"].abs() > threshold]
-    return gaps.reindex(gaps["diff_vs_paper"].abs().sort_values(ascending=False).index)
-
-
-def reproduction_notes(path: str | Path | None = None,
-                       sections: Sequence[str] = ("1.", "3.", "4.")) -> str:
-    """The sections of ``docs/REPRODUCTION.md`` that explain measured-vs-paper gaps (the
-    ``## 2.``, ``## 3.`` ... headings), as Markdown; a one-line note when it is missing."""
-    path = Path(path) if path is not None else REPRODUCTION_DOC
-    if path is None:
-        return "(docs/REPRODUCTION.md is in the repository, not in an installed package.)"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return f"({path} is missing.)"
-    parts = text.split("\n## ")
-    chosen = ["## " + p.strip() for p in parts[1:] if p.lstrip().startswith(tuple(sections))]
-    return "\n\n".join(chosen) or text
-
-
-def _display_order(column: pd.Series) -> pd.Series:
-    """Backbones in :data:`~dropedge_core.method.models.BACKBONES` order and samplers in
-    :data:`~dropedge_core.method.samplers.NAMES` order (NoDrop, DropEdge, ..., DropEdge++);
-    other columns as they are."""
-    order = {"backbone": BACKBONES, "sampler": SAMPLER_NAMES}.get(column.name)
-    if order is None:
-        return column
-    rank = {name: i for i, name in enumerate(order)}
-    return column.map(lambda v: rank.get(v, len(rank)))
-
-
-__all__ = ["BUNDLED_DIR", "DEPTHS", "GROUP_COLUMNS", "KEEP_GRID", "MODES", "RUN_COLUMNS", "ResultsError",
-           "STUDY_FIXED", "STUDY_SAMPLERS", "bundled_files", "bundled_results", "bundled_signature",
-           "PAPER_GAP", "cached_runs", "cached_settings", "depth_configs", "depth_table", "describe_settings",
-           "empty_runs", "export_runs", "nearest_settings", "other_runs", "paper_gaps", "reproduction_notes",
-           "paper_rows", "read_runs", "requested_runs", "run_row", "store_path", "store_runs",
+__all__ = ["BUNDLED_DIR", "DEPTHS", "DepthView", "GROUP_COLUMNS", "KEEP_GRID", "MODES", "PAPER_GAP",
+           "REPRODUCTION_DOC", "RUN_COLUMNS", "ResultsError", "STUDY_FIXED", "STUDY_SAMPLERS",
+           "bundled_files", "bundled_results", "bundled_signature", "cached_runs", "cached_settings",
+           "cell_summary", "depth_configs", "depth_table", "depth_view", "describe_settings", "empty_runs",
+           "export_runs", "nearest_settings", "other_runs", "paper_gaps", "paper_rows", "read_runs",
+           "recipe_line", "reproduction_notes", "requested_runs", "run_row", "store_path", "store_runs",
            "study_settings", "sweep_commands"]

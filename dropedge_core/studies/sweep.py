@@ -13,7 +13,7 @@ pass for a finished one.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -21,6 +21,7 @@ import pandas as pd
 from dropedge_core.claims import ClaimedRuns
 from dropedge_core.method.graph import Graph
 from dropedge_core.store import ResultStore
+from dropedge_core.studies.cells import cell_summary
 from dropedge_core.training import RunResult, TrainConfig, train
 
 #: ``(config, graph, on_event, stop_event) -> RunResult``: how a run is trained (tests pass fakes).
@@ -117,26 +118,17 @@ def run_claimed(runs: ClaimedRuns, store: ResultStore,
     return out
 
 
-#: One cell of a study: what its runs share apart from the seed.
+#: One cell of a sweep: what its runs share apart from the seed.
 CELL_COLUMNS = ("dataset", "split", "backbone", "num_layers", "sampler")
 
 
-def summarize_runs(runs: pd.DataFrame, keys: Iterable[str] | None = None,
-                   by: Sequence[str] = CELL_COLUMNS) -> pd.DataFrame:
-    """Mean ± std of test accuracy per cell: one row per ``by`` group of ``runs`` (rows of
-    the results store, :meth:`~dropedge_core.store.ResultStore.to_frame`; only ``keys``
-    when given) with ``runs``, ``test_acc_mean`` and ``test_acc_std`` (sample std; 0 for
-    one run; NaN accuracies, diverged runs, are left out of both)."""
+def summarize_runs(runs: pd.DataFrame, keys: Iterable[str] | None = None) -> pd.DataFrame:
+    """A sweep's cells from the results store's rows (only ``keys`` when given): the
+    :data:`CELL_COLUMNS`, ``runs`` (finite accuracies), ``test_acc_mean``, ``test_acc_std``
+    (0 for one run) — :func:`dropedge_core.studies.cells.cell_summary` on store rows."""
     if keys is not None:
         runs = runs[runs["key"].isin(set(keys))]
-    columns = [*by, "runs", "test_acc_mean", "test_acc_std"]
-    if runs.empty:
-        return pd.DataFrame(columns=columns)
-    grouped = runs.groupby(list(by), sort=True)["test_acc"]
-    out = grouped.agg(runs="size", test_acc_mean="mean", test_acc_std="std").reset_index()
-    finite = grouped.count().to_numpy()
-    out.loc[finite == 1, "test_acc_std"] = 0.0
-    return out[columns]
+    return cell_summary(runs, by=CELL_COLUMNS, one_run_std=0.0).rename(columns={"n": "runs"})
 
 
 __all__ = ["AnyEvent", "CELL_COLUMNS", "SweepOutcome", "default_train", "run_claimed", "summarize_runs",

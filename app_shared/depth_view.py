@@ -1,0 +1,235 @@
+"""The Depth study page's app-only parts: its settings widgets, the "Use the bundled
+settings" hand-off, the sweep job's buttons and polling fragment, and the tables.
+
+The view itself (which runs, which are cached, the table, the fallback) is one call,
+:func:`dropedge_core.studies.depth.depth_view`; nothing here computes it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from app_shared import jobs
+from dropedge_core import figures, samplers
+from dropedge_core.method.models import BACKBONES
+from dropedge_core.store import ResultStore
+from dropedge_core.studies import depth
+from dropedge_core.studies.cells import PAPER_GAP, reproduction_notes
+
+POLL_S = 0.7
+ss = st.session_state
+
+
+def backbone_label(name: str) -> str:
+    return figures.BACKBONE_LABELS.get(name.rstrip("*"), name)
+
+
+@dataclass(frozen=True)
+class DepthRequest:
+    """What the page's widgets ask for (the sidebar's dataset, split and keep rates aside)."""
+    backbones: list
+    depths: list
+    samplers: list
+    seeds: int
+    epochs: int | None
+    mode: str
+    kernel: str
+    directed: bool
+
+
+def request_widgets() -> tuple[DepthRequest, object]:
+    """The page's settings widgets; returns the request and the column for the recipe caption."""
+    c = st.columns([0.9, 1.8, 1.8])
+    backbones = c[0].multiselect("Backbones", BACKBONES, default=["gcn"], key="ds_backbones",
+                                 format_func=backbone_label,
+                                 help="One panel each: GCN, ResGCN, JKNet, APPNP*.")
+    depths = c[1].multiselect("Depths L", depth.DEPTHS, default=list(depth.DEPTHS), key="ds_depths",
+                              help="Layers that aggregate over the graph (each gets its own sample).")
+    names = c[2].multiselect("Samplers", samplers.NAMES, default=list(depth.STUDY_SAMPLERS),
+                             key="ds_samplers", format_func=figures.sampler_label,
+                             help="The paper compares NoDrop, DropEdge and DropEdge++ by depth.")
+    c = st.columns([0.7, 0.7, 1.3, 1.0, 3.0])
+    seeds = int(c[0].number_input("Seeds", 1, 20, 3, key="ds_seeds",
+                                  help="Seeds 0 … n−1 per cell: the mean ± std is over them."))
+    epochs = int(c[1].number_input("Epochs", 0, 5000, 0, key="ds_epochs",
+                                   help="Epochs per run; 0: the recipe's (the depth recipe: 200 up to "
+                                        "L = 8, 300 up to 16, 400 beyond, early stopping after half)."))
+    mode = c[2].radio("Settings", depth.MODES, key="ds_mode", horizontal=True,
+                      help="depth recipe (default): settings that train at every depth — the usual GCN "
+                           "settings up to L = 4, from L = 5 lr 0.001, no dropout, no weight decay, the "
+                           "self-feature term on, more epochs (docs/REPRODUCTION.md says why). quick: "
+                           "the shallow settings at every depth (deep GCNs sit at chance with them). "
+                           "quick + batch norm: the same with batch normalisation after every hidden "
+                           "layer. paper preset: the paper's best hyperparameters for the dataset, split "
+                           "and backbone (their keep rates too), used at every depth — tuned for one "
+                           "depth, they may not train at others.")
+    kernel = c[3].selectbox("Kernel", samplers.KERNELS, key="ds_kernel",
+                            help="The FD kernel of the weighted samplers (FD, DropEdge++): linear "
+                                 "x_u·x_v, poly (x_u·x_v)², rbf exp(-6‖x_u−x_v‖²), reverse 1 − x_u·x_v. "
+                                 "Part of every run's key: other than linear, every run is a new one.")
+    directed = c[3].checkbox("Directed", key="ds_directed",
+                             help="Sample the two directions of each edge separately (the authors' "
+                                  "code); off: an edge is kept or dropped in both directions.")
+    return DepthRequest(backbones, depths, names, seeds, epochs or None, mode, kernel, directed), c[4]
+
+
+def use_settings(found: dict) -> None:
+    """"Use the bundled settings": the page's (and the sidebar's) settings become those
+    of the runs shown, so that they are the requested ones."""
+    ss["ds_mode"] = found["mode"]
+    if found["p_min"] is not None:
+        ss["p_range"] = (found["p_min"], found["p_max"])
+    ss["ds_epochs"] = found["epochs"] or 0
+    ss["ds_kernel"], ss["ds_directed"] = found["kernel"], found["directed"]
+    ss["ds_seeds"] = max(int(ss.get("ds_seeds", 3)), len(found["seeds"]))
+
+
+def _job_state(job) -> tuple | None:
+    """What the page was last drawn with: the fragment reruns the page when it changes."""
+    return None if job is None else (id(job), job.over, job.done)
+
+
+def sweep_controls(view: depth.DepthView, req: DepthRequest, store: ResultStore | None,
+                   store_error: str | None, graph, dataset: str) -> None:
+    """"Run missing" / "Stop", the counts, and the fragment that polls this session's sweep
+    (:class:`app_shared.jobs.SweepJob`) and reruns the page whenever a run was stored."""
+    job: jobs.SweepJob | None = ss.get("ds_job")
+    running = job is not None and not job.done
+    missing, counts = view.missing, view.counts
+    b = st.columns([1.6, 0.8, 5])
+    start = b[0].button(f"Run missing ({len(missing)})", type="primary", key="ds_run",
+                        disabled=running or not missing or store is None or graph is None,
+                        help="Train the missing runs one after another in the background, each "
+                             "stored as soon as it finishes (never redone)."
+                             + (f" Needs {dataset} on this machine." if graph is None else ""))
+    if b[1].button("Stop", key="ds_stop", disabled=not running,
+                   help="Stop the running sweep; the run in progress is not stored."):
+        job.stop()
+    b[2].caption(
+        f"{len(view.configs)} runs requested ({len(req.backbones)} backbone(s) × {len(req.depths)} "
+        f"depth(s) × {len(req.samplers)} sampler(s) × {req.seeds} seed(s)): **{counts['store']} from "
+        "the results "
+        f"store**, **{counts['bundled']} bundled with the app**, **{len(missing)} missing**. "
+        + (f"Store: `{store.path}`." if store is not None else
+           f"The results store cannot be opened ({store_error}): only bundled runs are shown."))
+    if start and missing:
+        ss["ds_job"] = job = jobs.SweepJob(missing, store, graph=graph)
+        st.rerun()
+    ss["ds_seen"] = _job_state(job)
+
+    @st.fragment(run_every=POLL_S if running else None)
+    def show_job() -> None:
+        current: jobs.SweepJob | None = ss.get("ds_job")
+        if current is None:
+            return
+        current.heartbeat()
+        where = f"{current.configs[0].dataset}/{current.configs[0].split}" if current.configs else ""
+        if not current.done:
+            st.progress(current.progress, text=f"Sweep on {where}: {current.status}")
+        else:
+            warn = current.stopped or current.failures
+            box = st.error if current.error else st.warning if warn else st.success
+            box(f"Sweep on {where}: {current.status}.")
+        if _job_state(current) != ss.get("ds_seen"):
+            st.rerun()
+
+    show_job()
+
+
+def cell_table(view: depth.DepthView) -> None:
+    """The per-cell table (percent), with its column help."""
+    table, num = view.table, st.column_config.NumberColumn
+    percent = ["test_acc_mean", "test_acc_std", "paper_test_acc", "diff_vs_paper"]
+    shown = table.assign(backbone=table["backbone"].map(backbone_label),
+                         sampler=table["sampler"].map(figures.sampler_label),
+                         **{c: table[c] * 100 for c in percent if c in table})
+    order = ["backbone", "sampler", "layers", "status", "test_acc_mean", "test_acc_std", "n", "missing",
+             "n_store", "n_bundled"] + (["paper_test_acc", "diff_vs_paper"] if len(view.paper) else [])
+    st.dataframe(
+        shown, hide_index=True, height=min(35 * (len(shown) + 1) + 3, 35 * 25), column_order=order,
+        column_config={"layers": num("L"),
+                       "status": st.column_config.TextColumn(
+                           "status", help="measured: every requested seed; partial: some seeds "
+                                          "missing; missing: no run yet"),
+                       "test_acc_mean": num("test acc (%)", format="%.1f",
+                                            help="Mean test accuracy over the seeds run."),
+                       "test_acc_std": num("± std", format="%.1f",
+                                           help="Sample standard deviation over the seeds (2 or more)."),
+                       "n": num("runs", help="Runs with a test accuracy (seeds)."),
+                       "missing": num("missing", help="Requested runs not made yet."),
+                       "n_store": num("from store"), "n_bundled": num("bundled"),
+                       "paper_test_acc": num("paper (%)", format="%.1f",
+                                             help="The paper's accuracy-by-depth table (empty: no number)."),
+                       "diff_vs_paper": num("measured − paper", format="%+.1f",
+                                            help="In percentage points.")})
+
+
+def run_rows(view: depth.DepthView, dataset: str, split: str) -> None:
+    """The requested runs, one row per seed, and their download in the run CSV format."""
+    runs, num = view.runs, st.column_config.NumberColumn
+    st.dataframe(runs.assign(test_acc=runs["test_acc"] * 100, best_val_acc=runs["best_val_acc"] * 100),
+                 hide_index=True,
+                 column_config={"test_acc": num("test acc (%)", format="%.1f"),
+                                "best_val_acc": num("best val acc (%)", format="%.1f"),
+                                "epochs_run": num("epochs run"),
+                                "key": st.column_config.TextColumn("run key", width="small")})
+    done = runs[runs["source"] != "missing"].drop(columns="source")
+    st.download_button("Download these runs (run CSV format)", done.to_csv(index=False),
+                       file_name=f"runs_{dataset}_{split}.csv", mime="text/csv",
+                       key="ds_download_runs",
+                       help="The format of assets/results/*.csv: put the file there to bundle "
+                            "the runs with the app.")
+
+
+def fallback_warning(view: depth.DepthView) -> None:
+    """No run for the settings asked for: say which nearest settings are shown instead,
+    with a button that takes them."""
+    fallback = view.fallback
+    where = " and ".join(f"{n} {'bundled with the app' if k == 'bundled' else 'from the results store'}"
+                         for k, n in fallback["sources"].items())
+    w1, w2 = st.columns([5, 1.3])
+    w1.warning(f"**No runs for these settings yet** ({len(view.missing)} missing). **Shown instead: the "
+               f"nearest settings with runs — {depth.describe_settings(fallback)}** "
+               f"({fallback['runs']} runs: {where}"
+               + ("" if view.narrowed else "; other backbones, samplers or depths than those picked")
+               + "). Their settings differ from the ones above; “Use the bundled settings” picks them.")
+    w2.button("Use the bundled settings", key="ds_use_bundled", type="primary",
+              on_click=use_settings, args=(fallback,),
+              help="Set the settings mode, the sidebar's keep rates, the epochs, the kernel and "
+                   "the direction to those of the runs shown.")
+
+
+def figure_notes(view: depth.DepthView, dataset: str, split: str, has_paper_data: bool) -> None:
+    """What the figure shows, whether DropEdge++ leads, and where measured and paper differ."""
+    table, note = view.table, view.note
+    partial = int((table["status"] != "measured").sum())
+    st.caption(
+        ("**Solid lines**: measured here — mean over the seeds with a run, error bars ± one "
+         "standard deviation (hover a point for the count); the samplers are set a little "
+         "apart at each depth so that their points do not hide each other. " if len(view.measured) else
+         "Nothing measured for these settings yet: “Run missing” trains the runs. ")
+        + (f"**Measured with other settings than those asked for** ({note}). " if note else "")
+        + ("**Dashed lines, open circles**: the paper's numbers (its accuracy-by-depth table, "
+           f"{split} split) — compare the trend more than single points. " if len(view.paper) else
+           (f"The paper has no numbers for the {split} split of {dataset}. "
+            if has_paper_data else f"The paper reports no numbers for {dataset}. "))
+        + (f"**{partial} cell(s) not (fully) measured**: no point, or fewer seeds — see the table."
+           if partial else "Every requested cell is measured." if note is None else ""))
+    if view.verdicts:  # the paper's claim, said plainly for what is drawn
+        st.markdown("**Does DropEdge++ lead?** " + " ".join(
+            f"{backbone_label(b)}: {v}" for b, v in view.verdicts)
+            + " The paired test over seeds per depth, and why the paper's margins may not appear, "
+              "are in `docs/REPRODUCTION.md` (section 1).")
+    gaps = view.gaps
+    if len(gaps):
+        worst = gaps.iloc[0]
+        st.warning(
+            f"**Measured and paper differ by more than {PAPER_GAP * 100:.0f} points** in "
+            f"{len(gaps)} of {int(table['paper_test_acc'].notna().sum())} cells with a paper number "
+            f"(largest: {backbone_label(worst['backbone'])} · {figures.sampler_label(worst['sampler'])} "
+            f"· L = {worst['layers']}: measured {worst['test_acc_mean']:.1%}, paper "
+            f"{worst['paper_test_acc']:.1%}). What we found about each gap is in "
+            "`docs/REPRODUCTION.md` (below).")
+        with st.expander("Why measured and paper differ (docs/REPRODUCTION.md)"):
+            st.markdown(reproduction_notes())

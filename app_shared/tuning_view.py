@@ -1,0 +1,83 @@
+"""The Tuning page's best-point panel: the best trial with its uncertainty, and the
+"Train this" hand-off to Live training (:func:`app_shared.jobs.train_request`)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from app_shared import jobs
+from dropedge_core import samplers
+from dropedge_core.studies import tuning
+from dropedge_core.training import TrainConfig
+
+LIVE_PAGE = "app_pages/live_training.py"
+ss = st.session_state
+
+
+def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfig | None,
+               make_base: Callable[[], TrainConfig]) -> None:
+    """The study's best trial (metrics, near-chance and tiny-validation warnings) and its
+    "Train this" button; ``base`` is the running study's config (else ``make_base()``)."""
+    best = tuning.best_summary(study)
+    if best is not None:
+        st.subheader(f"Best point: trial #{best['trial']}")
+        num_val, classes = int(graph.val_mask.sum()), int(graph.num_classes)
+        u = tuning.best_uncertainty(best["val_acc"], num_val, classes, complete["val_acc"])
+        if u["near_chance"]:
+            st.warning(f"**Near chance**: the best validation accuracy ({best['val_acc']:.1%}) is "
+                       f"within two standard errors or 5 points of chance (1/{classes} = "
+                       f"{u['chance']:.1%}). These trials did not learn; the best point is noise. "
+                       "More epochs (the depth recipe's lr 0.001 needs ~100 at L = 8), fewer "
+                       "layers or another backbone first.")
+        if u["tiny"]:
+            st.warning(f"**Tiny validation set**: {num_val} nodes, so one node is "
+                       f"{1 / num_val:.1%} of the accuracy and one standard error is "
+                       f"{u['se']:.1%}; the ranking of the trials is mostly chance. Use a "
+                       "dataset with a bigger validation split.")
+        m = st.columns(6)
+        m[0].metric("validation accuracy", f"{best['val_acc']:.1%} ± {u['se']:.1%}",
+                    help=f"± one binomial standard error, √(p(1−p)/n) with n = {num_val} "
+                         "validation nodes.")
+        m[1].metric("test accuracy", "—" if best["test_acc"] is None else f"{best['test_acc']:.1%}",
+                    help="At the trial's best validation epoch; not used for the search.")
+        m[2].metric("p_min", f"{best['p_min']:.3f}")
+        m[3].metric("p_max", f"{best['p_max']:.3f}")
+        m[4].metric("p_max'", f"{samplers.p_max_prime(best['p_min'], best['p_max']):.3f}")
+        extras = ", ".join(f"{k} = {best[k]:.3g}" for k in tuning.OPTIONAL_PARAMS if k in best)
+        m[5].caption(extras or "lr, dropout, weight decay: fixed")
+        st.caption(
+            f"Uncertainty: ± {u['se']:.1%} is one standard error of the best trial's validation "
+            f"accuracy on {num_val} nodes; chance is {u['chance']:.1%}. "
+            + (f"The top {min(5, len(complete))} trials spread by ± {u['top_std']:.1%} (std); "
+               if u["top_std"] == u["top_std"] else "")
+            + (f"**{u['ties']} other top trial(s) lie within two standard errors of the best**: "
+               "they are as good, and their keep rates as likely the right ones."
+               if u["ties"] else "No other trial lies within two standard errors of the best."))
+        if st.button("Train this", type="primary", key="tune_train_this",
+                     help="Open Live training with this point (and the study's settings)."):
+            base = base or make_base()
+            ss["train_request"] = jobs.train_request(best, base, name)
+            st.switch_page(LIVE_PAGE)
+
+
+def study_handle(study_name: str, storage_url: str):
+    """A read handle on a stored study, kept in this session once it exists."""
+    handles = ss.setdefault("tune_handles", {})
+    if study_name not in handles:
+        study = jobs.load_study(study_name, storage_url)
+        if study is None:
+            return None
+        handles[study_name] = study
+    return handles[study_name]
+
+
+def trials_table(df: pd.DataFrame) -> None:
+    """Every trial of the study, one row each."""
+    num = st.column_config.NumberColumn
+    st.dataframe(df, hide_index=True,
+                 column_config={"val_acc": num("val acc", format="percent"),
+                                "test_acc": num("test acc", format="percent"),
+                                "p_min": num(format="%.3f"), "p_max": num(format="%.3f"),
+                                "p_max_prime": num("p_max'", format="%.3f")})

@@ -1,0 +1,208 @@
+"""Runs as tables: the run CSV format, the runs bundled with the app under
+``assets/results/``, the results store's runs in that format, and their export.
+
+**The run CSV format** — what :func:`export_runs` writes and :func:`bundled_results`
+reads; one row per training run, columns in this order (:data:`RUN_COLUMNS`):
+
+=============  ==========================================================================
+``dataset``    our dataset key (``cora``, ``citeseer``, ``karate``, ...)
+``split``      the split the run used (``semi``, ``full``, ``per-class``)
+``backbone``   ``gcn``, ``resgcn``, ``jknet`` or ``appnp*``
+``sampler``    ``nodrop``, ``dropedge``, ``dropedge++`` (or another sampler name)
+``layers``     depth L (the config's ``num_layers``)
+``seed``       the run's seed
+``test_acc``   test accuracy at the best-validation epoch, a fraction in [0, 1] (empty
+               when the run produced none, e.g. a NaN loss at epoch 1)
+``best_val_acc``  the best validation accuracy, a fraction
+``epochs_run`` epochs actually trained (early stopping ends a run before its ``epochs``)
+``settings``   the recipe that filled the run's settings and what the run changed of it
+               (:func:`dropedge_core.training.recipes.settings_label`: ``depth``, ``quick``,
+               ``quick+batch_norm=True``, ``paper``, ...); files written before recipes
+               existed may lack the column (read as empty)
+``key``        :func:`dropedge_core.store.run_key` of the run's full config (64 hex
+               digits): the identity of the run — a page asks for configs, and a run
+               of the CSV counts for a config exactly when the keys are equal
+=============  ==========================================================================
+
+The descriptive columns are for people and for grouping; only ``key`` says under which
+settings (hidden width, learning rate, epochs, keep rates, ...) a run was made; ``settings``
+says it in words.
+
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from dropedge_core import paths
+from dropedge_core.method.models import BACKBONES
+from dropedge_core.method.samplers import NAMES as SAMPLER_NAMES
+from dropedge_core.store import ResultStore, run_key
+from dropedge_core.training import TrainConfig
+
+#: Where the bundled run CSVs live (every ``*.csv`` below it is read).
+BUNDLED_DIR = paths.BUNDLED_RESULTS_DIR
+#: Columns of the run CSV format, in order.
+RUN_COLUMNS: tuple[str, ...] = ("dataset", "split", "backbone", "sampler", "layers", "seed",
+                                "test_acc", "best_val_acc", "epochs_run", "settings", "key")
+#: What one cell of the depth study is: the runs of a cell differ only in their seed.
+GROUP_COLUMNS: tuple[str, ...] = ("dataset", "split", "backbone", "sampler", "layers")
+_INT_COLUMNS = ("layers", "seed", "epochs_run")
+_FLOAT_COLUMNS = ("test_acc", "best_val_acc")
+_STR_COLUMNS = ("dataset", "split", "backbone", "sampler", "settings", "key")
+
+
+class ResultsError(ValueError):
+    """A run CSV that cannot be read (missing columns, bad values); the message names
+    the file."""
+
+
+def store_path() -> Path | str:
+    """The results store the app uses (:func:`dropedge_core.paths.results_store`)."""
+    return paths.results_store()
+
+
+def empty_runs() -> pd.DataFrame:
+    """A run table with no rows (the columns of :data:`RUN_COLUMNS`, typed)."""
+    return _typed(pd.DataFrame({c: [] for c in RUN_COLUMNS}))
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    """The run columns in order with their types: ints for layers/seed/epochs, floats for
+    accuracies (NaN when empty), lower-case strings for the names."""
+    out = pd.DataFrame(index=df.index)
+    for c in _STR_COLUMNS:
+        out[c] = (df[c] if c in df else pd.Series("", index=df.index)).fillna("").astype(str).str.strip()
+        if c not in ("key", "settings"):
+            out[c] = out[c].str.lower()
+    for c in _FLOAT_COLUMNS:
+        out[c] = pd.to_numeric(df[c], errors="raise").astype(float)
+    for c in _INT_COLUMNS:
+        out[c] = pd.to_numeric(df[c], errors="raise").astype("int64")
+    return out[list(RUN_COLUMNS)].reset_index(drop=True)
+
+
+def read_runs(path: str | Path) -> pd.DataFrame:
+    """One run CSV (the format above) as a typed table.
+
+    Raises:
+        ResultsError: a required column is missing or a value is not a number where one
+            is needed (the message names the file and the columns).
+    """
+    path = Path(path)
+    try:
+        df = pd.read_csv(path, dtype={"key": str, "dataset": str, "split": str, "backbone": str,
+                                      "sampler": str, "settings": str})
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"cannot read run CSV {path}: {exc}".splitlines()[0]) from None
+    except pd.errors.EmptyDataError:
+        return empty_runs()
+    missing = [c for c in RUN_COLUMNS if c not in df.columns and c != "settings"]
+    if missing:
+        raise ResultsError(f"run CSV {path} lacks column(s) {', '.join(missing)}; "
+                           f"expected {', '.join(RUN_COLUMNS)}")
+    for c in ("dataset", "split", "backbone", "sampler", "layers", "seed", "key", "epochs_run"):
+        if df[c].isna().any():
+            raise ResultsError(f"run CSV {path} has empty {c!r} cells (row "
+                               f"{int(df[c].isna().to_numpy().argmax()) + 2})")
+    try:
+        return _typed(df)
+    except (ValueError, TypeError) as exc:
+        raise ResultsError(f"run CSV {path} has a bad value: {exc}".splitlines()[0]) from None
+
+
+def bundled_files(directory: str | Path | None = None) -> list[Path]:
+    """The run CSVs under ``directory`` (default :data:`BUNDLED_DIR`), sorted."""
+    root = Path(directory) if directory is not None else BUNDLED_DIR
+    return sorted(p for p in root.rglob("*.csv") if p.is_file()) if root.is_dir() else []
+
+
+def bundled_signature(directory: str | Path | None = None) -> tuple:
+    """What changes when a bundled CSV is added, removed or rewritten (a cache key)."""
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in bundled_files(directory))
+
+
+def bundled_results(directory: str | Path | None = None) -> pd.DataFrame:
+    """Every run of the CSVs under ``directory`` (default ``assets/results/``), in the
+    run CSV format; a run (key) in several files counts once. No folder or no files:
+    an empty table.
+
+    Raises:
+        ResultsError: a file that does not follow the format.
+    """
+    frames = [read_runs(p) for p in bundled_files(directory)]
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return empty_runs()
+    return pd.concat(frames, ignore_index=True).drop_duplicates("key").reset_index(drop=True)
+
+
+def store_runs(store: ResultStore) -> pd.DataFrame:
+    """The store's runs in the run CSV format (``num_layers`` becomes ``layers``)."""
+    df = store.to_frame()
+    if df.empty:
+        return empty_runs()
+    fields = [f for f in TrainConfig.__dataclass_fields__ if f in df]
+    df["settings"] = [TrainConfig.from_dict({f: _plain(row[f]) for f in fields}).settings
+                      for _, row in df[fields].iterrows()]
+    return _typed(df.rename(columns={"num_layers": "layers"}))
+
+
+def _plain(value):
+    """A pandas cell as the Python value a TrainConfig field takes (NaN -> None)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None = None) -> Path:
+    """Write the store's runs (only those with a key in ``keys`` when given) as a run
+    CSV — e.g. into ``assets/results/`` to bundle a sweep with the app. Rows are sorted
+    by dataset, split, backbone, sampler (NoDrop first), depth and seed. Returns the path."""
+    path = Path(path).expanduser()
+    if path.suffix.lower() != ".csv":
+        raise ResultsError(f"run exports are CSV files; got {str(path)!r}")
+    df = store_runs(store)
+    if keys is not None:
+        df = df[df["key"].isin(set(keys))]
+    df = df.sort_values([*GROUP_COLUMNS, "seed"], key=_display_order, kind="stable")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(path, index=False)
+    return path
+
+
+def cached_runs(store_df: pd.DataFrame | None = None,
+                bundled_df: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The runs available without training, with a ``source`` column (``"store"`` or
+    ``"bundled"``); a run in both counts once, from the store."""
+    parts = []
+    for df, source in ((store_df, "store"), (bundled_df, "bundled")):
+        if df is not None and len(df):
+            parts.append(df[list(RUN_COLUMNS)].assign(source=source))
+    if not parts:
+        return empty_runs().assign(source=pd.Series(dtype=str))
+    return pd.concat(parts, ignore_index=True).drop_duplicates("key").reset_index(drop=True)
+
+
+def run_row(config: TrainConfig) -> dict:
+    """The descriptive columns of a config in the run CSV format (no metrics)."""
+    return {"dataset": config.dataset, "split": config.split, "backbone": config.backbone,
+            "sampler": config.sampler, "layers": config.num_layers, "seed": config.seed,
+            "settings": config.settings, "key": run_key(config)}
+
+def _display_order(column: pd.Series) -> pd.Series:
+    """Backbones in :data:`~dropedge_core.method.models.BACKBONES` order and samplers in
+    :data:`~dropedge_core.method.samplers.NAMES` order (NoDrop, DropEdge, ..., DropEdge++);
+    other columns as they are."""
+    order = {"backbone": BACKBONES, "sampler": SAMPLER_NAMES}.get(column.name)
+    if order is None:
+        return column
+    rank = {name: i for i, name in enumerate(order)}
+    return column.map(lambda v: rank.get(v, len(rank)))
+
+
+__all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "RUN_COLUMNS", "ResultsError", "bundled_files", "bundled_results",
+           "bundled_signature", "cached_runs", "empty_runs", "export_runs", "read_runs", "run_row",
+           "store_path", "store_runs"]
