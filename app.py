@@ -10,7 +10,7 @@ import torch
 
 import app_shared as ui
 from dropedge_core import env, figures
-from dropedge_core.studies import sampling as experiments
+from dropedge_core.studies import sampling
 
 
 def home() -> None:
@@ -38,7 +38,7 @@ def home() -> None:
     df = _smoothing(graph, ui.graph_key(sel), tuple(shown), sel.layers, sel.p_min, sel.p_max,
                     sel.seed)
     st.plotly_chart(figures.over_smoothing_demo(df), key="home_smoothing")
-    last = experiments.smoothing_at_last_step(df)
+    last = sampling.smoothing_at_last_step(df)
     at_top = ", ".join(f"{figures.sampler_label(n)} {m:.3f} ± {s:.3f}" for n, (m, s) in last.items())
     st.caption(
         f"**What it shows**: the features X propagated through L = {sel.layers} layers of the "
@@ -71,7 +71,7 @@ SAMPLE_DRAWS = 5
 @st.cache_data(show_spinner="Propagating…", max_entries=64)
 def _smoothing(_graph, graph_key: tuple, names: tuple[str, ...], layers: int, p_min: float,
                p_max: float, seed: int):
-    return experiments.smoothing_spread(_graph, names, layers, p_min, p_max, seed, SAMPLE_DRAWS)
+    return sampling.smoothing_spread(_graph, names, layers, p_min, p_max, seed, SAMPLE_DRAWS)
 
 
 PAGES = [

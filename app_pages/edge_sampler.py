@@ -6,8 +6,7 @@ import streamlit as st
 import app_shared as ui
 from dropedge_core import figures, samplers
 from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import sampling as experiments
-from dropedge_core.studies import teaching
+from dropedge_core.studies import sampling, teaching
 from dropedge_core.studies.graph_layout import WHOLE_GRAPH_MAX_NODES
 
 # a weighted sampler is shown beside its uniform twin (and vice versa)
@@ -48,7 +47,7 @@ draw = st.session_state["draw"]
 c4.caption(f"seed {sel.seed} · draw #{draw}")
 
 lay = ui.cached_layout(graph, ui.graph_key(sel), center, hops, max_nodes)
-masks = experiments.sample_masks(graph, sel.sampler, sel.layers, sel.p_min, sel.p_max,
+masks = sampling.sample_masks(graph, sel.sampler, sel.layers, sel.p_min, sel.p_max,
                                  sel.seed, kernel, draw)
 weights = samplers.make(sel.sampler, p_min=sel.p_min, p_max=sel.p_max,
                         kernel=kernel).weights(graph)
@@ -104,7 +103,7 @@ st.caption(
 
 left, right = st.columns(2)
 with left:
-    counts = experiments.keep_counts_by_sampler(graph, samplers.NAMES, sel.layers, sel.p_min,
+    counts = sampling.keep_counts_by_sampler(graph, samplers.NAMES, sel.layers, sel.p_min,
                                                 sel.p_max)
     st.plotly_chart(figures.keep_counts_bar(counts, graph.num_edges), key="counts")
     st.caption("LI, LID and DropEdge++ grow from p_min·M at the input to p_max·M at the top; "
@@ -122,7 +121,7 @@ if graph.num_classes == 0:
             "(upload a labels file in the sidebar).")
 else:
     shares = {n: masks if n == sel.sampler else
-              experiments.sample_masks(graph, n, sel.layers, sel.p_min, sel.p_max, sel.seed, kernel,
+              sampling.sample_masks(graph, n, sel.layers, sel.p_min, sel.p_max, sel.seed, kernel,
                                        draw)
               for n in names}
     st.plotly_chart(figures.intra_inter_share(graph, shares), key="shares")

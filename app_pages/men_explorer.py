@@ -6,7 +6,7 @@ import streamlit as st
 import app_shared as ui
 from dropedge_core import figures, metrics, samplers
 from dropedge_core.data import reference
-from dropedge_core.studies import sampling as experiments
+from dropedge_core.studies import sampling
 
 DEPTHS = (2, 4, 8, 16, 32)
 
@@ -17,12 +17,12 @@ st.markdown(
     "how many node pairs the first l + 1 sampled layers connect, averaged over the layers "
     "(the paper's Definition 1). A larger MEN means faster over-smoothing.")
 
-big = graph.num_nodes > experiments.EXACT_MEN_MAX_NODES
+big = graph.num_nodes > sampling.EXACT_MEN_MAX_NODES
 c1, c2, c3, c4 = st.columns([1.3, 1.6, 1, 1.2])
 paper_setting = c1.checkbox("Paper's setting", value=True, key="men_paper_setting",
                             help="p_min = 0.05, p_max = 1.0 (DropEdge p = 0.525): the setting "
                                  "of the paper's MEN table. Off: the sidebar's keep rates.")
-p_min, p_max = ((experiments.PAPER_MEN_SETTING["p_min"], experiments.PAPER_MEN_SETTING["p_max"])
+p_min, p_max = ((sampling.PAPER_MEN_SETTING["p_min"], sampling.PAPER_MEN_SETTING["p_max"])
                 if paper_setting else (sel.p_min, sel.p_max))
 depths = c2.multiselect("Depths L", DEPTHS, default=[2, 4, 8, 16], key="men_depths")
 # per-dataset keys: a big graph starts with fewer runs and the estimate, whatever was
@@ -48,7 +48,7 @@ if not depths or not names:
 @st.cache_data(show_spinner="Sampling and multiplying the layers…", max_entries=32)
 def _men_runs(_graph, graph_key: tuple, names: tuple, depths: tuple, runs: int, p_min: float,
               p_max: float, seed: int, num_sources: int):
-    return experiments.men_runs(_graph, names, depths, runs, p_min, p_max, seed=seed,
+    return sampling.men_runs(_graph, names, depths, runs, p_min, p_max, seed=seed,
                                 num_sources=num_sources)
 
 
@@ -80,7 +80,7 @@ elif paper_here.empty:
     st.info("The paper reports MEN for Cora and CiteSeer only (not "
             f"{'your graph' if sel.dataset == ui.UPLOAD else sel.dataset}).")
 else:
-    comp = experiments.men_comparison(df, paper, sel.dataset)
+    comp = sampling.men_comparison(df, paper, sel.dataset)
     comp["sampler"] = comp["sampler"].map(figures.sampler_label)
     left, right = st.columns([1, 1.2])
     num = st.column_config.NumberColumn

@@ -6,8 +6,7 @@ import streamlit as st
 import app_shared as ui
 from dropedge_core import figures, samplers
 from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import sampling as experiments
-from dropedge_core.studies import theory
+from dropedge_core.studies import sampling, theory
 
 DEFAULT_SAMPLERS = ["nodrop", "dropedge", "li", "lid", "dropedge++"]
 #: Above this many nodes λ is computed for the full graph only (one eigenproblem per
@@ -28,7 +27,7 @@ st.caption(f"Each sampler draws one sample of {sel.layers} layers (keep rates {s
 
 @st.cache_data(show_spinner="Sampling and computing eigenvalues…", max_entries=16)
 def _theory(_graph, graph_key: tuple, names: tuple, layers: int, p_min: float, p_max: float, seed: int):
-    masks = experiments.masks_by_sampler(_graph, names, layers, p_min, p_max, seed)
+    masks = sampling.masks_by_sampler(_graph, names, layers, p_min, p_max, seed)
     lam = theory.lambda_by_layer(_graph, masks if _graph.num_nodes <= LAMBDA_MAX_NODES else {}, layers)
     full = float(lam.loc[lam["sampler"] == theory.FULL, "lam"].iloc[0])
     decay = theory.subspace_decay(_graph, masks, lam=full, seed=seed)

@@ -15,8 +15,7 @@ import plotly.graph_objects as go
 from dropedge_core import figures
 from dropedge_core.figures import teaching as teaching_figures
 from dropedge_core.method.graph import Graph
-from dropedge_core.studies import sampling as experiments
-from dropedge_core.studies import teaching
+from dropedge_core.studies import sampling, teaching
 
 #: Plain-language help for every symbol a step shows.
 GLOSSARY: dict[str, str] = {
@@ -159,19 +158,19 @@ def step_figure(key: str, graph: Graph | None, layers: int = 8, keep: float = 0.
         raise ValueError(f"step {key!r} needs a graph")
     if key in ("propagation", "dropping"):
         names = ("nodrop",) if key == "propagation" else ("nodrop", "dropedge")
-        masks = experiments.masks_by_sampler(graph, names, layers, keep, keep, seed)
+        masks = sampling.masks_by_sampler(graph, names, layers, keep, keep, seed)
         snaps = teaching.propagation_snapshots(graph, masks, seed=seed)
         return teaching_figures.class_merge_animation(
             snaps, layer=0 if key == "propagation" else layers, first=0,
             prefix="averaging steps: ", height=height)
     if key == "depth":
-        masks = experiments.masks_by_sampler(graph, ("nodrop",), layers, 1.0, 1.0, seed)
-        fig = figures.over_smoothing_demo(experiments.smoothing_curves(graph, masks, seed=seed))
+        masks = sampling.masks_by_sampler(graph, ("nodrop",), layers, 1.0, 1.0, seed)
+        fig = figures.over_smoothing_demo(sampling.smoothing_curves(graph, masks, seed=seed))
         return fig.update_layout(height=height)
     if key == "lid_ldd":
-        df = experiments.men_runs(graph, ("lid", "ldd"), (layers,), 5, p_min, p_max, seed=seed)
+        df = sampling.men_runs(graph, ("lid", "ldd"), (layers,), 5, p_min, p_max, seed=seed)
         return figures.edge_number_curves(df, layers).update_layout(height=height)
-    masks = {name: experiments.sample_masks(graph, name, layers, keep, keep, seed, kernel=kernel)
+    masks = {name: sampling.sample_masks(graph, name, layers, keep, keep, seed, kernel=kernel)
              for name in ("dropedge", "fd")}
     return figures.intra_inter_share(graph, masks).update_layout(height=height)
 

@@ -160,10 +160,10 @@ def test_home_shows_the_spread_over_draws_and_says_what_it_does_not_show():
 
 
 def test_smoothing_spread_summarises_independent_draws(karate):
-    from dropedge_core.studies import sampling as experiments
+    from dropedge_core.studies import sampling
 
-    df = experiments.smoothing_spread(karate, ["nodrop", "dropedge"], 4, 0.3, 0.8, seed=0, samples=3)
-    one = experiments.smoothing_curves(karate, experiments.masks_by_sampler(
+    df = sampling.smoothing_spread(karate, ["nodrop", "dropedge"], 4, 0.3, 0.8, seed=0, samples=3)
+    one = sampling.smoothing_curves(karate, sampling.masks_by_sampler(
         karate, ["nodrop", "dropedge"], 4, 0.3, 0.8, 1))
     assert set(df.columns) >= {"value", "std", "low", "high", "samples"} and (df["samples"] == 3).all()
     nodrop = df[df["sampler"] == "nodrop"]
@@ -172,10 +172,10 @@ def test_smoothing_spread_summarises_independent_draws(karate):
     draw1 = one[(one["sampler"] == "dropedge") & (one["step"] == 4)].set_index("measure")["value"]
     for _, row in drop.iterrows():  # draw seed 1 is one of the three
         assert row["low"] - 1e-12 <= draw1[row["measure"]] <= row["high"] + 1e-12
-    last = experiments.smoothing_at_last_step(df)
+    last = sampling.smoothing_at_last_step(df)
     assert set(last) == {"nodrop", "dropedge"} and last["nodrop"][1] == 0.0
     with pytest.raises(ValueError, match="samples must be a positive integer"):
-        experiments.smoothing_spread(karate, ["nodrop"], 2, 0.3, 0.8, samples=0)
+        sampling.smoothing_spread(karate, ["nodrop"], 2, 0.3, 0.8, samples=0)
 
 
 def test_live_training_kernel_two_runs_of_one_sampler_and_legible_diagnostics():

@@ -11,7 +11,7 @@ from dropedge_core import figures, samplers
 from dropedge_core.data import reference
 from dropedge_core.figures import SAMPLER_COLORS
 from dropedge_core.studies import graph_layout as layout
-from dropedge_core.studies import sampling as experiments
+from dropedge_core.studies import sampling
 
 
 def _segments(trace) -> int:
@@ -29,7 +29,7 @@ def _edge_traces(fig):
 
 
 def _masks(graph, name, layers=6, p_min=0.3, p_max=0.8, seed=0):
-    return experiments.sample_masks(graph, name, layers, p_min, p_max, seed)
+    return sampling.sample_masks(graph, name, layers, p_min, p_max, seed)
 
 
 def test_one_colour_per_sampler():
@@ -130,7 +130,7 @@ def test_layer_edges_animation_frames(karate):
 
 
 def test_keep_counts_bar(karate):
-    counts = experiments.keep_counts_by_sampler(karate, samplers.NAMES, 4, 0.2, 0.8)
+    counts = sampling.keep_counts_by_sampler(karate, samplers.NAMES, 4, 0.2, 0.8)
     fig = figures.keep_counts_bar(counts, karate.num_edges)
     assert [t.name for t in fig.data] == [figures.sampler_label(n) for n in samplers.NAMES]
     for trace, name in zip(fig.data, samplers.NAMES):
@@ -157,7 +157,7 @@ def test_intra_inter_share(csbm):
     assert len(fig.data) == 4
     colors = [SAMPLER_COLORS["lid"]] * 2 + [SAMPLER_COLORS["dropedge++"]] * 2
     assert [t.line.color for t in fig.data] == colors
-    df = experiments.intra_inter_shares(csbm, masks["dropedge++"])
+    df = sampling.intra_inter_shares(csbm, masks["dropedge++"])
     intra = df[df["kind"] == "intra"]["share"].to_numpy() * 100
     assert np.allclose(np.asarray(fig.data[2].y, dtype=float), intra)
     assert "%" in fig.layout.yaxis.title.text
@@ -169,7 +169,7 @@ def test_intra_inter_share(csbm):
 @pytest.fixture(scope="module")
 def men_df(request):
     karate = request.getfixturevalue("karate")
-    return experiments.men_runs(karate, ["dropedge", "lid", "li", "ldd"], [2, 4, 8], 3, 0.05, 1.0)
+    return sampling.men_runs(karate, ["dropedge", "lid", "li", "ldd"], [2, 4, 8], 3, 0.05, 1.0)
 
 
 def test_men_vs_depth(men_df):
@@ -177,7 +177,7 @@ def test_men_vs_depth(men_df):
     fig = figures.men_vs_depth(men_df, paper)
     measured = [t for t in fig.data if "paper" not in t.name]
     assert [t.name for t in measured] == ["DropEdge", "LID", "LI", "LDD"]
-    summary = experiments.men_summary(men_df)
+    summary = sampling.men_summary(men_df)
     for trace, name in zip(measured, ["dropedge", "lid", "li", "ldd"]):
         part = summary[summary["sampler"] == name]
         assert list(trace.x) == [2, 4, 8]
@@ -194,7 +194,7 @@ def test_edge_number_curves(men_df):
     assert len(fig.data) == 8  # a band and a mean line per sampler
     bands, lines = fig.data[0::2], fig.data[1::2]
     assert all(b.fill == "toself" for b in bands)
-    long = experiments.edge_number_table(men_df, 8)
+    long = sampling.edge_number_table(men_df, 8)
     lid = long[long["sampler"] == "lid"].groupby("layer")["edge_number"].mean()
     assert np.allclose(lines[1].y, lid.to_numpy())
     assert list(lines[1].x) == list(range(8))
@@ -214,8 +214,8 @@ def test_men_table_compare(men_df):
 
 
 def test_over_smoothing_demo(karate):
-    masks = experiments.masks_by_sampler(karate, ["nodrop", "dropedge", "dropedge++"], 8, 0.3, 0.8)
-    df = experiments.smoothing_curves(karate, masks)
+    masks = sampling.masks_by_sampler(karate, ["nodrop", "dropedge", "dropedge++"], 8, 0.3, 0.8)
+    df = sampling.smoothing_curves(karate, masks)
     fig = figures.over_smoothing_demo(df)
     assert len(fig.data) == 6  # 3 samplers x 2 measures
     assert [t.showlegend for t in fig.data] == [True] * 3 + [False] * 3

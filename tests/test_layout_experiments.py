@@ -10,7 +10,7 @@ import torch
 from dropedge_core import samplers
 from dropedge_core.data import reference
 from dropedge_core.studies import graph_layout as layout
-from dropedge_core.studies import sampling as experiments
+from dropedge_core.studies import sampling
 
 
 def test_induced_edges(karate):
@@ -59,41 +59,41 @@ def test_default_center_fits_the_cap(cora):
 
 
 def test_run_seed_is_stable():
-    assert experiments.run_seed(0, "lid", 8, 3) == experiments.run_seed(0, "lid", 8, 3)
-    assert experiments.run_seed(0, "lid", 8, 3) != experiments.run_seed(0, "lid", 8, 4)
+    assert sampling.run_seed(0, "lid", 8, 3) == sampling.run_seed(0, "lid", 8, 3)
+    assert sampling.run_seed(0, "lid", 8, 3) != sampling.run_seed(0, "lid", 8, 4)
     # torch's CPU generator reads the low 32 bits only: seeds must differ there
-    seeds = {experiments.run_seed(0, "lid", 8, run) for run in range(100)}
+    seeds = {sampling.run_seed(0, "lid", 8, run) for run in range(100)}
     assert len({s & 0xFFFFFFFF for s in seeds}) == 100
 
 
 def test_nesting_matrix():
     m = torch.tensor([[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]], dtype=torch.bool)
-    z = experiments.nesting_matrix(m)
+    z = sampling.nesting_matrix(m)
     assert z[0].tolist()[:2] == [1.0, 1.0] and z[1, 0] == 0.5
     assert torch.isnan(z[2]).all()  # a layer that keeps nothing
 
 
 def test_intra_inter_shares(csbm):
-    masks = experiments.sample_masks(csbm, "lid", 4, 0.2, 0.8)
-    df = experiments.intra_inter_shares(csbm, masks)
-    cls = experiments.edge_classes(csbm)
+    masks = sampling.sample_masks(csbm, "lid", 4, 0.2, 0.8)
+    df = sampling.intra_inter_shares(csbm, masks)
+    cls = sampling.edge_classes(csbm)
     assert set(df["total"]) == {int((cls == 1).sum()), int((cls == 0).sum())}
     per_layer = df.groupby("layer")["kept"].sum().tolist()
     assert per_layer == masks.sum(1).tolist()  # every csbm node is labelled
 
 
 def test_men_runs_rows_and_reproducibility(karate):
-    df = experiments.men_runs(karate, ["lid", "ldd"], [2, 4], 3, 0.05, 1.0, seed=1)
+    df = sampling.men_runs(karate, ["lid", "ldd"], [2, 4], 3, 0.05, 1.0, seed=1)
     assert len(df) == 2 * 2 * 3
     assert set(df.columns) >= {"sampler", "layers", "run", "men", "edge_numbers", "exact"}
     assert df["exact"].all() and (df["men_stderr"] == 0).all()
     assert df.groupby(["sampler", "layers"])["men"].nunique().gt(1).all()  # runs differ
     row = df.iloc[0]
     assert row["men"] == pytest.approx(sum(row["edge_numbers"]) / row["layers"])
-    again = experiments.men_runs(karate, ["ldd", "lid"], [4, 2], 3, 0.05, 1.0, seed=1)
+    again = sampling.men_runs(karate, ["ldd", "lid"], [4, 2], 3, 0.05, 1.0, seed=1)
     merged = df.merge(again, on=["sampler", "layers", "run"])
     assert np.allclose(merged["men_x"], merged["men_y"])  # rows don't depend on the request
-    s = experiments.men_summary(df)
+    s = sampling.men_summary(df)
     # the paper's Theorem: MEN_lid <= MEN_ldd at the same keep rates
     lid, ldd = (s[s.sampler == n]["men_mean"].to_numpy() for n in ("lid", "ldd"))
     assert (lid <= ldd).all()
@@ -102,27 +102,27 @@ def test_men_runs_rows_and_reproducibility(karate):
 def test_men_runs_estimate_and_paper_table(cora):
     """Cora, the paper's setting, L = 4: the 256-source estimate is within 15 % of the
     paper's MEN table for every sampler it reports."""
-    df = experiments.men_runs(cora, ["dropedge", "lid", "li", "ldd"], [4], 3,
-                              **experiments.PAPER_MEN_SETTING)
+    df = sampling.men_runs(cora, ["dropedge", "lid", "li", "ldd"], [4], 3,
+                              **sampling.PAPER_MEN_SETTING)
     assert not df["exact"].any() and (df["men_stderr"] > 0).all()
-    comp = experiments.men_comparison(df, reference.paper_men(), "cora")
+    comp = sampling.men_comparison(df, reference.paper_men(), "cora")
     measured = comp.dropna(subset=["measured_men"])
     assert len(measured) == 4
     assert ((measured["ratio"] - 1).abs() < 0.15).all(), measured
 
 
 def test_edge_number_table(karate):
-    df = experiments.men_runs(karate, ["lid"], [3, 5], 2, 0.1, 0.9)
-    long = experiments.edge_number_table(df)
+    df = sampling.men_runs(karate, ["lid"], [3, 5], 2, 0.1, 0.9)
+    long = sampling.edge_number_table(df)
     assert len(long) == 2 * 5 and long["layers"].eq(5).all()
     assert long.groupby("run")["layer"].apply(list).tolist() == [list(range(5))] * 2
     with pytest.raises(ValueError, match="no runs"):
-        experiments.edge_number_table(df, 4)
+        sampling.edge_number_table(df, 4)
 
 
 def test_smoothing_curves(cora):
-    masks = experiments.masks_by_sampler(cora, ["nodrop", "dropedge"], 8, 0.3, 0.8)
-    df = experiments.smoothing_curves(cora, masks)
+    masks = sampling.masks_by_sampler(cora, ["nodrop", "dropedge"], 8, 0.3, 0.8)
+    df = sampling.smoothing_curves(cora, masks)
     assert len(df) == 2 * 2 * 9  # samplers x measures x (L + 1) steps
     nodrop = df[(df.sampler == "nodrop") & (df.measure == "subspace_distance")]["value"].to_numpy()
     assert (np.diff(nodrop) <= 1e-6).all()  # full propagation only ever smooths further
@@ -142,7 +142,7 @@ def test_reference_tables():
 
 
 def test_keep_counts_by_sampler(karate):
-    counts = experiments.keep_counts_by_sampler(karate, samplers.NAMES, 5, 0.2, 0.6)
+    counts = sampling.keep_counts_by_sampler(karate, samplers.NAMES, 5, 0.2, 0.6)
     assert counts["lid"].tolist() == samplers.keep_counts(78, 5, 0.2, 0.6).tolist()
     assert counts["ldd"].tolist() == counts["lid"].flip(0).tolist()
     assert set(counts["dropedge"].tolist()) == {math.floor(78 * 0.4 + 1e-9)}

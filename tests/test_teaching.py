@@ -9,8 +9,7 @@ import torch
 
 from dropedge_core import metrics, normalization
 from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import sampling as experiments
-from dropedge_core.studies import teaching, theory
+from dropedge_core.studies import sampling, teaching, theory
 from dropedge_core.training import TrainConfig
 
 from .conftest import random_graph
@@ -149,7 +148,7 @@ def test_second_eigenvalue_matches_the_spectrum_without_the_top_eigenspace(seed,
 
 
 def test_lambda_by_layer_of_karate(karate):
-    masks = experiments.masks_by_sampler(karate, ["nodrop", "lid"], 4, 0.2, 0.8, 0)
+    masks = sampling.masks_by_sampler(karate, ["nodrop", "lid"], 4, 0.2, 0.8, 0)
     df = theory.lambda_by_layer(karate, masks)
     full = df[df["sampler"] == theory.FULL]["lam"]
     assert full.tolist() == pytest.approx([0.8961420] * 4, abs=1e-6)
@@ -168,7 +167,7 @@ def test_lambda_by_layer_of_karate(karate):
 @pytest.mark.parametrize("name", ["karate", "csbm"])
 def test_nodrop_stays_under_the_geometric_bound(name, request):
     g = request.getfixturevalue(name)
-    masks = experiments.masks_by_sampler(g, ["nodrop", "dropedge"], 12, 0.3, 0.8, 0)
+    masks = sampling.masks_by_sampler(g, ["nodrop", "dropedge"], 12, 0.3, 0.8, 0)
     df = theory.subspace_decay(g, masks)
     nodrop = df[df["sampler"] == "nodrop"]
     assert (nodrop["ratio"] <= nodrop["bound"] + 1e-6).all()
@@ -180,7 +179,7 @@ def test_nodrop_stays_under_the_geometric_bound(name, request):
 
 
 def test_men_upper_bound_is_above_measured_men(karate):
-    masks = experiments.masks_by_sampler(karate, ["li", "lid"], 6, 0.2, 0.9, 3)
+    masks = sampling.masks_by_sampler(karate, ["li", "lid"], 6, 0.2, 0.9, 3)
     for m in masks.values():
         b = theory.men_bounds(karate, m)
         assert b["men"] == pytest.approx(metrics.men(karate, m))
@@ -255,7 +254,7 @@ def test_every_lesson_step_explains_each_symbol_it_shows():
 
 
 def test_propagation_snapshots_start_at_x_and_merge(csbm):
-    masks = experiments.masks_by_sampler(csbm, ["nodrop", "dropedge"], 12, 0.3, 0.3, 0)
+    masks = sampling.masks_by_sampler(csbm, ["nodrop", "dropedge"], 12, 0.3, 0.3, 0)
     snaps = teaching.propagation_snapshots(csbm, masks)
     assert snaps.samplers == ["nodrop", "dropedge"] and snaps.num_layers == 13
     nodrop, dropedge = snaps.items
@@ -265,7 +264,7 @@ def test_propagation_snapshots_start_at_x_and_merge(csbm):
 
 
 def test_receptive_fields_sum_to_the_men_edge_numbers(karate):
-    masks = experiments.sample_masks(karate, "lid", 5, 0.2, 0.8, seed=1)
+    masks = sampling.sample_masks(karate, "lid", 5, 0.2, 0.8, seed=1)
     fields = torch.stack([teaching.receptive_field(karate, masks, v) for v in range(karate.num_nodes)])
     assert fields.sum((0, 2)).tolist() == metrics.edge_numbers(karate, masks)
     one = fields[0]
@@ -280,7 +279,7 @@ def test_receptive_fields_sum_to_the_men_edge_numbers(karate):
 def test_receptive_field_figure_colours_by_first_layer(karate):
     from dropedge_core.studies import graph_layout as layout
 
-    masks = experiments.sample_masks(karate, "ldd", 4, 0.2, 0.8, seed=0)
+    masks = sampling.sample_masks(karate, "ldd", 4, 0.2, 0.8, seed=0)
     lay = layout.graph_layout(karate)
     reach = teaching.receptive_field(karate, masks, 5)
     fig = teaching_figures.receptive_field_figure(karate, masks, lay, 5, reach, "ldd")

@@ -19,7 +19,7 @@ from dropedge_core.figures.style import (
     sampler_label,
 )
 from dropedge_core.method.graph import Graph
-from dropedge_core.studies import sampling as experiments
+from dropedge_core.studies import sampling
 from dropedge_core.studies.graph_layout import GraphLayout
 
 
@@ -35,7 +35,7 @@ class _Drawing:
         if pos.shape != (ids.shape[0], 2):
             raise ValueError(f"positions must be (n, 2) for the n={ids.shape[0]} drawn nodes "
                              f"(got {pos.shape})")
-        masks = experiments._undirected(graph, masks.cpu())
+        masks = sampling._undirected(graph, masks.cpu())
         if masks.dim() != 2 or masks.size(1) != graph.num_edges:
             raise ValueError(f"masks must be (L, M) with M={graph.num_edges} (got {tuple(masks.shape)})")
         self.graph, self.pos, self.ids = graph, pos, ids
@@ -255,7 +255,7 @@ def nesting_heatmap(masks: torch.Tensor, sampler: str | None = None) -> go.Figur
     edges that layer ``j`` keeps too. LID / DropEdge++: 1 on and above the diagonal
     (each layer's edges are kept by every layer above); LDD: 1 on and below it.
     """
-    z = experiments.nesting_matrix(masks).numpy()
+    z = sampling.nesting_matrix(masks).numpy()
     num_layers = z.shape[0]
     layers = list(range(num_layers))
     text = np.where(np.isnan(z), "", np.vectorize(lambda a: f"{a:.2f}")(z)) \
@@ -280,7 +280,7 @@ def intra_inter_share(graph: Graph, masks_by_sampler: Mapping[str, torch.Tensor]
     sampler on a homophilous graph keeps more intra- than inter-class edges."""
     fig = go.Figure()
     for name, masks in masks_by_sampler.items():
-        df = experiments.intra_inter_shares(graph, masks)
+        df = sampling.intra_inter_shares(graph, masks)
         for kind, dash in (("intra", "solid"), ("inter", "dash")):
             part = df[df["kind"] == kind]
             total = int(part["total"].iloc[0]) if len(part) else 0

@@ -15,11 +15,11 @@ from dropedge_core.figures.style import (
     sampler_color,
     sampler_label,
 )
-from dropedge_core.studies import sampling as experiments
+from dropedge_core.studies import sampling
 
 
 def _men_summary(df: pd.DataFrame) -> pd.DataFrame:
-    return df if "men_mean" in df else experiments.men_summary(df)
+    return df if "men_mean" in df else sampling.men_summary(df)
 
 
 def men_vs_depth(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> go.Figure:
@@ -65,7 +65,7 @@ def edge_number_curves(df: pd.DataFrame, layers: int | None = None) -> go.Figure
         df: rows of :func:`dropedge_core.studies.sampling.men_runs`.
         layers: the depth ``L`` to show (default: the deepest in ``df``).
     """
-    long = experiments.edge_number_table(df, layers)
+    long = sampling.edge_number_table(df, layers)
     depth = int(long["layers"].iloc[0])
     stats = (long.groupby(["sampler", "layer"], sort=False)["edge_number"]
                  .agg(["mean", "std", "count"]).reset_index().fillna({"std": 0.0}))
@@ -108,7 +108,7 @@ def men_table_compare(measured_df: pd.DataFrame, paper_df: pd.DataFrame,
         if len(keys) != 1:
             raise ValueError(f"paper_df holds several datasets {list(keys)}: pass dataset=")
         dataset = str(keys[0])
-    comp = experiments.men_comparison(measured_df, paper_df, dataset)
+    comp = sampling.men_comparison(measured_df, paper_df, dataset)
     fig = go.Figure()
     for name, part in comp.groupby("sampler", sort=False):
         x = [f"L = {v}" for v in part["layers"]]
@@ -150,7 +150,7 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
         the over-smoothing subspace and the relative Dirichlet energy, both log y. Per
         sampler the line comes first, then (with a spread) the band's upper and lower edge.
     """
-    measures = [m for m in experiments.SMOOTHING_MEASURES if m in set(df["measure"])]
+    measures = [m for m in sampling.SMOOTHING_MEASURES if m in set(df["measure"])]
     titles = {"subspace_distance": "distance to the over-smoothing subspace",
               "dirichlet_energy": "Dirichlet energy"}
     fig = make_subplots(rows=1, cols=len(measures), subplot_titles=[titles[m] for m in measures],
@@ -165,7 +165,7 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
                 marker=dict(size=4),
                 customdata=np.stack([run["std"], run["low"], run["high"]], axis=1) if spread else None,
                 hovertemplate=f"{sampler_label(name)} · step %{{x}}<br>"
-                              f"{experiments.SMOOTHING_MEASURES[measure]}: %{{y:.3g}}"
+                              f"{sampling.SMOOTHING_MEASURES[measure]}: %{{y:.3g}}"
                               + (f" (mean of {int(run['samples'].max())} draws, ± %{{customdata[0]:.2g}};"
                                  " range %{customdata[1]:.3g} – %{customdata[2]:.3g})" if spread else "")
                               + "<extra></extra>"),
