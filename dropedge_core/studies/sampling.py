@@ -26,8 +26,10 @@ from dropedge_core.method.graph import Graph
 PAPER_MEN_SETTING: dict[str, float] = {"p_min": 0.05, "p_max": 1.0}
 #: The samplers of the paper's MEN table, in its order.
 PAPER_MEN_SAMPLERS: tuple[str, ...] = ("dropedge", "lid", "li", "ldd")
-#: Above this many nodes :func:`men_runs` estimates MEN from sampled source nodes.
-EXACT_MEN_MAX_NODES = 1000
+#: The largest graph (nodes) on which :func:`men_runs` computes MEN exactly by default;
+#: above it, an estimate from sampled source nodes (exact stays possible up to
+#: :data:`dropedge_core.method.metrics.EXACT_ALLOWED_MAX_NODES`).
+EXACT_BY_DEFAULT_MAX_NODES = 1000
 
 
 def run_seed(seed: int, *parts: object) -> int:
@@ -159,7 +161,7 @@ def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[i
         p_min, p_max: keep rates (the paper: 0.05, 1.0 — :data:`PAPER_MEN_SETTING`).
         seed: base seed; each ``(sampler, L, run)`` gets :func:`run_seed`.
         kernel: kernel of ``fd`` / ``dropedge++``.
-        num_sources: ``None`` = exact when ``N <= EXACT_MEN_MAX_NODES``, else an
+        num_sources: ``None`` = exact when ``N <= EXACT_BY_DEFAULT_MAX_NODES``, else an
             estimate from 256 sampled source nodes; ``0`` = always exact; ``S > 0`` =
             estimate from ``S`` sources (:func:`dropedge_core.method.metrics.men_estimate`).
 
@@ -171,7 +173,7 @@ def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[i
     if runs < 1:
         raise ValueError(f"runs must be >= 1 (got {runs})")
     if num_sources is None:
-        num_sources = 0 if graph.num_nodes <= EXACT_MEN_MAX_NODES else 256
+        num_sources = 0 if graph.num_nodes <= EXACT_BY_DEFAULT_MAX_NODES else 256
     exact = num_sources == 0 or num_sources >= graph.num_nodes
     rows = []
     for name in sampler_names:  # loops over (sampler, depth, run): each is one sample
