@@ -111,7 +111,9 @@ def installed(tmp_path_factory):
         pytest.skip(f"python -m venv is unavailable here: {made.stderr.strip().splitlines()[-1:]}")
     python = venv / "bin" / "python"
     src.mkdir()
-    shutil.copy2(REPO / "pyproject.toml", src / "pyproject.toml")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):  # what the project metadata may name
+        if (REPO / name).is_file():
+            shutil.copy2(REPO / name, src / name)
     shutil.copytree(REPO / "dropedge_core", src / "dropedge_core",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     pip = _run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
