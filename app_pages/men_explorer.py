@@ -17,7 +17,7 @@ st.markdown(
     "how many node pairs the first l + 1 sampled layers connect, averaged over the layers "
     "(the paper's Definition 1). A larger MEN means faster over-smoothing.")
 
-big = graph.num_nodes > sampling.EXACT_MEN_MAX_NODES
+big = graph.num_nodes > sampling.EXACT_BY_DEFAULT_MAX_NODES
 c1, c2, c3, c4 = st.columns([1.3, 1.6, 1, 1.2])
 paper_setting = c1.checkbox("Paper's setting", value=True, key="men_paper_setting",
                             help="p_min = 0.05, p_max = 1.0 (DropEdge p = 0.525): the setting "
@@ -30,8 +30,8 @@ depths = c2.multiselect("Depths L", DEPTHS, default=[2, 4, 8, 16], key="men_dept
 runs = c3.slider("Runs", 1, 10, 3 if big else 5, key=f"men_runs_{ui.data_id(sel)}",
                  help="Independent samples per sampler and depth (the paper: 10).")
 # exact MEN holds N x N reachability: above the limit the toggle is off and disabled
-too_big = graph.num_nodes > metrics.EXACT_MAX_NODES
-why = (f" Disabled: {graph.num_nodes:,} nodes is above {metrics.EXACT_MAX_NODES:,}, where exact MEN "
+too_big = graph.num_nodes > metrics.EXACT_ALLOWED_MAX_NODES
+why = (f" Disabled: {graph.num_nodes:,} nodes is above {metrics.EXACT_ALLOWED_MAX_NODES:,}, where exact MEN "
        "would need an N x N matrix." if too_big else "")
 exact = c4.toggle("Exact MEN", value=not big, key=f"men_exact_{ui.data_id(sel)}", disabled=too_big,
                   help="Exact: every node is a source. Off: 256 sampled source nodes, "

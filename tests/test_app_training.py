@@ -129,6 +129,10 @@ def test_bad_settings_are_a_message_and_sessions_are_separate():
     assert not other.session_state["live_training"].runs and not _charts(other)
     _until_idle(at)
     assert len(at.session_state["live_training"].runs) == 1
+    other.run()  # the other session, driven again once the first one's run is over
+    _ok(other)
+    assert not other.session_state["live_training"].runs and not other.success and not _charts(other)
+    assert any("Start a run" in i.value for i in other.info)
 
 
 def test_depth_recipe_is_the_default_and_follows_the_depth():

@@ -1,14 +1,19 @@
 """Datasets and splits."""
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 import torch
 
 from dropedge_core import datasets
 from dropedge_core.data.datasets import DatasetError, DatasetUnavailable
+
+from .conftest import REPO
 
 
 def check_graph(g):
@@ -65,9 +70,54 @@ def test_builtin_datasets():
     assert (c.y[u] == c.y[v]).float().mean() > 0.5
 
 
+# builds a 100k-node CSBM with the address space capped at what torch took + 1 GiB: an
+# N x N matrix (10 GB as bool, 40 GB as float) cannot even be reserved, so it fails at once
+CSBM_UNDER_A_MEMORY_CAP = r"""
+import json, resource, sys, time
+import torch
+torch.set_num_threads(1)
+from dropedge_core.data import datasets
+
+def address_space():
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize"))
+
+n = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (address_space() + 2**30, resource.RLIM_INFINITY))
+try:
+    torch.empty(n, n, dtype=torch.bool)
+    dense = "allocated"
+except RuntimeError:
+    dense = "refused"
+t0 = time.perf_counter()
+g = datasets.csbm(num_nodes=n, num_classes=5, p_intra=1e-4, p_inter=1e-5, seed=0)
+seconds = time.perf_counter() - t0
+u, v = g.undirected_edges
+print(json.dumps({"dense": dense, "seconds": seconds, "num_nodes": g.num_nodes, "num_edges": g.num_edges,
+                  "edge_index": list(g.edge_index.shape), "x": list(g.x.shape),
+                  "intra": (g.y[u] == g.y[v]).float().mean().item(),
+                  "tensors": [tuple(t.shape) for t in vars(g).values() if isinstance(t, torch.Tensor)]}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the memory cap uses Linux's RLIMIT_AS")
 def test_csbm_scales_without_dense_matrix():
-    g = datasets.csbm(num_nodes=50_000, num_classes=5, p_intra=2e-4, p_inter=2e-5, seed=0)
-    assert g.num_nodes == 50_000 and 10_000 < g.num_edges < 200_000
+    """100k nodes under a 1 GiB memory cap, in about a second (0.6 s on a 2-core CPU): edges
+    drawn per class pair, no N x N matrix anywhere."""
+    n = 100_000
+    proc = subprocess.run([sys.executable, "-c", CSBM_UNDER_A_MEMORY_CAP, str(n)], cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["dense"] == "refused"  # the cap really forbids an N x N matrix
+    assert got["seconds"] < 15, got["seconds"]
+    # expected edges: 5 classes of 20k nodes, 1e-4 inside (~100k), 1e-5 across (~40k)
+    assert got["num_nodes"] == n and 120_000 < got["num_edges"] < 160_000
+    assert got["edge_index"] == [2, 2 * got["num_edges"]] and got["x"] == [n, 60]
+    assert 0.65 < got["intra"] < 0.77  # 100k of 140k edges inside a class
+    # every tensor of the graph is O(N + M): none has two dimensions of size N
+    assert all(sum(d == n for d in shape) <= 1 for shape in map(tuple, got["tensors"])), got["tensors"]
 
 
 def test_unknown_names_list_valid_ones():

@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+import torch
 
 from app_shared import jobs
 from app_shared.background import TrainingWorker
@@ -164,14 +165,38 @@ def test_session_reports_errors():
 
 
 def test_sessions_are_independent(karate):
-    a, b = jobs.TrainingSession(), jobs.TrainingSession()
-    a.submit([_karate()], karate)
-    assert a.wait(30)
-    assert len(a.runs) == 1 and b.runs == [] and not b.active
+    """Two browser sessions at once: each sees only its own runs, numbering, figures and
+    Stop; neither's queue moves the other's."""
+    a, b = jobs.TrainingSession(idle_timeout=30), jobs.TrainingSession(idle_timeout=30)
+    (ra,) = a.submit([_karate(epochs=100_000, diag_every=0)], karate)
+    rb = b.submit([_karate(num_layers=2, seed=1, sampler="dropedge"), _karate(num_layers=2, seed=2)], karate)
+    assert b.active and b.current is rb[0] and b.queued == [rb[1]]
+    assert a.current is ra and a.queued == []
+    assert a.figure("f", 1, lambda: "a's figure") == "a's figure"
+    assert b.figure("f", 1, lambda: "b's figure") == "b's figure"  # not a's cached one
+    assert b.wait(60)  # b's queue is worked off while a's run keeps going
+    assert [r.status for r in b.runs] == ["finished", "finished"] and b.runs == rb
+    assert [r.label.split()[0] for r in b.runs] == ["#1", "#2"]  # b numbers its own runs
+    assert [r.config.seed for r in b.runs] == [1, 2]
+    assert a.runs == [ra] and a.active and ra.status == "running"
+    a.stop()  # a's Stop ends a's run only
+    assert a.wait(10) and ra.status == "stopped"
+    assert [r.status for r in b.runs] == ["finished", "finished"]
+    b.clear()
+    assert b.runs == [] and a.runs == [ra] and ra.label.startswith("#1 ")
 
 
-def test_device_label():
-    assert jobs.device_label("cpu").startswith("CPU")
+def test_device_label(monkeypatch):
+    cuda = "CPU" if torch.cuda.is_available() else "CPU (no CUDA GPU found)"
+    assert jobs.device_label("cpu") == cuda
+    if not torch.cuda.is_available():
+        assert jobs.device_label("auto") == "CPU (no CUDA GPU found)"
+    # a CUDA device, as if one were there: the label names it
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H100 80GB HBM3")
+    assert jobs.device_label("cpu") == "CPU"
+    assert jobs.device_label("cuda") == "CUDA · NVIDIA H100 80GB HBM3"
+    assert jobs.device_label("auto") == "CUDA · NVIDIA H100 80GB HBM3"
 
 
 # -- TuningJob ----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from dropedge_core import samplers
-from dropedge_core.data import reference
+from dropedge_core.data import datasets, reference
 from dropedge_core.studies import graph_layout as layout
 from dropedge_core.studies import sampling
 
@@ -139,6 +139,11 @@ def test_reference_tables():
     acc = reference.paper_accuracy_by_depth()
     assert set(acc["sampler"]) == {"nodrop", "dropedge", "dropedge++"}
     assert reference.dataset_key("Coauthor CS") == "coauthor-cs"
+    assert reference.dataset_key("Amazon Photos") == "amazon-photo"  # not "amazon-photos"
+    # every dataset the paper's tables name is one of ours, so rows join with measured ones
+    tables = (men, acc, reference.paper_best_accuracy(), reference._read("paper_best_hyperparameters.csv"))
+    for table in tables:
+        assert set(table["dataset_key"]) <= set(datasets.NAMES), set(table["dataset_key"])
 
 
 def test_keep_counts_by_sampler(karate):

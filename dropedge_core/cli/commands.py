@@ -111,8 +111,8 @@ def cmd_men(args: argparse.Namespace) -> int:
                           directed=args.directed) for name in args.samplers]
     dataset = _dataset(args)
     graph = _graph(args, dataset, args.split)
-    if not args.estimate and graph.num_nodes > metrics.EXACT_MAX_NODES:
-        raise CLIError(f"{graph.name} has {graph.num_nodes} nodes > {metrics.EXACT_MAX_NODES}: "
+    if not args.estimate and graph.num_nodes > metrics.EXACT_ALLOWED_MAX_NODES:
+        raise CLIError(f"{graph.name} has {graph.num_nodes} nodes > {metrics.EXACT_ALLOWED_MAX_NODES}: "
                        "exact MEN needs an N x N matrix; add --estimate")
     sources = min(args.sources, graph.num_nodes) if args.estimate else graph.num_nodes
     memory.check(memory.men_bytes(graph.num_nodes, graph.num_edges, max(args.layers), sources),

@@ -17,19 +17,12 @@ import csv
 from functools import lru_cache
 
 from dropedge_core import paths
-from dropedge_core.data import datasets
+from dropedge_core.data import datasets, reference
 from dropedge_core.method import samplers
 from dropedge_core.method.models import ModelError, check_backbone
 
 HYPERPARAMETERS_CSV = paths.REFERENCE_DIR / "paper_best_hyperparameters.csv"
 PRESETS: tuple[str, ...] = ("paper",)
-
-# the paper's dataset names -> ours
-DATASET_NAMES: dict[str, str] = {
-    "Cora": "cora", "Citeseer": "citeseer", "CiteSeer": "citeseer", "Pubmed": "pubmed",
-    "PubMed": "pubmed", "Coauthor CS": "coauthor-cs", "Coauthor Physics": "coauthor-physics",
-    "Amazon Photos": "amazon-photo", "Amazon Photo": "amazon-photo",
-}
 
 
 class PresetError(ValueError):
@@ -78,7 +71,7 @@ def _table() -> dict[tuple[str, str, str], dict]:
     table = {}
     with HYPERPARAMETERS_CSV.open(newline="") as fh:
         for row in csv.DictReader(fh):
-            dataset = DATASET_NAMES.get(row["dataset"].strip(), row["dataset"].strip().lower())
+            dataset = reference.dataset_key(row["dataset"])
             key = (dataset, row["setting"].strip().lower(), check_backbone(row["backbone"]))
             table[key] = _row_to_fields(row)
     return table

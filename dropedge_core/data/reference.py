@@ -17,9 +17,22 @@ from dropedge_core import paths
 REFERENCE_DIR = paths.REFERENCE_DIR
 
 
+#: The paper's dataset names (as its tables spell them) -> our dataset keys
+#: (:data:`dropedge_core.data.datasets.NAMES`); the one map, used by every table reader
+#: here and by :mod:`dropedge_core.data.presets`.
+PAPER_DATASET_NAMES: dict[str, str] = {
+    "Cora": "cora", "Citeseer": "citeseer", "CiteSeer": "citeseer", "Pubmed": "pubmed",
+    "PubMed": "pubmed", "Coauthor CS": "coauthor-cs", "Coauthor Physics": "coauthor-physics",
+    "Amazon Photos": "amazon-photo", "Amazon Photo": "amazon-photo",
+}
+
+
 def dataset_key(paper_name: str) -> str:
-    """Our dataset key for a paper dataset name: ``"Coauthor CS"`` -> ``"coauthor-cs"``."""
-    return str(paper_name).strip().lower().replace(" ", "-")
+    """Our dataset key for a paper dataset name: ``"Coauthor CS"`` -> ``"coauthor-cs"``,
+    ``"Amazon Photos"`` -> ``"amazon-photo"`` (:data:`PAPER_DATASET_NAMES`); a name not
+    in the map is lower-cased with ``-`` for spaces."""
+    name = str(paper_name).strip()
+    return PAPER_DATASET_NAMES.get(name, name.lower().replace(" ", "-"))
 
 
 def _read(name: str, directory: Path | None = None) -> pd.DataFrame:

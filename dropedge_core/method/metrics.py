@@ -23,7 +23,9 @@ import torch
 
 from dropedge_core.method.graph import Graph, to_csr
 
-EXACT_MAX_NODES = 20_000  # exact mode holds an (N, N) float matrix
+#: The largest graph (nodes) on which exact MEN / edge numbers are computed at all: exact
+#: mode holds an ``(N, N)`` float matrix; above it only :func:`men_estimate` runs.
+EXACT_ALLOWED_MAX_NODES = 20_000
 
 
 def _layer_operators(graph: Graph, masks: torch.Tensor) -> list[torch.Tensor]:
@@ -98,9 +100,9 @@ def edge_numbers(graph: Graph, masks: torch.Tensor) -> list[int]:
         graph: the graph the masks index.
         masks: ``(L, M)`` (or ``(L, 2M)``) bool, row 0 the input layer.
     """
-    if graph.num_nodes > EXACT_MAX_NODES:
+    if graph.num_nodes > EXACT_ALLOWED_MAX_NODES:
         raise ValueError(f"exact edge numbers need an (N, N) matrix; N={graph.num_nodes} > "
-                         f"{EXACT_MAX_NODES}: use men_estimate")
+                         f"{EXACT_ALLOWED_MAX_NODES}: use men_estimate")
     sources = torch.arange(graph.num_nodes, device=graph.undirected_edges.device)
     return [int(c) for c in _reach_counts(graph, masks, sources).sum(1).round().long()]
 
@@ -145,7 +147,7 @@ def men_estimate(graph: Graph, masks: torch.Tensor, num_sources: int = 512,
 
 
 def men_measure(graph: Graph, masks: torch.Tensor, num_sources: int | None = None,
-                generator: torch.Generator | None = None, exact_up_to: int = EXACT_MAX_NODES,
+                generator: torch.Generator | None = None, exact_up_to: int = EXACT_ALLOWED_MAX_NODES,
                 default_sources: int = 512) -> MenEstimate:
     """MEN of one sample by the package's one rule: exact or estimated.
 

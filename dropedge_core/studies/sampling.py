@@ -27,8 +27,10 @@ from dropedge_core.method.graph import Graph
 PAPER_MEN_SETTING: dict[str, float] = {"p_min": 0.05, "p_max": 1.0}
 #: The samplers of the paper's MEN table, in its order.
 PAPER_MEN_SAMPLERS: tuple[str, ...] = ("dropedge", "lid", "li", "ldd")
-#: Above this many nodes :func:`men_runs` estimates MEN from sampled source nodes.
-EXACT_MEN_MAX_NODES = 1000
+#: The largest graph (nodes) on which :func:`men_runs` computes MEN exactly by default;
+#: above it, an estimate from sampled source nodes (exact stays possible up to
+#: :data:`dropedge_core.method.metrics.EXACT_ALLOWED_MAX_NODES`).
+EXACT_BY_DEFAULT_MAX_NODES = 1000
 
 
 def run_seed(seed: int, *parts: object) -> int:
@@ -161,7 +163,7 @@ def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[i
         p_min, p_max: keep rates (the paper: 0.05, 1.0 — :data:`PAPER_MEN_SETTING`).
         seed: base seed; each ``(sampler, L, run)`` gets :func:`run_seed`.
         kernel: kernel of ``fd`` / ``dropedge++``.
-        num_sources: ``None`` = exact when ``N <= EXACT_MEN_MAX_NODES``, else an
+        num_sources: ``None`` = exact when ``N <= EXACT_BY_DEFAULT_MAX_NODES``, else an
             estimate from 256 sampled source nodes; ``0`` = always exact; ``S > 0`` =
             estimate from ``S`` sources (:func:`dropedge_core.method.metrics.men_estimate`).
 
@@ -180,7 +182,7 @@ def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[i
                 gen = torch.Generator().manual_seed(run_seed(seed, name, num_layers, run))
                 masks = s.sample(graph, int(num_layers), generator=gen)
                 est = metrics.men_measure(graph, masks, num_sources, generator=gen,
-                                          exact_up_to=EXACT_MEN_MAX_NODES, default_sources=256)
+                                          exact_up_to=EXACT_BY_DEFAULT_MAX_NODES, default_sources=256)
                 rows.append({"sampler": name, "layers": int(num_layers), "run": run, "men": est.value,
                              "men_stderr": est.stderr, "edge_numbers": est.edge_numbers,
                              "exact": est.sources >= graph.num_nodes, "p_min": p_min, "p_max": p_max})

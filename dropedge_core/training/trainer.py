@@ -23,7 +23,7 @@ CLI, the tests and the app consume the same ones); accuracies are fractions in
   "diag_time": s}`` — per hidden layer of the evaluation forward pass (see
   :mod:`dropedge_core.method.models` for which outputs), MEN and edge numbers of that epoch's
   sample (estimated from sampled sources, with ``"men_stderr"``, above
-  :data:`~dropedge_core.method.metrics.EXACT_MAX_NODES` nodes).
+  :data:`~dropedge_core.method.metrics.EXACT_ALLOWED_MAX_NODES` nodes).
 * ``{"type": "end", "reason": "finished" | "early_stop" | "stopped" | "nan",
   "message": str, "best_epoch": e | None, "best_val_acc", "test_acc", "epochs_run",
   "total_time"}``.

@@ -1,0 +1,139 @@
+"""``pip install .`` into a fresh virtual environment, then the package's data from outside
+the repository: the paper's presets and tables, the bundled runs and the teaching snapshots
+must come from the installed package (package data), never from the checkout.
+
+The venv sees the system's site-packages (torch, pandas, ... are not installed again) and
+the build runs without isolation or an index, so the test works offline. The sources are
+copied first: an in-tree setuptools build writes ``build/`` and ``*.egg-info`` beside them.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+# runs in the venv's python, with the working directory outside the repository
+CHILD = r"""
+import json, sys
+from pathlib import Path
+
+import dropedge_core
+from dropedge_core import paths
+from dropedge_core.data import presets, reference
+from dropedge_core.studies import depth, paper_views, teaching
+
+venv, repo = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+package = Path(dropedge_core.__file__).resolve().parent
+assert package.is_relative_to(venv), f"dropedge_core imported from {package}, not from {venv}"
+assert not package.is_relative_to(repo), f"dropedge_core imported from the checkout {package}"
+assert not any(Path(p or ".").resolve().is_relative_to(repo) for p in sys.path), sys.path
+assert paths.REPO is None, paths.REPO
+assert paths.ASSETS.resolve().is_relative_to(package), paths.ASSETS
+assert depth.reproduction_notes().startswith("(docs/REPRODUCTION.md is in the repository")
+
+snaps = teaching.load_snapshots()
+failing = teaching.load_snapshots(teaching.BUNDLED_FAILING)
+runs = depth.bundled_results()
+print(json.dumps({
+    "preset": presets.paper_preset("cora", "semi", "gcn"),
+    "presets": len(presets.available()),
+    "paper_men": len(reference.paper_men()),
+    "paper_men_datasets": sorted(set(reference.paper_men()["dataset_key"])),
+    "paper_depth": len(reference.paper_accuracy_by_depth()),
+    "paper_best": sorted(set(reference.paper_best_accuracy()["dataset_key"])),
+    "paper_epoch_time": len(reference.paper_epoch_time()),
+    "bundled_files": [p.name for p in depth.bundled_files()],
+    "bundled_runs": len(runs),
+    "best_runs": len(paper_views.best_runs()),
+    "men_analysis": len(paper_views.read_men_analysis()),
+    "snapshot": [s.sampler for s in snaps.items],
+    "snapshot_failing": [s.sampler for s in failing.items],
+    "assets": sorted(str(f.relative_to(paths.ASSETS)) for f in paths.ASSETS.rglob("*") if f.is_file()),
+}))
+"""
+
+
+def _expected() -> dict:
+    """The same summary, computed in this process from the checkout."""
+    from dropedge_core import paths
+    from dropedge_core.data import presets, reference
+    from dropedge_core.studies import depth, paper_views, teaching
+
+    return {
+        "preset": presets.paper_preset("cora", "semi", "gcn"),
+        "presets": len(presets.available()),
+        "paper_men": len(reference.paper_men()),
+        "paper_men_datasets": sorted(set(reference.paper_men()["dataset_key"])),
+        "paper_depth": len(reference.paper_accuracy_by_depth()),
+        "paper_best": sorted(set(reference.paper_best_accuracy()["dataset_key"])),
+        "paper_epoch_time": len(reference.paper_epoch_time()),
+        "bundled_files": [p.name for p in depth.bundled_files()],
+        "bundled_runs": len(depth.bundled_results()),
+        "best_runs": len(paper_views.best_runs()),
+        "men_analysis": len(paper_views.read_men_analysis()),
+        "snapshot": [s.sampler for s in teaching.load_snapshots().items],
+        "snapshot_failing": [s.sampler for s in teaching.load_snapshots(teaching.BUNDLED_FAILING).items],
+        # every asset file of the checkout ships with the package
+        "assets": sorted(str(f.relative_to(paths.ASSETS)) for f in paths.ASSETS.rglob("*")
+                         if f.is_file() and "__pycache__" not in f.parts),
+    }
+
+
+def _run(argv: list, cwd: Path, env: dict, timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """``(venv, python, env, outside)``: the package installed by pip into a fresh venv."""
+    if importlib.util.find_spec("pip") is None:
+        pytest.skip("pip is not installed for this Python: cannot test `pip install .`")
+    root = tmp_path_factory.mktemp("packaging")
+    venv, src, outside = root / "venv", root / "src", root / "elsewhere"
+    outside.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV",
+                        "DROPEDGE_RESULTS", "DROPEDGE_TUNING_STORAGE")}
+    env["PYTHONNOUSERSITE"] = "1"
+    # without pip: the venv's own bundled setuptools/pip would shadow the system's (whose
+    # setuptools builds wheels); `python -m pip` then runs the system's pip for the venv
+    made = _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], root, env)
+    if made.returncode != 0:
+        pytest.skip(f"python -m venv is unavailable here: {made.stderr.strip().splitlines()[-1:]}")
+    python = venv / "bin" / "python"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):  # what the project metadata may name
+        if (REPO / name).is_file():
+            shutil.copy2(REPO / name, src / name)
+    shutil.copytree(REPO / "dropedge_core", src / "dropedge_core",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    pip = _run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
+                "--disable-pip-version-check", src], outside, env, timeout=180)
+    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    return venv, python, env, outside
+
+
+def test_installed_package_data_loads_outside_the_repository(installed):
+    venv, python, env, outside = installed
+    proc = _run([python, "-c", CHILD, venv, REPO], outside, env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got == _expected()
+    assert got["preset"]["num_layers"] == 4 and got["bundled_runs"] > 0 and got["snapshot"]
+
+
+def test_installed_command_line_runs(installed):
+    venv, python, env, outside = installed
+    for argv in ([python, "-m", "dropedge_core", "--help"], [venv / "bin" / "dropedge", "--help"]):
+        proc = _run(argv, outside, env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "usage:" in proc.stdout and "men" in proc.stdout
