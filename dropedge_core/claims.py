@@ -110,7 +110,7 @@ class ClaimedRuns:
         owner: this worker's name in the claims (default :func:`worker_id`).
         lease: seconds a claim lives without renewal (:data:`DEFAULT_LEASE`).
         stop_event: when set, no further run is claimed (the running one is the caller's).
-        poll: seconds between looks at runs claimed by others (default ``lease / 4``,
+        recheck: seconds between looks at runs claimed by others (default ``lease / 4``,
             at most 5 s).
 
     Counts, for a progress line: :attr:`total` (distinct runs), :attr:`trained` (runs this
@@ -122,12 +122,12 @@ class ClaimedRuns:
 
     def __init__(self, store: ResultStore, configs: Sequence[TrainConfig], owner: str | None = None,
                  lease: float = DEFAULT_LEASE, stop_event: threading.Event | None = None,
-                 poll: float | None = None):
+                 recheck: float | None = None):
         self.store = store
         self.owner = owner or worker_id()
         self.lease = check_lease(lease)
         self.stop_event = stop_event or threading.Event()
-        self.poll = poll if poll is not None else max(0.2, min(5.0, self.lease / 4))
+        self.recheck = recheck if recheck is not None else max(0.2, min(5.0, self.lease / 4))
         self.pending: dict[str, TrainConfig] = {}
         for config in configs:
             self.pending.setdefault(run_key(config), config)
@@ -191,7 +191,7 @@ class ClaimedRuns:
                 self._drop_stored()
                 self.waiting = len(self.pending)
                 if self.pending:
-                    self.stop_event.wait(self.poll)  # others hold the rest: wait for them or their lease
+                    self.stop_event.wait(self.recheck)  # others hold the rest: wait for them or their lease
 
 
 __all__ = ["Claim", "ClaimedRuns", "DEFAULT_LEASE", "LeaseRenewer", "check_lease", "worker_id"]

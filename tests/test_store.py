@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from dropedge_core import paths
 from dropedge_core.store import ResultStore, StoreError, canonical_json, default_path, run_key
 from dropedge_core.training import RunResult, TrainConfig, train
 
@@ -114,7 +115,10 @@ def test_default_path(monkeypatch, tmp_path):
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "x.sqlite"))
     assert default_path() == tmp_path / "x.sqlite"
     monkeypatch.delenv("DROPEDGE_RESULTS")
-    assert default_path().as_posix() == "results/results.sqlite"
+    # results/ of the checkout, wherever the command is started from (dropedge_core.paths)
+    assert default_path() == paths.REPO / "results" / "results.sqlite"
+    monkeypatch.chdir(tmp_path)
+    assert default_path() == paths.REPO / "results" / "results.sqlite"
 
 
 WRITER = textwrap.dedent("""

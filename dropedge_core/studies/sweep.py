@@ -55,7 +55,7 @@ def train_and_store(config: TrainConfig, store: ResultStore | None, graph: Graph
 
 @dataclass
 class SweepOutcome:
-    """What :func:`run_claimed` did, filled while it runs (a poller may read it)."""
+    """What :func:`run_claimed` did, filled while it runs (another thread may read it)."""
 
     stored_keys: list[str] = field(default_factory=list)
     results: list[RunResult] = field(default_factory=list)
@@ -82,7 +82,7 @@ def run_claimed(runs: ClaimedRuns, store: ResultStore,
         stop_event: stops the running run and the loop.
         keep_going: a run that raises is recorded in ``failures`` and the loop goes on
             (the app); otherwise the exception propagates (the command line).
-        outcome: filled in place (a poller reads ``current`` and the counts).
+        outcome: filled in place (another thread reads ``current`` and the counts).
         on_run: called after each run (stored, lost or failed).
     """
     out = outcome if outcome is not None else SweepOutcome()
