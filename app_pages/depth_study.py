@@ -28,7 +28,7 @@ ss = st.session_state
 
 
 def _backbone_label(name: str) -> str:
-    return figures.BACKBONE_LABELS.get(name.rstrip("*"), name)
+    return figures.BACKBONE_LABELS.get(name, name)
 
 
 @st.cache_resource(max_entries=8)

@@ -91,7 +91,7 @@ for key, default in DEFAULTS.items():  # defaults via the state: a train_request
     ss.setdefault(key, default)
 c1, c2, c3 = st.columns([1, 1.4, 2.6])
 backbone = c1.selectbox("Backbone", BACKBONES, key="lt_backbone",
-                        format_func=lambda b: figures.BACKBONE_LABELS.get(b.rstrip("*"), b),
+                        format_func=lambda b: figures.BACKBONE_LABELS.get(b, b),
                         help="GCN, ResGCN (residual hidden layers), JKNet (output from all "
                              "hidden layers), APPNP* (propagation with teleport α).")
 mode = c2.radio("Hyperparameters", MODES, key="lt_mode", horizontal=True,
@@ -149,7 +149,7 @@ norm = row[4].selectbox("Normalisation", normalization.METHODS, key="lt_norm", d
                         help="AN: D̃^-1/2 (A+I) D̃^-1/2 (GCN's); NA, FOG, ANS, ARW: the "
                              "paper's other choices.")
 alpha = row[5].slider("α (APPNP*)", *BOUNDS["lt_alpha"], step=0.05, key="lt_alpha",
-                      disabled=fixed or backbone != "appnp*", help="Teleport back to Z0.")
+                      disabled=fixed or backbone != "appnp_star", help="Teleport back to Z0.")
 row = st.columns(6)
 loop = row[0].checkbox("Self-feature (Loop)", key="lt_loop", disabled=fixed)
 bn = row[1].checkbox("Batch norm", key="lt_bn", disabled=fixed)

@@ -7,7 +7,7 @@ reads; one row per training run, columns in this order (:data:`RUN_COLUMNS`):
 =============  ==========================================================================
 ``dataset``    our dataset key (``cora``, ``citeseer``, ``karate``, ...)
 ``split``      the split the run used (``semi``, ``full``, ``per-class``)
-``backbone``   ``gcn``, ``resgcn``, ``jknet`` or ``appnp*``
+``backbone``   ``gcn``, ``resgcn``, ``jknet`` or ``appnp_star``
 ``sampler``    ``nodrop``, ``dropedge``, ``dropedge++`` (or another sampler name)
 ``layers``     depth L (the config's ``num_layers``)
 ``seed``       the run's seed
@@ -513,7 +513,7 @@ def paper_rows(paper: pd.DataFrame, dataset: str, split: str, backbones: Sequenc
                samplers: Sequence[str] | None = None, layers: Sequence[int] | None = None) -> pd.DataFrame:
     """The rows of :func:`dropedge_core.data.reference.paper_accuracy_by_depth` for one dataset
     and split (the paper's ``setting``), optionally only some backbones, samplers and
-    depths; with a ``backbone_key`` column in our spelling (``"APPNP*"`` → ``"appnp*"``)."""
+    depths; with a ``backbone_key`` column in our spelling (``"APPNP*"`` → ``"appnp_star"``)."""
     rows = paper[(paper["dataset_key"] == dataset) & (paper["setting"] == split)]
     rows = rows.assign(backbone_key=rows["backbone"].map(check_backbone))
     if backbones is not None:
