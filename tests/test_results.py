@@ -112,6 +112,15 @@ def test_bundled_results_reads_every_csv(tmp_path):
     assert results.bundled_signature(tmp_path) != sig
 
 
+def test_a_run_csv_from_before_appnp_star_reads_as_appnp_star(tmp_path):
+    """Files written while the identifier was ``appnp*`` still load, with today's name (so
+    their rows group, sort and are labelled with the appnp_star runs)."""
+    run_rows({("dropedge++", 4): [0.83, 0.84]}, backbone="appnp*").to_csv(tmp_path / "old.csv", index=False)
+    df = results.bundled_results(tmp_path)
+    assert list(df["backbone"]) == ["appnp_star", "appnp_star"]
+    assert list(results.depth_table(df)["backbone"]) == ["appnp_star"]
+
+
 def test_bundled_results_default_folder_and_bad_files(tmp_path, monkeypatch):
     monkeypatch.setattr(results, "BUNDLED_DIR", tmp_path)
     run_rows({("nodrop", 2): [0.8]}).to_csv(tmp_path / "ok.csv", index=False)

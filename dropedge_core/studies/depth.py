@@ -49,7 +49,7 @@ import pandas as pd
 from dropedge_core import paths
 from dropedge_core.data import presets
 from dropedge_core.databases import display, is_url
-from dropedge_core.method.models import BACKBONES, check_backbone
+from dropedge_core.method.models import ALIASES, BACKBONES, check_backbone
 from dropedge_core.method.samplers import NAMES as SAMPLER_NAMES
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.training import TrainConfig
@@ -100,6 +100,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
         out[c] = (df[c] if c in df else pd.Series("", index=df.index)).fillna("").astype(str).str.strip()
         if c not in ("key", "settings"):
             out[c] = out[c].str.lower()
+    out["backbone"] = out["backbone"].replace(ALIASES)  # files from before appnp_star say "appnp*"
     for c in _FLOAT_COLUMNS:
         out[c] = pd.to_numeric(df[c], errors="raise").astype(float)
     for c in _INT_COLUMNS:
