@@ -55,7 +55,7 @@ for key, default in DEFAULTS.items():  # defaults via the state: a train_request
     ss.setdefault(key, default)
 c1, c2, c3 = st.columns([1, 1.4, 2.6])
 backbone = c1.selectbox("Backbone", BACKBONES, key="lt_backbone",
-                        format_func=lambda b: figures.BACKBONE_LABELS.get(b.rstrip("*"), b),
+                        format_func=lambda b: figures.BACKBONE_LABELS.get(b, b),
                         help="GCN, ResGCN (residual hidden layers), JKNet (output from all "
                              "hidden layers), APPNP* (propagation with teleport α).")
 mode = c2.radio("Hyperparameters", MODES, key="lt_mode", horizontal=True,

@@ -40,7 +40,7 @@ st.markdown(
 
 c = st.columns([1, 1, 1, 1, 1.2, 2])
 backbone = c[0].selectbox("Backbone", BACKBONES, key="tune_backbone",
-                          format_func=lambda b: figures.BACKBONE_LABELS.get(b.rstrip("*"), b))
+                          format_func=lambda b: figures.BACKBONE_LABELS.get(b, b))
 epochs = c[1].number_input("Epochs per trial", 5, 1000, DEFAULT_EPOCHS, key="tune_epochs",
                            help="The other settings are the depth recipe's (from L = 5: lr 0.001, "
                                 "no dropout, Loop on), which needs ~100 epochs to leave chance on "

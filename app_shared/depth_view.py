@@ -22,7 +22,7 @@ ss = st.session_state
 
 
 def backbone_label(name: str) -> str:
-    return figures.BACKBONE_LABELS.get(name.rstrip("*"), name)
+    return figures.BACKBONE_LABELS.get(name, name)
 
 
 @dataclass(frozen=True)

@@ -194,7 +194,7 @@ class WatchedWorker:
 
 def run_label(config: TrainConfig, number: int) -> str:
     """``"#3 DropEdge++ · GCN L=4 · seed 0"``: what a run is, for legends and tables."""
-    backbone = BACKBONE_LABELS.get(config.backbone.rstrip("*"), config.backbone)
+    backbone = BACKBONE_LABELS.get(config.backbone, config.backbone)
     return (f"#{number} {sampler_label(config.sampler)} · {backbone} L={config.num_layers} · "
             f"seed {config.seed}")
 
@@ -664,7 +664,7 @@ class SweepJob(ThreadedJob):
                         f"(or for their lease to run out) · {counts}")
             if current is None:
                 return f"starting · {counts}"
-            backbone = BACKBONE_LABELS.get(current.backbone.rstrip("*"), current.backbone)
+            backbone = BACKBONE_LABELS.get(current.backbone, current.backbone)
             return (f"run {self.over + 1} of {self.total}: {sampler_label(current.sampler)} · "
                     f"{backbone} L={current.num_layers} · seed {current.seed}, epoch {self.epoch} "
                     f"of {current.epochs} · {counts}")

@@ -162,7 +162,7 @@ def hyperparameter_widgets(fixed: bool, backbone: str, sampler: str) -> dict:
                             help="AN: D̃^-1/2 (A+I) D̃^-1/2 (GCN's); NA, FOG, ANS, ARW: the "
                                  "paper's other choices.")
     alpha = row[5].slider("α (APPNP*)", *BOUNDS["lt_alpha"], step=0.05, key="lt_alpha",
-                          disabled=fixed or backbone != "appnp*", help="Teleport back to Z0.")
+                          disabled=fixed or backbone != "appnp_star", help="Teleport back to Z0.")
     row = st.columns(6)
     loop = row[0].checkbox("Self-feature (Loop)", key="lt_loop", disabled=fixed)
     bn = row[1].checkbox("Batch norm", key="lt_bn", disabled=fixed)

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dropedge_core.data import datasets
-from dropedge_core.method import samplers
+from dropedge_core.method import models, samplers
 
 #: Sidebar layer picker's range (``app_shared.MAX_LAYERS``).
 MAX_LAYERS = 64
@@ -39,10 +39,13 @@ class UrlError(ValueError):
 @dataclass(frozen=True)
 class Param:
     """One parameter: ``kind`` is ``"choice"``, ``"int"``, ``"float"``, ``"bool"`` or
-    ``"multi"`` (a list of choices); ``options`` for the choices, ``low``/``high`` for numbers."""
+    ``"multi"`` (a list of choices); ``options`` for the choices, ``aliases`` (``(other
+    spelling, option)`` pairs, e.g. ``("appnp*", "appnp_star")``) accepted for them,
+    ``low``/``high`` for numbers."""
 
     kind: str
     options: tuple = ()
+    aliases: tuple = ()
     low: float = -math.inf
     high: float = math.inf
 
@@ -80,6 +83,9 @@ class Param:
         for option in self.options:
             if str(option).lower() == text.strip().lower():
                 return option
+        for alias, option in self.aliases:
+            if alias.lower() == text.strip().lower():
+                return option
         raise UrlError("not an option")
 
     def dump(self, value) -> str:
@@ -92,12 +98,12 @@ class Param:
         return str(value)
 
 
-def choice(options: Sequence) -> Param:
-    return Param("choice", tuple(options))
+def choice(options: Sequence, aliases: Mapping[str, str] | None = None) -> Param:
+    return Param("choice", tuple(options), tuple((aliases or {}).items()))
 
 
-def multi(options: Sequence) -> Param:
-    return Param("multi", tuple(options))
+def multi(options: Sequence, aliases: Mapping[str, str] | None = None) -> Param:
+    return Param("multi", tuple(options), tuple((aliases or {}).items()))
 
 
 def integer(low: int, high: int) -> Param:
@@ -117,7 +123,7 @@ SIDEBAR: dict[str, Param] = {
     "seed": integer(0, 2**31 - 1),
 }
 _DEPTHS = (2, 4, 8, 16, 32, 64)
-_BACKBONES = ("gcn", "resgcn", "jknet", "appnp*")
+_BACKBONES = models.BACKBONES  # "appnp*" (the paper's spelling) is read as "appnp_star"
 #: Each page's main controls, by the page's URL path ("" = Home).
 PAGES: dict[str, dict[str, Param]] = {
     "": {},
@@ -125,11 +131,12 @@ PAGES: dict[str, dict[str, Param]] = {
                      "reach_node": integer(0, 10**7)},
     "men_explorer": {"men_paper_setting": BOOL, "men_depths": multi((2, 4, 8, 16, 32)),
                      "men_samplers": multi(samplers.NAMES)},
-    "live_training": {"lt_backbone": choice(_BACKBONES), "lt_mode": choice(("custom", "paper preset"))},
-    "depth_study": {"ds_backbones": multi(_BACKBONES), "ds_depths": multi(_DEPTHS),
+    "live_training": {"lt_backbone": choice(_BACKBONES, models.ALIASES),
+                      "lt_mode": choice(("custom", "paper preset"))},
+    "depth_study": {"ds_backbones": multi(_BACKBONES, models.ALIASES), "ds_depths": multi(_DEPTHS),
                     "ds_samplers": multi(samplers.NAMES), "ds_seeds": integer(1, 20),
                     "ds_mode": choice(("quick", "quick + batch norm", "paper preset"))},
-    "tuning": {"tune_backbone": choice(_BACKBONES), "tune_search": choice(("tpe", "random")),
+    "tuning": {"tune_backbone": choice(_BACKBONES, models.ALIASES), "tune_search": choice(("tpe", "random")),
                "tune_trials": integer(1, 500)},
     "class_merge": {"cm_source": choice(("bundled", "old-defaults", "session")),
                     "cm_layer": integer(1, 255), "cm_epochs": integer(50, 400)},

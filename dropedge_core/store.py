@@ -55,7 +55,7 @@ from dropedge_core.training import RunResult, TrainConfig, recipes
 
 TABLE = "runs"
 CLAIMS = "claims"
-SCHEMA_VERSION = 2  # 2: the recipe field; keys without diag_every/device
+SCHEMA_VERSION = 3  # 2: the recipe field; keys without diag_every/device. 3: backbone "appnp_star"
 #: Columns every version of this store has had in ``runs``: how it tells its own table
 #: from another program's table of the same name.
 MARKER_COLUMNS = ("key", "created_at", "schema_version", "config_json", "history_json", "diagnostics_json")
@@ -318,8 +318,10 @@ class ResultStore:
 
     def _migrate(self, conn: sa.Connection) -> None:
         """Rows of schema 1 (before recipes; keys with ``diag_every``/``device``): name
-        the recipe that filled their defaults (:func:`recipes.from_legacy`) and re-key
-        them, so they count for the configs that ask for them today."""
+        the recipe that filled their defaults (:func:`recipes.from_legacy`); rows of
+        schema 1 and 2 with backbone ``"appnp*"``: ``"appnp_star"`` (what
+        :class:`TrainConfig` makes of it). Both re-keyed, so they count for the configs that
+        ask for them today."""
         runs = self._runs
         old = conn.execute(sa.select(runs.c.key, runs.c.config_json).where(
             sa.func.coalesce(runs.c.schema_version, 1) < SCHEMA_VERSION)).all()
@@ -330,8 +332,8 @@ class ResultStore:
                 conn.execute(sa.delete(runs).where(runs.c.key == key))  # the same run, stored twice
                 continue
             conn.execute(sa.update(runs).where(runs.c.key == key).values(
-                key=new_key, recipe=config.recipe, config_json=canonical_json(config),
-                schema_version=SCHEMA_VERSION))
+                key=new_key, recipe=config.recipe, backbone=config.backbone,
+                config_json=canonical_json(config), schema_version=SCHEMA_VERSION))
 
     @staticmethod
     def _key(key_or_config: str | TrainConfig | dict) -> str:

@@ -169,6 +169,16 @@ def test_paper_preset(cora):
     assert any("L = 8" in c.value for c in at.caption)
 
 
+def test_backbone_appnp_star_is_labelled_appnp_star_and_enables_alpha():
+    at = _live()
+    box = at.selectbox(key="lt_backbone")
+    assert box.options == ["GCN", "ResGCN", "JKNet", "APPNP*"]
+    assert at.slider(key="lt_alpha").disabled  # GCN: no teleport
+    box.select("appnp_star").run()
+    _ok(at)
+    assert at.selectbox(key="lt_backbone").value == "appnp_star" and not at.slider(key="lt_alpha").disabled
+
+
 def test_tuning_study_heatmap_and_train_this(tmp_path, monkeypatch):
     monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", str(tmp_path / "tuning.sqlite"))
     at = _app()

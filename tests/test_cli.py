@@ -108,6 +108,20 @@ def test_train_json_and_text(capsys, tmp_path):
     assert code == 0 and "mean test accuracy" in out and "seed 0" in out
 
 
+def test_backbone_appnp_star_alias(capsys, tmp_path):
+    """The paper's spelling ``appnp*`` (and ``APPNP*``) is accepted; runs are stored and
+    printed as ``appnp_star``."""
+    store = tmp_path / "r.sqlite"
+    code, out, err = run_cli(capsys, *KARATE_TRAIN, "--backbone", "appnp*", "--layers", "2", "--json",
+                             "--store", str(store))
+    assert code == 0, err
+    assert json.loads(out)["config"]["backbone"] == "appnp_star"
+    assert list(ResultStore(store).to_frame()["backbone"]) == ["appnp_star"]
+    code, out, err = run_cli(capsys, *KARATE_TRAIN, "--backbone", "APPNP*", "--layers", "2")
+    assert code == 0, err
+    assert " appnp_star L=2 " in out and "appnp*" not in out
+
+
 def test_preset_fills_config_and_flags_override():
     parser = cli.build_parser()
     args = parser.parse_args(["train", "--dataset", "cora", "--split", "semi", "--backbone", "gcn",

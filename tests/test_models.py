@@ -15,8 +15,10 @@ def full_adjs(graph, num_layers, method="AN"):
 
 
 def test_names_and_aliases():
-    assert check_backbone("APPNP*") == "appnp*"
-    assert check_backbone("appnp") == "appnp*"
+    assert check_backbone("APPNP*") == "appnp_star"
+    assert check_backbone("appnp*") == "appnp_star"
+    assert check_backbone("appnp") == "appnp_star"
+    assert check_backbone("appnp_star") == "appnp_star"
     assert check_backbone(" ResGCN ") == "resgcn"
     with pytest.raises(ModelError) as err:
         make_model("gat", 4, 2, 2)
@@ -33,7 +35,7 @@ def test_shapes_and_hidden_outputs(karate, name, num_layers):
     assert out.shape == (karate.num_nodes, karate.num_classes)
     assert torch.allclose(out.exp().sum(1), torch.ones(karate.num_nodes), atol=1e-5)  # log-softmax
     expected = {"gcn": num_layers - 1, "resgcn": num_layers - 1, "jknet": num_layers,
-                "appnp*": num_layers}[name]
+                "appnp_star": num_layers}[name]
     assert len(hidden) == expected
     assert all(h.shape == (karate.num_nodes, 8) for h in hidden)
     assert torch.equal(model(karate.x, full_adjs(karate, num_layers)), out)
@@ -79,7 +81,7 @@ def test_gcn_layer_formula(karate):
 def test_appnp_star_formula(karate):
     """Z0 = ReLU(X W + b); Z^(l+1) = ReLU((1-α) Â Z^(l) + α Z0); α = 1 keeps Z0."""
     torch.manual_seed(0)
-    model = make_model("appnp*", karate.num_features, karate.num_classes, 3, hidden=8, alpha=0.2).eval()
+    model = make_model("appnp_star", karate.num_features, karate.num_classes, 3, hidden=8, alpha=0.2).eval()
     adj = full_adjs(karate, 1)[0]
     z0 = torch.relu(karate.x @ model.inp + model.inp_bias)
     z = z0
@@ -91,7 +93,7 @@ def test_appnp_star_formula(karate):
     _, hidden = model(karate.x, [adj] * 3, return_hidden=True)
     assert all(torch.allclose(h, z0) for h in hidden)
     with pytest.raises(ModelError, match="alpha"):
-        make_model("appnp*", 4, 2, 2, alpha=1.5)
+        make_model("appnp_star", 4, 2, 2, alpha=1.5)
 
 
 def test_jknet_concatenates_all_hidden_layers(karate):
@@ -170,7 +172,7 @@ def test_appnp_star_with_batch_norm_trains(csbm):
     """APPNP* with batch norm sat at chance in short runs (40% vs 98% without)."""
     from dropedge_core.training import TrainConfig, train
 
-    config = TrainConfig(dataset="csbm", backbone="appnp*", num_layers=8, recipe="quick", batch_norm=True,
+    config = TrainConfig(dataset="csbm", backbone="appnp_star", num_layers=8, recipe="quick", batch_norm=True,
                          epochs=50, diag_every=0, sampler="nodrop")
     result = train(config, graph=csbm)
     assert result.test_acc >= 0.9

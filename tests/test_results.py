@@ -84,7 +84,7 @@ def test_depth_table_of_nothing():
 def test_paper_rows_filter():
     paper = reference.paper_accuracy_by_depth()
     rows = results.paper_rows(paper, "cora", "semi", ["gcn", "appnp*"], ["nodrop", "dropedge++"], [2, 4, 64])
-    assert set(rows["backbone_key"]) == {"gcn", "appnp*"}
+    assert set(rows["backbone_key"]) == {"gcn", "appnp_star"}
     assert set(rows["sampler"]) == {"nodrop", "dropedge++"} and set(rows["layers"]) == {2, 4, 64}
     assert len(rows) == 2 * 3 + 2 * 2  # APPNP* starts at 4 layers in the paper
     assert results.paper_rows(paper, "karate", "per-class").empty
@@ -110,6 +110,15 @@ def test_bundled_results_reads_every_csv(tmp_path):
     assert len(sig) == 2
     b.to_csv(tmp_path / "c.csv", index=False)
     assert results.bundled_signature(tmp_path) != sig
+
+
+def test_a_run_csv_from_before_appnp_star_reads_as_appnp_star(tmp_path):
+    """Files written while the identifier was ``appnp*`` still load, with today's name (so
+    their rows group, sort and are labelled with the appnp_star runs)."""
+    run_rows({("dropedge++", 4): [0.83, 0.84]}, backbone="appnp*").to_csv(tmp_path / "old.csv", index=False)
+    df = results.bundled_results(tmp_path)
+    assert list(df["backbone"]) == ["appnp_star", "appnp_star"]
+    assert list(results.depth_table(df)["backbone"]) == ["appnp_star"]
 
 
 def test_bundled_results_default_folder_and_bad_files(tmp_path, monkeypatch):
@@ -197,7 +206,7 @@ def test_depth_configs_order_settings_and_keys():
 def test_sweep_commands_make_the_same_keys(dataset, mode, epochs):
     """``python -m dropedge_core sweep`` with the page's printed command trains the runs
     the page asks for: the same run keys."""
-    kwargs = dict(backbones=["gcn", "appnp*"], layers=[2, 4], samplers=["nodrop", "dropedge++"],
+    kwargs = dict(backbones=["gcn", "appnp_star"], layers=[2, 4], samplers=["nodrop", "dropedge++"],
                   seeds=2, epochs=epochs, mode=mode, p_min=0.25, p_max=0.75)
     configs = results.depth_configs(dataset, None, **kwargs)
     lines = results.sweep_commands(dataset, None, **kwargs, store="/tmp/r.sqlite")

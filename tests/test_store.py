@@ -64,6 +64,46 @@ def test_schema_1_rows_are_rekeyed(tmp_path):
     assert migrated.get(quick.config)["config"]["recipe"] == "quick"
 
 
+def test_schema_2_appnp_star_rows_are_renamed_and_rekeyed(tmp_path):
+    """A store written while the backbone was called ``"appnp*"`` (schema 2) is migrated
+    on open: backbone ``appnp_star`` in the column and the config, today's key; other
+    rows keep theirs; a run stored under both names stays once."""
+    import hashlib
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    store = ResultStore(path)
+    appnp = [fake_result(seed, backbone="appnp_star", num_layers=4) for seed in (0, 1)]
+    gcn = fake_result(0)
+    for result in (*appnp, gcn):
+        store.put(result)
+    old_keys = {}
+    with sqlite3.connect(path) as conn:  # make the APPNP* rows look like schema-2 rows
+        conn.execute("UPDATE runs SET schema_version = 2")
+        for result in appnp:
+            old = {**result.config.to_dict(), "backbone": "appnp*"}
+            text = json.dumps(old, sort_keys=True, separators=(",", ":"))
+            keyed = {k: v for k, v in old.items() if k not in ("diag_every", "device")}
+            old_keys[result.config.seed] = hashlib.sha256(
+                json.dumps(keyed, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+            conn.execute("UPDATE runs SET key = ?, backbone = 'appnp*', config_json = ? WHERE key = ?",
+                         (old_keys[result.config.seed], text, run_key(result.config)))
+        assert conn.execute("SELECT count(*) FROM runs WHERE backbone = 'appnp*'").fetchone()[0] == 2
+        # seed 1 stored under both names (an old and a new program): one row after migration
+        conn.execute("CREATE TEMP TABLE copy AS SELECT * FROM runs WHERE key = ?", (old_keys[1],))
+        conn.execute("UPDATE copy SET key = ?, backbone = 'appnp_star', config_json = ?",
+                     (run_key(appnp[1].config), canonical_json(appnp[1].config)))
+        conn.execute("INSERT INTO runs SELECT * FROM copy")
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 4
+    migrated = ResultStore(path)
+    assert migrated.keys() == {run_key(r.config) for r in (*appnp, gcn)}
+    assert not {run_key(r.config) for r in appnp} & set(old_keys.values())  # the keys did change
+    assert migrated.get(gcn.config)["schema_version"] == 3  # unchanged key, schema bumped
+    row = migrated.get(TrainConfig(dataset="karate", backbone="appnp*", num_layers=4, seed=0))
+    assert row["backbone"] == "appnp_star" and row["config"]["backbone"] == "appnp_star"
+    assert set(migrated.to_frame()["backbone"]) == {"gcn", "appnp_star"}
+
+
 def test_roundtrip(tmp_path, karate):
     store = ResultStore(tmp_path / "sub" / "r.sqlite")
     result = train(TrainConfig(dataset="karate", hidden=8, epochs=4, diag_every=2), graph=karate)

@@ -47,7 +47,7 @@ def strict_json(obj) -> str:
     ("split", "weird", "unknown split 'weird' for cora; valid: semi, full"),
     ("sampler", "dropnode",
      "unknown sampler 'dropnode'; valid: nodrop, dropedge, li, lid, ldd, fd, dropedge++"),
-    ("backbone", "gat", "unknown backbone 'gat'; valid: gcn, resgcn, jknet, appnp*"),
+    ("backbone", "gat", "unknown backbone 'gat'; valid: gcn, resgcn, jknet, appnp_star"),
     ("kernel", "cosine", "unknown kernel 'cosine'; valid: linear, poly, rbf, reverse"),
     ("normalization", "XYZ", "unknown normalization 'XYZ'; valid: NA, FOG, AN, ANS, ARW"),
     ("device", "tpu", "unknown device 'tpu'"),
@@ -68,10 +68,11 @@ def test_config_p_min_above_p_max():
 
 def test_config_normalises_names_and_split():
     c = TrainConfig(dataset="Cora", backbone="APPNP*", sampler="DropEdge++", normalization="arw")
-    assert (c.dataset, c.split, c.backbone, c.sampler, c.normalization) == ("cora", "semi", "appnp*",
+    assert (c.dataset, c.split, c.backbone, c.sampler, c.normalization) == ("cora", "semi", "appnp_star",
                                                                           "dropedge++", "ARW")
     assert TrainConfig(dataset="karate").split == "per-class"
-    assert TrainConfig(backbone="appnp").backbone == "appnp*"
+    assert TrainConfig(backbone="appnp").backbone == "appnp_star"
+    assert TrainConfig(backbone="appnp*").backbone == "appnp_star"  # the paper's spelling
     d = c.to_dict()
     assert TrainConfig.from_dict(d) == c
     with pytest.raises(ConfigError, match="unknown config field"):

@@ -39,6 +39,18 @@ def test_encode_then_decode_is_the_identity_for_every_page():
     assert urlstate.encode(spec, {"layers": 500}) == {}  # a value the link could not restore
 
 
+def test_a_link_with_the_papers_appnp_star_spelling_reads_as_appnp_star():
+    """Links written before the identifier was ``appnp_star`` say ``appnp*`` (or ``APPNP*``)."""
+    spec = urlstate.spec_for("depth_study")
+    values, errors = urlstate.decode(spec, {"ds_backbones": "gcn,APPNP*,jknet"})
+    assert values == {"ds_backbones": ["gcn", "appnp_star", "jknet"]} and errors == []
+    live = urlstate.spec_for("live_training")
+    assert urlstate.decode(live, {"lt_backbone": "appnp*"}) == ({"lt_backbone": "appnp_star"}, [])
+    assert urlstate.encode(live, {"lt_backbone": "appnp_star"}) == {"lt_backbone": "appnp_star"}
+    assert urlstate.decode(live, {"lt_backbone": "gat"})[1] == [
+        "lt_backbone=gat ignored: not an option (allowed: gcn, resgcn, jknet, appnp_star)"]
+
+
 def _open(query: dict, page: str | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update(query)

@@ -20,10 +20,12 @@ from dropedge_core.figures.style import (
     sampler_color,
     sampler_label,
 )
+from dropedge_core.method.models import ALIASES
 
 
 def _backbone_key(name: str) -> str:
-    return str(name).strip().lower().rstrip("*")
+    key = str(name).strip().lower()
+    return ALIASES.get(key, key)
 
 
 def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,

@@ -33,7 +33,7 @@ WEIGHT_COLORS: tuple[str, ...] = ("#fdb863", "#e66101", "#8073ac", "#2d004b")
 DROPPED_COLOR = "#c8c8c8"
 KEPT_UNIFORM_WIDTH = 1.6
 BACKBONE_LABELS: dict[str, str] = {"gcn": "GCN", "resgcn": "ResGCN", "jknet": "JKNet",
-                                   "appnp": "APPNP*"}
+                                   "appnp_star": "APPNP*"}
 _FALLBACK = ("#8c564b", "#e377c2", "#bcbd22", "#393b79", "#637939", "#843c39")
 TEMPLATE = "plotly_white"
 

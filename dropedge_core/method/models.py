@@ -4,24 +4,24 @@ propagation models").
 Every backbone aggregates over ``L`` adjacencies, one per layer, so that each layer
 sees its own sampled graph (the L-GCN of the paper, Eq. (3)):
 
-===========  ==========================================================================
-``gcn``      ``H^(l+1) = σ(Â^(l) H^(l) W^(l))``; the first layer maps features → hidden,
-             ``L - 2`` layers hidden → hidden, the last hidden → classes (no activation),
-             then log-softmax.
-``resgcn``   as ``gcn``, plus ``H^(l)`` added to the output of every hidden → hidden
-             layer: ``H^(l+1) = σ(Â^(l) H^(l) W^(l)) + H^(l)``.
-``jknet``    ``L`` layers as ``gcn`` (features → hidden, then hidden → hidden); the
-             output is a linear layer over the concatenation ``H^(1) || ... || H^(L)``.
-``appnp*``   ``Z^(0) = ReLU(X W_in)``, ``Z^(l+1) = ReLU((1 - α) Â^(l) Z^(l) + α Z^(0))``
-             for ``L`` steps, then a linear layer to the classes.
-===========  ==========================================================================
+==============  ==========================================================================
+``gcn``         ``H^(l+1) = σ(Â^(l) H^(l) W^(l))``; the first layer maps features → hidden,
+                ``L - 2`` layers hidden → hidden, the last hidden → classes (no activation),
+                then log-softmax.
+``resgcn``      as ``gcn``, plus ``H^(l)`` added to the output of every hidden → hidden
+                layer: ``H^(l+1) = σ(Â^(l) H^(l) W^(l)) + H^(l)``.
+``jknet``       ``L`` layers as ``gcn`` (features → hidden, then hidden → hidden); the
+                output is a linear layer over the concatenation ``H^(1) || ... || H^(L)``.
+``appnp_star``  ``Z^(0) = ReLU(X W_in)``, ``Z^(l+1) = ReLU((1 - α) Â^(l) Z^(l) + α Z^(0))``
+                for ``L`` steps, then a linear layer to the classes.
+==============  ==========================================================================
 
 Options for all: ``hidden`` width, ``dropout`` (on the input of every weight layer;
 sparse features are dropped on their non-zeros), ``self_loop`` — the paper's
 self-feature modelling "Loop", Eq. (14): ``σ(Â H W + H W_self)``, used by the graph
-convolutions of ``gcn``/``resgcn``/``jknet`` (``appnp*`` has no per-layer weight, so it
+convolutions of ``gcn``/``resgcn``/``jknet`` (``appnp_star`` has no per-layer weight, so it
 ignores it, as the paper does) — ``batch_norm`` (on every hidden-width output, before
-the activation), ``bias`` and ``alpha`` (``appnp*``).
+the activation), ``bias`` and ``alpha`` (``appnp_star``).
 
 **Where the authors' code differs from the paper, we follow the paper.** The authors'
 implementation (1) gives ResGCN one long skip connection (the input of the middle
@@ -38,7 +38,7 @@ and products are ``torch.sparse.mm``; no dense ``N x N`` matrix is ever built.
 Every ``forward(x, adjs, return_hidden=False)`` returns ``(N, classes)`` log-probabilities,
 and with ``return_hidden=True`` also the list of hidden-width outputs used by the
 over-smoothing diagnostics: ``[H^(1), ..., H^(L-1)]`` for ``gcn``/``resgcn``,
-``[H^(1), ..., H^(L)]`` for ``jknet`` and ``[Z^(1), ..., Z^(L)]`` for ``appnp*`` (all
+``[H^(1), ..., H^(L)]`` for ``jknet`` and ``[Z^(1), ..., Z^(L)]`` for ``appnp_star`` (all
 the same width, so consecutive ones can be compared).
 """
 from __future__ import annotations
@@ -51,8 +51,9 @@ from torch import nn
 
 from dropedge_core.method.graph import csr_tensor
 
-BACKBONES: tuple[str, ...] = ("gcn", "resgcn", "jknet", "appnp*")
-ALIASES: dict[str, str] = {"appnp": "appnp*", "appnp_star": "appnp*", "res-gcn": "resgcn",
+BACKBONES: tuple[str, ...] = ("gcn", "resgcn", "jknet", "appnp_star")
+#: Other spellings accepted on input (lower-cased first): the paper's ``APPNP*``, ``appnp``.
+ALIASES: dict[str, str] = {"appnp*": "appnp_star", "appnp": "appnp_star", "res-gcn": "resgcn",
                            "jk-net": "jknet"}
 
 
@@ -61,12 +62,12 @@ class ModelError(ValueError):
 
 
 def check_backbone(name: str) -> str:
-    """Normalise a backbone name (``'APPNP*'`` → ``'appnp*'``, alias ``'appnp'``)."""
+    """Normalise a backbone name (``'APPNP*'`` → ``'appnp_star'``, alias ``'appnp'``)."""
     key = str(name).strip().lower()
     key = ALIASES.get(key, key)
     if key not in BACKBONES:
         raise ModelError(f"unknown backbone {name!r}; valid: {', '.join(BACKBONES)} "
-                         f"('appnp' is accepted for 'appnp*')")
+                         f"('appnp*' and 'appnp' are accepted for 'appnp_star')")
     return key
 
 
@@ -272,14 +273,14 @@ class JKNet(_Backbone):
 
 
 class APPNPStar(_Backbone):
-    """``appnp*``: APPNP with a non-linear propagation (paper appendix):
+    """``appnp_star``: APPNP with a non-linear propagation (paper appendix):
     ``Z^(0) = ReLU(X W_in)``, ``Z^(l+1) = ReLU((1 - α) Â^(l) Z^(l) + α Z^(0))`` for
     ``l = 0 .. L-1``, output ``log_softmax(Z^(L) W_out)``.
 
     ``self_loop`` does not apply (no per-layer weight) and is ignored.
     """
 
-    name = "appnp*"
+    name = "appnp_star"
 
     def __init__(self, in_dim: int, num_classes: int, num_layers: int, hidden: int = 128,
                  dropout: float = 0.5, self_loop: bool = False, batch_norm: bool = False,
@@ -320,7 +321,7 @@ class APPNPStar(_Backbone):
 def make_model(name: str, in_dim: int, num_classes: int, num_layers: int, hidden: int = 128,
                dropout: float = 0.5, self_loop: bool = False, batch_norm: bool = False,
                bias: bool = True, alpha: float = 0.1, generator: torch.Generator | None = None) -> nn.Module:
-    """Build a backbone by name: ``gcn``, ``resgcn``, ``jknet``, ``appnp*`` (alias ``appnp``).
+    """Build a backbone by name: ``gcn``, ``resgcn``, ``jknet``, ``appnp_star`` (alias ``appnp``).
 
     Args:
         name: backbone name (case-insensitive).
@@ -332,7 +333,7 @@ def make_model(name: str, in_dim: int, num_classes: int, num_layers: int, hidden
         self_loop: the paper's self-feature modelling ("Loop").
         batch_norm: batch normalisation on hidden-width outputs.
         bias: learnable biases.
-        alpha: teleport coefficient of ``appnp*`` (ignored by the others).
+        alpha: teleport coefficient of ``appnp_star`` (ignored by the others).
         generator: dropout's random source (on the model's device); ``None`` = torch's
             global RNG. The trainer passes a seeded one, so that runs in concurrent
             threads do not share one RNG stream.

@@ -44,7 +44,7 @@ def cell_space(base: TrainConfig) -> tuning.SearchSpace:
 
 def study_name(base: TrainConfig) -> str:
     """``cell-<dataset>-<split>-<backbone>-L<L>-<sampler>-<recipe>``: one study per cell."""
-    return (f"cell-{base.dataset}-{base.split}-{base.backbone.rstrip('*')}-L{base.num_layers}-"
+    return (f"cell-{base.dataset}-{base.split}-{base.backbone}-L{base.num_layers}-"
             f"{base.sampler}-{base.recipe}")
 
 

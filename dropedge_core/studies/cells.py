@@ -58,7 +58,7 @@ def paper_rows(paper: pd.DataFrame, dataset: str, split: str, backbones: Sequenc
                samplers: Sequence[str] | None = None, layers: Sequence[int] | None = None) -> pd.DataFrame:
     """The rows of :func:`dropedge_core.data.reference.paper_accuracy_by_depth` for one dataset
     and split (the paper's ``setting``), optionally only some backbones, samplers and
-    depths; with a ``backbone_key`` column in our spelling (``"APPNP*"`` → ``"appnp*"``)."""
+    depths; with a ``backbone_key`` column in our spelling (``"APPNP*"`` → ``"appnp_star"``)."""
     rows = paper[(paper["dataset_key"] == dataset) & (paper["setting"] == split)]
     rows = rows.assign(backbone_key=rows["backbone"].map(check_backbone))
     if backbones is not None:

@@ -14,6 +14,7 @@ import pandas as pd
 from dropedge_core import paths
 from dropedge_core.data import reference
 from dropedge_core.method.graph import Graph
+from dropedge_core.method.models import check_backbone
 from dropedge_core.studies import depth as results
 from dropedge_core.training import TrainConfig, train
 
@@ -102,7 +103,7 @@ def best_accuracy_table(ours: pd.DataFrame, paper: pd.DataFrame | None = None,
     paper = reference.paper_best_accuracy() if paper is None else paper
     p = pd.DataFrame({
         "split": paper["setting"].str.lower(), "dataset": paper["dataset_key"],
-        "backbone": paper["backbone"].str.lower(), "paper_acc": paper["test_accuracy"].astype(float),
+        "backbone": paper["backbone"].map(check_backbone), "paper_acc": paper["test_accuracy"].astype(float),
         "paper_std": paper["std"].astype(float), "paper_layers": paper["layers"].astype(int)})
     mine = ours[ours["sampler"] == sampler].sort_values("ours_acc", ascending=False) \
         .drop_duplicates(["dataset", "split", "backbone"])

@@ -7,7 +7,7 @@ reads; one row per training run, columns in this order (:data:`RUN_COLUMNS`):
 =============  ==========================================================================
 ``dataset``    our dataset key (``cora``, ``citeseer``, ``karate``, ...)
 ``split``      the split the run used (``semi``, ``full``, ``per-class``)
-``backbone``   ``gcn``, ``resgcn``, ``jknet`` or ``appnp*``
+``backbone``   ``gcn``, ``resgcn``, ``jknet`` or ``appnp_star``
 ``sampler``    ``nodrop``, ``dropedge``, ``dropedge++`` (or another sampler name)
 ``layers``     depth L (the config's ``num_layers``)
 ``seed``       the run's seed
@@ -37,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from dropedge_core import paths
-from dropedge_core.method.models import BACKBONES
+from dropedge_core.method.models import ALIASES, BACKBONES
 from dropedge_core.method.samplers import NAMES as SAMPLER_NAMES
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.training import TrainConfig
@@ -77,6 +77,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
         out[c] = (df[c] if c in df else pd.Series("", index=df.index)).fillna("").astype(str).str.strip()
         if c not in ("key", "settings"):
             out[c] = out[c].str.lower()
+    out["backbone"] = out["backbone"].replace(ALIASES)  # files from before appnp_star say "appnp*"
     for c in _FLOAT_COLUMNS:
         out[c] = pd.to_numeric(df[c], errors="raise").astype(float)
     for c in _INT_COLUMNS:

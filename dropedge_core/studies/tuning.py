@@ -351,7 +351,7 @@ def default_study_name(base: TrainConfig, space: SearchSpace | None = None, sear
     if graph is not None and base.dataset == "upload":
         digest.update(graph.undirected_edges.cpu().numpy().tobytes())
         digest.update(graph.y.cpu().numpy().tobytes())
-    return (f"dropedge-{user}-{base.dataset}-{base.backbone.rstrip('*')}-L{base.num_layers}-"
+    return (f"dropedge-{user}-{base.dataset}-{base.backbone}-L{base.num_layers}-"
             f"{base.sampler}-{digest.hexdigest()[:10]}")
 
 

@@ -52,7 +52,7 @@ class TrainConfig:
     :func:`train` must be given as ``graph``.
     ``patience`` counts epochs without a new best validation accuracy or loss (``0``
     disables early stopping); ``diag_every = 0`` disables diagnostics. Names are
-    normalised on construction (``"APPNP*"`` → ``"appnp*"``, ``"an"`` → ``"AN"``) and
+    normalised on construction (``"APPNP*"`` → ``"appnp_star"``, ``"an"`` → ``"AN"``) and
     every field is validated: a bad value raises :class:`ConfigError`.
     """
 
