@@ -3,7 +3,7 @@ beside the paper's numbers.
 
 Runs are looked up by their run key in the results store (``$DROPEDGE_RESULTS`` or
 ``results/results.sqlite``; Live training runs land there too) and in the run CSVs bundled
-under ``assets/results/``; :func:`dropedge_core.studies.depth.depth_view` builds the whole
+under ``dropedge_core/assets/results/``; :func:`dropedge_core.studies.depth.depth_view` builds the whole
 view. "Run missing" trains the rest in this session's sweep job (:mod:`app_shared.depth_view`),
 and the page redraws as each run is stored.
 """
@@ -111,7 +111,7 @@ else:
 st.subheader("Accuracy per cell")
 dv.cell_table(view)
 st.caption("Measured cells come from the results store or from the runs bundled with the app "
-           "(`assets/results/*.csv`), matched by the hash of the full run settings; the paper's "
+           "(`dropedge_core/assets/results/*.csv`), matched by the hash of the full run settings; the paper's "
            "column is the published number."
            + (f" {view.others} other run(s) of {sel.dataset}/{sel.split} made with other settings "
               "(epochs, preset, keep rates, depths or seeds) are not shown." if view.others else ""))
@@ -128,4 +128,4 @@ with st.expander("The same runs from the command line"):
             language="bash", wrap_lines=True)
     st.caption("A sweep stores each run under the same key as this page, so its runs show here "
                "(and an interrupted sweep resumes). `dropedge_core.studies.runs.export_runs(store, "
-               "path)` writes them in the run CSV format for `assets/results/`.")
+               "path)` writes them in the run CSV format for `dropedge_core/assets/results/`.")

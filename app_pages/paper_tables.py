@@ -55,7 +55,7 @@ st.subheader("Best accuracy per backbone (DropEdge++)")
 st.markdown(
     "The paper's best test accuracy of each backbone with DropEdge++ (its comparison tables, and the "
     "depth it chose) beside the best depth of our bundled runs (mean ± std over "
-    "seeds, `assets/results/best_per_backbone.csv`). Empty: not run here (Cora and CiteSeer only).")
+    "seeds, `dropedge_core/assets/results/best_per_backbone.csv`). Empty: not run here (Cora and CiteSeer only).")
 try:
     best = paper_views.best_accuracy_table(paper_views.best_runs())
 except (OSError, ValueError) as exc:

@@ -178,7 +178,7 @@ def run_rows(view: depth.DepthView, dataset: str, split: str) -> None:
     st.download_button("Download these runs (run CSV format)", done.to_csv(index=False),
                        file_name=f"runs_{dataset}_{split}.csv", mime="text/csv",
                        key="ds_download_runs",
-                       help="The format of assets/results/*.csv: put the file there to bundle "
+                       help="The format of dropedge_core/assets/results/*.csv: put the file there to bundle "
                             "the runs with the app.")
 
 

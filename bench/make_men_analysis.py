@@ -1,4 +1,4 @@
-"""Make the bundled MEN analysis (``assets/snapshots/men_analysis_cora_gcn16.csv``): the
+"""Make the bundled MEN analysis (``dropedge_core/assets/snapshots/men_analysis_cora_gcn16.csv``): the
 paper's MEN figure (MEN against the validation loss and the "Distance" of a 16-layer
 Cora GCN, across DropEdge / LI / LID / LDD), with the deep recipe
 (:data:`dropedge_core.studies.teaching.DEEP_RECIPE`) and the keep rates of the paper's MEN table

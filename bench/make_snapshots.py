@@ -1,4 +1,4 @@
-"""Make the bundled class-merging snapshots (``assets/snapshots/*.npz``).
+"""Make the bundled class-merging snapshots (``dropedge_core/assets/snapshots/*.npz``).
 
 Trains a GCN once per sampler (NoDrop, DropEdge, DropEdge++) with the deep recipe
 (:data:`dropedge_core.studies.teaching.DEEP_RECIPE`: lr 1e-3, dropout 0, weight decay 0, the
@@ -10,9 +10,9 @@ The bundled file was made with (2-core CPU, no GPU)::
 
     DROPEDGE_DATA=/work/shared/data python bench/make_snapshots.py \\
         --dataset cora --split semi --layers 16 --epochs 300 --p-min 0.3 --p-max 0.8 --seed 0 \\
-        --out assets/snapshots/cora_semi_gcn16.npz
+        --out dropedge_core/assets/snapshots/cora_semi_gcn16.npz
 
-and the same with ``--recipe old-defaults --out assets/snapshots/cora_semi_gcn16_old_defaults.npz``
+and the same with ``--recipe old-defaults --out dropedge_core/assets/snapshots/cora_semi_gcn16_old_defaults.npz``
 (lr 0.01, dropout 0.5, weight decay 5e-4, no self-feature term: the settings under which a
 16-layer GCN does not learn). Each took about 5 minutes.
 """

@@ -1,5 +1,5 @@
 """Print the depth tables and the ordering claims of docs/REPRODUCTION.md from the bundled
-run CSVs (``assets/results/``), so that the document can be regenerated after a sweep:
+run CSVs (``dropedge_core/assets/results/``), so that the document can be regenerated after a sweep:
 
     python docs/tools/repro_tables.py --settings depth > /tmp/tables.md
 

@@ -1,7 +1,7 @@
 """The paper's best hyperparameters as training presets (paper appendix, Table
 "Hyper-parameters for achieving the best testing accuracy on all datasets").
 
-The table lives in ``assets/reference/paper_best_hyperparameters.csv`` (facts from the
+The table lives in ``dropedge_core/assets/reference/paper_best_hyperparameters.csv`` (facts from the
 paper). It gives ``p_min`` and ``p_max' = (p_max - p_min) / (1 - p_min)``; presets carry
 ``p_max`` (:func:`dropedge_core.method.samplers.p_max_from_prime`). The presets are DropEdge++'s
 settings: they set no sampler, so the caller picks one (``nodrop``/``dropedge`` with the

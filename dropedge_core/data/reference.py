@@ -1,4 +1,4 @@
-"""The paper's reported numbers (``assets/reference/*.csv``), as DataFrames.
+"""The paper's reported numbers (``dropedge_core/assets/reference/*.csv``), as DataFrames.
 
 These are facts from "Structure-Aware DropEdge Towards Deep Graph Convolutional
 Networks" (DropEdge++): the MEN table of the appendix and the accuracy-by-depth
@@ -13,7 +13,7 @@ import pandas as pd
 
 from dropedge_core import paths
 
-#: ``assets/reference`` of the repository.
+#: ``dropedge_core/assets/reference`` of the repository.
 REFERENCE_DIR = paths.REFERENCE_DIR
 
 

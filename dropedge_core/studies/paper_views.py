@@ -25,7 +25,7 @@ TIME_SAMPLERS: tuple[str, ...] = tuple(PAPER_TIME_COLUMNS)
 #: The bundled runs of the best depth per backbone (DropEdge++).
 BEST_RUNS_FILE = results.BUNDLED_DIR / "best_per_backbone.csv"
 #: The bundled MEN analysis of a 16-layer Cora GCN (``bench/make_men_analysis.py``); kept
-#: out of ``assets/results/``, whose every CSV the depth study reads as runs.
+#: out of ``dropedge_core/assets/results/``, whose every CSV the depth study reads as runs.
 MEN_ANALYSIS_FILE = paths.SNAPSHOT_DIR / "men_analysis_cora_gcn16.csv"
 #: The samplers of the paper's MEN analysis figure.
 MEN_ANALYSIS_SAMPLERS: tuple[str, ...] = ("dropedge", "li", "lid", "ldd")

@@ -1,5 +1,5 @@
 """Runs as tables: the run CSV format, the runs bundled with the app under
-``assets/results/``, the results store's runs in that format, and their export.
+``dropedge_core/assets/results/``, the results store's runs in that format, and their export.
 
 **The run CSV format** — what :func:`export_runs` writes and :func:`bundled_results`
 reads; one row per training run, columns in this order (:data:`RUN_COLUMNS`):
@@ -126,7 +126,7 @@ def bundled_signature(directory: str | Path | None = None) -> tuple:
 
 
 def bundled_results(directory: str | Path | None = None) -> pd.DataFrame:
-    """Every run of the CSVs under ``directory`` (default ``assets/results/``), in the
+    """Every run of the CSVs under ``directory`` (default ``dropedge_core/assets/results/``), in the
     run CSV format; a run (key) in several files counts once. No folder or no files:
     an empty table.
 
@@ -160,7 +160,7 @@ def _plain(value):
 
 def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None = None) -> Path:
     """Write the store's runs (only those with a key in ``keys`` when given) as a run
-    CSV — e.g. into ``assets/results/`` to bundle a sweep with the app. Rows are sorted
+    CSV — e.g. into ``dropedge_core/assets/results/`` to bundle a sweep with the app. Rows are sorted
     by dataset, split, backbone, sampler (NoDrop first), depth and seed. Returns the path."""
     path = Path(path).expanduser()
     if path.suffix.lower() != ".csv":
