@@ -323,6 +323,9 @@ def test_depth_study_run_missing(page, server):
     _no_exception(page)
     page.wait_for_selector("[data-testid=stPlotlyChart] .js-plotly-plot", timeout=TIMEOUT_MS)  # first runs in
     _wait_main_text(page, "finished · 12 of 12 runs trained and stored")
+    # the page reruns once more after the fragment sees the job end (a loaded machine can
+    # take seconds): wait for that rerun's counts instead of reading the page at once
+    _wait_main_text(page, "12 from the results store")
     _wait_idle(page, 1)
     _no_exception(page)
     main = page.get_by_test_id("stMain").inner_text()
