@@ -2,6 +2,8 @@
 run CSVs (``dropedge_core/assets/results/``), so that the document can be regenerated after a sweep:
 
     python docs/tools/repro_tables.py --settings depth > /tmp/tables.md
+    python docs/tools/repro_tables.py --search > /tmp/search.md   # the per-cell search
+
 
 Cells: mean ± sample std of the test accuracy over the seeds (n = seeds), in %, beside
 the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.studies.ordering`.
@@ -15,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from dropedge_core.data import reference
+from dropedge_core.studies import cell_search, ordering
 from dropedge_core.studies import depth as results
-from dropedge_core.studies import ordering  # noqa: E402
 
 LABELS = {"nodrop": "NoDrop", "dropedge": "DropEdge", "dropedge++": "DropEdge++"}
 
@@ -61,10 +63,41 @@ def claims_table(runs, dataset: str, split: str, backbone: str = "gcn") -> str:
     return "\n".join(lines) + (f"\n\n{sentence}" if sentence else "")
 
 
+def search_table(summary, paper, dataset: str, split: str, backbone: str = "gcn") -> str:
+    """One row per searched cell: budget, best validation accuracy, whether the best is the
+    recipe's own point (trial 0), what it changed, and its test accuracy over the seeds."""
+    part = summary[(summary["dataset"] == dataset) & (summary["split"] == split)
+                   & (summary["backbone"] == backbone)].sort_values(["num_layers", "sampler"])
+    ref = results.paper_rows(paper, dataset, split, [backbone])
+    lines = ["| L | sampler | trials (done / pruned) | best val | best = recipe point | best's settings "
+             "(keep rates) | test, best on 5 seeds | paper |", "|" + " --- |" * 8]
+    for r in part.itertuples():
+        keep = (f"p = {r.p:.2f}" if r.sampler == "dropedge" else "–" if r.sampler == "nodrop"
+                else f"{r.p_min:.2f} → {r.p_max:.2f}")
+        hit = ref[(ref["sampler"] == r.sampler) & (ref["layers"] == r.num_layers)]["test_accuracy"]
+        std = "" if r.test_acc_std != r.test_acc_std else f" ± {100 * r.test_acc_std:.1f}"
+        recipe_point = "yes" if r.best_is_recipe_point else "no"
+        lines.append(f"| {r.num_layers} | {LABELS.get(r.sampler, r.sampler)} | {r.trials} ({r.complete} / "
+                     f"{r.pruned}) | {100 * r.best_val_acc:.1f} | {recipe_point} | "
+                     f"{r.settings} ({keep}) | {100 * r.test_acc_mean:.1f}{std} (n={r.seeds}) | "
+                     + (f"{float(hit.iloc[0]):.1f}" if len(hit) else "–") + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settings", default="depth", help="the settings column to keep (default depth)")
+    parser.add_argument("--search", action="store_true",
+                        help="print the per-cell search (dropedge_core/assets/search/) instead")
     args = parser.parse_args()
+    if args.search:
+        summary, best = cell_search.bundled_summary(), cell_search.bundled_best_runs()
+        paper = reference.paper_accuracy_by_depth()
+        for (dataset, split), _ in summary.groupby(["dataset", "split"]):
+            print(f"### {dataset} / {split}, GCN, the per-cell search\n")
+            print(search_table(summary, paper, dataset, split) + "\n")
+            print(claims_table(best, dataset, split) + "\n")
+        return
     runs = results.bundled_results()
     runs = runs[runs["settings"] == args.settings]
     paper = reference.paper_accuracy_by_depth()

@@ -17,11 +17,14 @@ A search survives being stopped: the studies live in an Optuna storage, and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import optuna
+import pandas as pd
 
+from dropedge_core import paths
 from dropedge_core.store import ResultStore
-from dropedge_core.studies import tuning
+from dropedge_core.studies import runs, tuning
 from dropedge_core.training import TrainConfig, train
 
 #: What the per-cell search tunes besides the keep rates.
@@ -87,3 +90,23 @@ def run_best(config: TrainConfig, seeds: Sequence[int], store: ResultStore, grap
         if on_run is not None:
             on_run(c, row)
     return rows
+
+
+#: The bundled search: one summary CSV per searched table (``cell_search_*.csv``: a row per
+#: cell with its budget, best point and the best's test accuracy over seeds) and the best
+#: points' runs in the run CSV format (``cell_best_*.csv``).
+SEARCH_DIR = paths.ASSETS / "search"
+
+
+def bundled_summary(directory: str | None = None) -> pd.DataFrame:
+    """Every bundled search summary (``cell_search_*.csv``), one row per cell."""
+    folder = Path(directory) if directory else SEARCH_DIR
+    files = sorted(folder.glob("cell_search_*.csv"))
+    return pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else pd.DataFrame()
+
+
+def bundled_best_runs(directory: str | None = None) -> pd.DataFrame:
+    """Every bundled best-point run (``cell_best_*.csv``), in the run CSV format."""
+    folder = Path(directory) if directory else SEARCH_DIR
+    files = sorted(folder.glob("cell_best_*.csv"))
+    return pd.concat([runs.read_runs(f) for f in files], ignore_index=True) if files else runs.empty_runs()
