@@ -111,8 +111,8 @@ else:
 st.subheader("Accuracy per cell")
 dv.cell_table(view)
 st.caption("Measured cells come from the results store or from the runs bundled with the app "
-           "(`dropedge_core/assets/results/*.csv`), matched by the hash of the full run settings; the paper's "
-           "column is the published number."
+           "(`dropedge_core/assets/results/*.csv`), matched by the hash of the full run settings; "
+           "the paper's column is the published number."
            + (f" {view.others} other run(s) of {sel.dataset}/{sel.split} made with other settings "
               "(epochs, preset, keep rates, depths or seeds) are not shown." if view.others else ""))
 st.download_button("Download this table (CSV)", view.table.to_csv(index=False),

@@ -5,8 +5,9 @@ import streamlit as st
 
 import app_shared as ui
 from dropedge_core import figures
+from dropedge_core.data import reference
 from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import paper_views
+from dropedge_core.studies import cell_search, paper_views
 from dropedge_core.training import TrainConfig
 
 sel = ui.selection()
@@ -55,7 +56,8 @@ st.subheader("Best accuracy per backbone (DropEdge++)")
 st.markdown(
     "The paper's best test accuracy of each backbone with DropEdge++ (its comparison tables, and the "
     "depth it chose) beside the best depth of our bundled runs (mean ± std over "
-    "seeds, `dropedge_core/assets/results/best_per_backbone.csv`). Empty: not run here (Cora and CiteSeer only).")
+    "seeds, `dropedge_core/assets/results/best_per_backbone.csv`). Empty: not run here (Cora and "
+    "CiteSeer only).")
 try:
     best = paper_views.best_accuracy_table(paper_views.best_runs())
 except (OSError, ValueError) as exc:
@@ -74,6 +76,24 @@ st.dataframe(part, hide_index=True, column_config={
 st.caption("Our runs: each backbone with DropEdge++ and the paper's preset for its dataset and "
            "setting, 5 seeds, at the depth in the “our L” column (docs/REPRODUCTION.md discusses "
            "each gap).")
+
+st.subheader("The per-cell search: DropEdge++ against tuned baselines (Cora, semi)")
+st.markdown(
+    "The paper tuned each depth with a random search before comparing samplers. Ours: per depth "
+    "and sampler an Optuna study with the same trial budget over lr, dropout, weight decay, "
+    "width and the sampler's own keep rates, on validation accuracy only (the depth recipe's point "
+    "first); each cell's best then trained on 5 seeds (`python -m dropedge_core search`).")
+search = cell_search.bundled_view("cora", "semi")
+if len(search["runs"]):
+    paper = reference.paper_accuracy_by_depth()
+    st.plotly_chart(figures.accuracy_vs_depth(search["runs"], paper, "cora", "semi", ["gcn"],
+                                              note="each cell's searched best"), key="pt_search")
+    st.dataframe(search["summary"].drop(columns=["dataset", "split", "backbone", "recipe"]),
+                 hide_index=True, key="pt_search_table")
+    if search["sentence"]:
+        st.caption(search["sentence"] + " The paired tests per depth: docs/REPRODUCTION.md.")
+else:
+    st.info("No bundled search (dropedge_core/assets/search/).")
 
 st.subheader("MEN analysis of a 16-layer GCN on Cora")
 st.markdown(

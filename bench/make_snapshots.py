@@ -12,7 +12,8 @@ The bundled file was made with (2-core CPU, no GPU)::
         --dataset cora --split semi --layers 16 --epochs 300 --p-min 0.3 --p-max 0.8 --seed 0 \\
         --out dropedge_core/assets/snapshots/cora_semi_gcn16.npz
 
-and the same with ``--recipe old-defaults --out dropedge_core/assets/snapshots/cora_semi_gcn16_old_defaults.npz``
+and the same with ``--recipe old-defaults``
+``--out dropedge_core/assets/snapshots/cora_semi_gcn16_old_defaults.npz``
 (lr 0.01, dropout 0.5, weight decay 5e-4, no self-feature term: the settings under which a
 16-layer GCN does not learn). Each took about 5 minutes.
 """

@@ -209,3 +209,26 @@ def test_paper_tables_page_draws_the_bundled_men_analysis():
     lid = runs[runs["sampler"] == "lid"]["men"].to_numpy()
     assert by_name["LID"][0] == pytest.approx(lid)
     assert set(by_name) == {"DropEdge", "LI", "LID", "LDD"}
+
+
+def test_paper_tables_page_draws_the_per_cell_search():
+    """The searched best of each cell, drawn against depth: one point per sampler and
+    searched depth at the mean of its bundled runs."""
+    from dropedge_core.studies import cell_search
+
+    runs = cell_search.bundled_view("cora", "semi")["runs"]
+    at = _page(PAPER_PAGE)
+    assert not at.exception
+    fig = _charts(at)["pt_search"]
+    def solid(t) -> bool:
+        return "dash" not in str(t.get("line", {}).get("dash", ""))
+
+    measured = [t for t in fig["data"] if t.get("name") == "DropEdge++"
+                and t.get("mode", "").startswith("lines") and solid(t)]
+    assert measured, [t.get("name") for t in fig["data"]]
+    y = _values(measured[0]["y"]).astype(float)
+    want = runs[runs["sampler"] == "dropedge++"].groupby("layers")["test_acc"].mean().to_numpy() * 100
+    assert y == pytest.approx(want, abs=0.05)
+    tables = [d.value for d in at.dataframe if "trials" in d.value.columns]
+    assert len(tables) == 1 and set(tables[0]["sampler"]) == set(runs["sampler"])
+    assert (tables[0]["seeds"] == 5).all()

@@ -24,7 +24,7 @@ import pandas as pd
 
 from dropedge_core import paths
 from dropedge_core.store import ResultStore
-from dropedge_core.studies import runs, tuning
+from dropedge_core.studies import ordering, runs, tuning
 from dropedge_core.training import TrainConfig, train
 
 #: What the per-cell search tunes besides the keep rates.
@@ -110,3 +110,18 @@ def bundled_best_runs(directory: str | None = None) -> pd.DataFrame:
     folder = Path(directory) if directory else SEARCH_DIR
     files = sorted(folder.glob("cell_best_*.csv"))
     return pd.concat([runs.read_runs(f) for f in files], ignore_index=True) if files else runs.empty_runs()
+
+
+def bundled_view(dataset: str = "cora", split: str = "semi", backbone: str = "gcn") -> dict:
+    """The bundled search of one table, for a page: ``summary`` (a row per searched cell),
+    ``runs`` (its best points' runs), ``claims`` (the paired test of the ordering claim per
+    depth, :func:`dropedge_core.studies.ordering.compare_samplers`) and ``sentence`` (where
+    DropEdge++ leads). Empty tables when nothing of that table was searched."""
+    summary, best = bundled_summary(), bundled_best_runs()
+    if len(summary):
+        summary = summary[(summary["dataset"] == dataset) & (summary["split"] == split)
+                          & (summary["backbone"] == backbone)].sort_values(["num_layers", "sampler"])
+    best = best[(best["dataset"] == dataset) & (best["split"] == split) & (best["backbone"] == backbone)]
+    return {"summary": summary, "runs": best,
+            "claims": ordering.compare_samplers(best) if len(best) else pd.DataFrame(),
+            "sentence": ordering.leader_sentence(best) if len(best) else None}
