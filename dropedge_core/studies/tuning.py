@@ -37,7 +37,7 @@ import numpy as np
 import optuna
 import pandas as pd
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from dropedge_core import databases, paths
 from dropedge_core.method.samplers import p_max_from_prime
@@ -282,12 +282,12 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
                 load_if_exists=True)
         except (IntegrityError, optuna.exceptions.DuplicatedStudyError) as exc:
             error = exc  # another worker created it a moment ago
-        except OperationalError as exc:
+        except SQLAlchemyError as exc:
+            # two workers creating Optuna's tables at once: the loser sees "already exists"
+            # (a table, or on PostgreSQL an enum type: ProgrammingError) or "locked" (SQLite)
             if not re.search(r"already exists|locked", str(exc)):
                 raise TuningError(f"{cannot}: {databases.error_line(exc)}") from None
             error = exc
-        except SQLAlchemyError as exc:
-            raise TuningError(f"{cannot}: {databases.error_line(exc)}") from None
         time.sleep(0.2 * (attempt + 1))
     raise TuningError(f"{cannot}: {databases.error_line(error)}")
 
