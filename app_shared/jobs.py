@@ -515,7 +515,44 @@ def device_label(name: str = "auto") -> str:
 # Sweeps into the results store
 
 
-class SweepJob(ThreadedJob):
+class WatchedJob(ThreadedJob):
+    """A background job under a :class:`Watchdog`: started once, polled through
+    :meth:`heartbeat`; the body's exception becomes :attr:`error` (one line) and the end
+    time :attr:`ended_at`. Subclasses set ``idle_timeout``/``max_seconds`` and implement
+    :meth:`_body`."""
+
+    idle_timeout: float | None
+    max_seconds: float | None
+    watchdog: Watchdog | None = None
+    error: str | None = None
+    exception: BaseException | None = None
+    ended_at: float | None = None
+
+    def start(self):
+        if self._thread.ident is None:
+            self._thread.start()
+            self.watchdog = Watchdog(self, idle_timeout=self.idle_timeout, max_seconds=self.max_seconds)
+        return self
+
+    def heartbeat(self) -> None:
+        """The page polled: the watchdog's idle clock restarts."""
+        if self.watchdog is not None:
+            self.watchdog.heartbeat()
+
+    def _body(self) -> None:
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        try:
+            self._body()
+        except Exception as exc:  # reported to the poller, never lost in a thread
+            self.exception = exc
+            self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        finally:
+            self.ended_at = time.time()
+
+
+class SweepJob(WatchedJob):
     """Train configs one after another in one background thread and put every finished
     run into a :class:`~dropedge_core.store.ResultStore` (the Depth study page's "Run
     missing"; the same as ``python -m dropedge_core sweep`` but stoppable and watched).
@@ -570,12 +607,6 @@ class SweepJob(ThreadedJob):
         if start:
             self.start()
 
-    def start(self) -> SweepJob:
-        if self._thread.ident is None:
-            self._thread.start()
-            self.watchdog = Watchdog(self, idle_timeout=self.idle_timeout, max_seconds=self.max_seconds)
-        return self
-
     @property
     def total(self) -> int:
         """Distinct runs asked for."""
@@ -625,18 +656,10 @@ class SweepJob(ThreadedJob):
         elif event["type"] == "epoch":
             self.epoch = event["epoch"]
 
-    def _run(self) -> None:
-        try:
-            run_claimed(self._runs, self.store, self.graph, train_fn=self.train_fn, on_event=self._on_event,
-                        stop_event=self._stop, keep_going=True, outcome=self.outcome)
-        except Exception as exc:  # the store itself failed: nothing more can be kept
-            self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
-        finally:
-            self.ended_at = time.time()
-
-    def heartbeat(self) -> None:
-        if self.watchdog is not None:
-            self.watchdog.heartbeat()
+    def _body(self) -> None:
+        # a failing run is recorded and the sweep goes on; a failing store ends it (error)
+        run_claimed(self._runs, self.store, self.graph, train_fn=self.train_fn, on_event=self._on_event,
+                    stop_event=self._stop, keep_going=True, outcome=self.outcome)
 
     @property
     def progress(self) -> float:
@@ -683,7 +706,7 @@ class SweepJob(ThreadedJob):
 # Tuning studies
 
 
-class TuningJob(ThreadedJob):
+class TuningJob(WatchedJob):
     """:func:`dropedge_core.studies.tuning.tune` in a background thread, stoppable, watched.
 
     Args:
@@ -731,29 +754,13 @@ class TuningJob(ThreadedJob):
         if start:
             self.start()
 
-    def start(self) -> TuningJob:
-        if self._thread.ident is None:
-            self._thread.start()
-            self.watchdog = Watchdog(self, idle_timeout=self.idle_timeout, max_seconds=self.max_seconds)
-        return self
-
     def _on_trial(self, study, trial) -> None:
         self.finished += 1
 
-    def _run(self) -> None:
-        try:
-            self._tuning.tune(self.base, self.n_trials, self.study_name, self.storage,
-                              search=self.search, seed=self.seed, space=self.space, graph=self.graph,
-                              stop_event=self._stop, callbacks=[self._on_trial], include_base=True)
-        except Exception as exc:  # reported to the poller, never lost in a thread
-            self.exception = exc
-            self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
-        finally:
-            self.ended_at = time.time()
-
-    def heartbeat(self) -> None:
-        if self.watchdog is not None:
-            self.watchdog.heartbeat()
+    def _body(self) -> None:
+        self._tuning.tune(self.base, self.n_trials, self.study_name, self.storage,
+                          search=self.search, seed=self.seed, space=self.space, graph=self.graph,
+                          stop_event=self._stop, callbacks=[self._on_trial], include_base=True)
 
     @property
     def status(self) -> str:

@@ -20,52 +20,12 @@ import pytest
 
 from .conftest import REPO
 
-# runs in the venv's python, with the working directory outside the repository
-CHILD = r"""
-import json, sys
-from pathlib import Path
-
-import dropedge_core
-from dropedge_core import paths
-from dropedge_core.data import presets, reference
-from dropedge_core.studies import depth, paper_views, teaching
-
-venv, repo = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
-package = Path(dropedge_core.__file__).resolve().parent
-assert package.is_relative_to(venv), f"dropedge_core imported from {package}, not from {venv}"
-assert not package.is_relative_to(repo), f"dropedge_core imported from the checkout {package}"
-assert not any(Path(p or ".").resolve().is_relative_to(repo) for p in sys.path), sys.path
-assert paths.REPO is None, paths.REPO
-assert paths.ASSETS.resolve().is_relative_to(package), paths.ASSETS
-assert depth.reproduction_notes().startswith("(docs/REPRODUCTION.md is in the repository")
-
-snaps = teaching.load_snapshots()
-failing = teaching.load_snapshots(teaching.BUNDLED_FAILING)
-runs = depth.bundled_results()
-print(json.dumps({
-    "preset": presets.paper_preset("cora", "semi", "gcn"),
-    "presets": len(presets.available()),
-    "paper_men": len(reference.paper_men()),
-    "paper_men_datasets": sorted(set(reference.paper_men()["dataset_key"])),
-    "paper_depth": len(reference.paper_accuracy_by_depth()),
-    "paper_best": sorted(set(reference.paper_best_accuracy()["dataset_key"])),
-    "paper_epoch_time": len(reference.paper_epoch_time()),
-    "bundled_files": [p.name for p in depth.bundled_files()],
-    "bundled_runs": len(runs),
-    "best_runs": len(paper_views.best_runs()),
-    "men_analysis": len(paper_views.read_men_analysis()),
-    "snapshot": [s.sampler for s in snaps.items],
-    "snapshot_failing": [s.sampler for s in failing.items],
-    "assets": sorted(str(f.relative_to(paths.ASSETS)) for f in paths.ASSETS.rglob("*") if f.is_file()),
-}))
-"""
-
-
-def _expected() -> dict:
-    """The same summary, computed in this process from the checkout."""
+#: What both sides compute: in the venv (the installed package) and here (the checkout).
+SUMMARY = r"""
+def summary():
     from dropedge_core import paths
     from dropedge_core.data import presets, reference
-    from dropedge_core.studies import depth, paper_views, teaching
+    from dropedge_core.studies import cell_search, depth, paper_views, teaching
 
     return {
         "preset": presets.paper_preset("cora", "semi", "gcn"),
@@ -79,12 +39,42 @@ def _expected() -> dict:
         "bundled_runs": len(depth.bundled_results()),
         "best_runs": len(paper_views.best_runs()),
         "men_analysis": len(paper_views.read_men_analysis()),
+        "search_cells": len(cell_search.bundled_summary()),
         "snapshot": [s.sampler for s in teaching.load_snapshots().items],
         "snapshot_failing": [s.sampler for s in teaching.load_snapshots(teaching.BUNDLED_FAILING).items],
         # every asset file of the checkout ships with the package
         "assets": sorted(str(f.relative_to(paths.ASSETS)) for f in paths.ASSETS.rglob("*")
                          if f.is_file() and "__pycache__" not in f.parts),
     }
+"""
+
+# runs in the venv's python, with the working directory outside the repository
+CHILD = r"""
+import json, sys
+from pathlib import Path
+
+import dropedge_core
+from dropedge_core import paths
+from dropedge_core.studies import depth
+
+venv, repo = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+package = Path(dropedge_core.__file__).resolve().parent
+assert package.is_relative_to(venv), f"dropedge_core imported from {package}, not from {venv}"
+assert not package.is_relative_to(repo), f"dropedge_core imported from the checkout {package}"
+assert not any(Path(p or ".").resolve().is_relative_to(repo) for p in sys.path), sys.path
+assert paths.REPO is None, paths.REPO
+assert paths.ASSETS.resolve().is_relative_to(package), paths.ASSETS
+assert depth.reproduction_notes().startswith("(docs/REPRODUCTION.md is in the repository")
+""" + SUMMARY + """
+print(json.dumps(summary()))
+"""
+
+
+def _expected() -> dict:
+    """The same summary, computed in this process from the checkout."""
+    namespace: dict = {}
+    exec(SUMMARY, namespace)
+    return namespace["summary"]()
 
 
 def _run(argv: list, cwd: Path, env: dict, timeout: int = 120) -> subprocess.CompletedProcess:

@@ -69,6 +69,15 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds, one run each (default 0)")
 
 
+def _add_cell_flags(p: argparse.ArgumentParser) -> None:
+    """``--dataset --backbone --layers --sampler``: the one configuration of ``train``/``tune``."""
+    p.add_argument("--dataset", default=None, help=f"{', '.join(datasets.NAMES)} (default cora)")
+    p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
+    p.add_argument("--layers", type=int, default=None,
+                   help="number of layers L (default 2; the preset's with --recipe paper)")
+    p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
+
+
 def _add_upload_flags(p: argparse.ArgumentParser) -> None:
     """``--edges/--features/--labels``: the user's own graph instead of ``--dataset``."""
     g = p.add_argument_group("your own graph, instead of --dataset (CSV text; read as data only)")
@@ -105,11 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train one configuration over one or more seeds",
                        description="Train a backbone with an edge sampler; report the test accuracy "
                                    "at the best-validation epoch, per seed and averaged.")
-    p.add_argument("--dataset", default=None, help=f"{', '.join(datasets.NAMES)} (default cora)")
-    p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
-    p.add_argument("--layers", type=int, default=None,
-                   help="number of layers L (default 2; the preset's with --recipe paper)")
-    p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
+    _add_cell_flags(p)
     _add_run_flags(p)
     p.add_argument("--store", default=None, metavar="PATH|URL",
                    help="also store the runs in this results store (a SQLite file or postgresql://...)")
@@ -164,11 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "maximising validation accuracy; report the best trial's test "
                                    "accuracy. Workers started with the same --storage and --study "
                                    "share one study.")
-    p.add_argument("--dataset", default=None, help=f"{', '.join(datasets.NAMES)} (default cora)")
-    p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
-    p.add_argument("--layers", type=int, default=None,
-                   help="number of layers L (default 2; the preset's with --recipe paper)")
-    p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
+    _add_cell_flags(p)
     p.add_argument("--trials", type=int, default=20, help="trials this worker runs (default 20)")
     p.add_argument("--study", default=None,
                    help="study name (default dropedge-<user>-<dataset>-<backbone>-L<layers>-<sampler>-<hash "
