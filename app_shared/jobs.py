@@ -393,7 +393,6 @@ class TrainingSession:
         with self._lock:
             records = []
             for config in configs:
-                config = config.replace()  # a validated copy the caller cannot change
                 self._count += 1
                 record = RunRecord(self._count, config, run_label(config, self._count))
                 self._pending.append((record, graph))
@@ -589,7 +588,7 @@ class SweepJob(WatchedJob):
         from dropedge_core.claims import DEFAULT_LEASE, ClaimedRuns
         from dropedge_core.training import train
 
-        self.configs = [c.replace() for c in configs]  # validated copies the caller cannot change
+        self.configs = list(configs)  # frozen, validated configs
         self.store = store
         self.graph = graph
         self.train_fn = train_fn or (lambda config, graph, on_event, stop_event: train(

@@ -3,6 +3,7 @@ trains, events, stop flag, NaN handling, model selection, determinism, the backg
 worker and the paper presets."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import threading
@@ -249,7 +250,8 @@ def test_training_worker_stop_and_error(karate):
     assert worker.result.reason == "stopped" and worker.events[-1]["reason"] == "stopped"
 
     bad = TrainConfig(dataset="karate", device="cpu")
-    bad.device = "cuda:7" if not torch.cuda.is_available() else "cuda:999"
+    # a config that fails inside train(): its device forced past validation (configs are frozen)
+    object.__setattr__(bad, "device", "cuda:7" if not torch.cuda.is_available() else "cuda:999")
     failing = TrainingWorker(bad, graph=karate)
     assert failing.join(timeout=60)
     assert failing.result is None and failing.error and "\n" not in failing.error
@@ -288,3 +290,12 @@ def test_missing_preset_is_a_clear_error():
         presets.preset("best", "cora", "semi", "gcn")
     with pytest.raises(presets.PresetError, match="unknown backbone"):
         presets.paper_preset("cora", "semi", "gat")
+
+
+def test_a_config_is_frozen_after_validation():
+    config = TrainConfig(dataset="karate", backbone="APPNP*", normalization="an", num_layers=6)
+    assert config.backbone == "appnp_star" and config.normalization == "AN" and config.lr == 1e-3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.lr = 0.5  # type: ignore[misc]
+    assert config.replace(lr=0.5).lr == 0.5 and config.lr == 1e-3
+    assert hash(config) == hash(config.replace())

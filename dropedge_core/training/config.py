@@ -37,7 +37,11 @@ class ConfigError(ValueError):
     """A training setting is out of range or unknown; the message names the value."""
 
 
-@dataclass
+#: Fields are set once, while the config is validated on construction (the class is frozen).
+_set = object.__setattr__
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     """Everything that determines a training run (the results store keys on it).
 
@@ -53,7 +57,8 @@ class TrainConfig:
     ``patience`` counts epochs without a new best validation accuracy or loss (``0``
     disables early stopping); ``diag_every = 0`` disables diagnostics. Names are
     normalised on construction (``"APPNP*"`` → ``"appnp_star"``, ``"an"`` → ``"AN"``) and
-    every field is validated: a bad value raises :class:`ConfigError`.
+    every field is validated: a bad value raises :class:`ConfigError`. The config is
+    frozen: validated once, here, it cannot change afterwards (``replace`` makes a new one).
     """
 
     dataset: str = "cora"
@@ -85,31 +90,32 @@ class TrainConfig:
         self.validate()
 
     def validate(self) -> TrainConfig:
-        """Check and normalise every field in place; raise :class:`ConfigError`."""
+        """Check and normalise every field (on construction); raise :class:`ConfigError`."""
         if str(self.dataset).strip().lower() == UPLOAD_DATASET:
-            self.dataset, splits = UPLOAD_DATASET, UPLOAD_SPLITS
+            _set(self, "dataset", UPLOAD_DATASET)
+            splits = UPLOAD_SPLITS
         else:
             try:
-                self.dataset = datasets.check_name(self.dataset)
+                _set(self, "dataset", datasets.check_name(self.dataset))
             except datasets.DatasetError as exc:
                 raise ConfigError(str(exc)) from None
             splits = datasets.SOURCES[self.dataset].splits
-        self.split = splits[0] if self.split is None else str(self.split).strip().lower()
+        _set(self, "split", splits[0] if self.split is None else str(self.split).strip().lower())
         if self.split not in splits:
             raise ConfigError(f"unknown split {self.split!r} for {self.dataset}; valid: {', '.join(splits)}")
         try:
-            self.backbone = check_backbone(self.backbone)
+            _set(self, "backbone", check_backbone(self.backbone))
         except ModelError as exc:
             raise ConfigError(str(exc)) from None
         self._fill_from_recipe()
-        self.sampler = str(self.sampler).strip().lower()
+        _set(self, "sampler", str(self.sampler).strip().lower())
         if self.sampler not in samplers.NAMES:
             raise ConfigError(f"unknown sampler {self.sampler!r}; valid: {', '.join(samplers.NAMES)}")
-        self.kernel = str(self.kernel).strip().lower()
+        _set(self, "kernel", str(self.kernel).strip().lower())
         if self.kernel not in samplers.KERNELS:
             raise ConfigError(f"unknown kernel {self.kernel!r}; valid: {', '.join(samplers.KERNELS)}")
         try:
-            self.normalization = normalization.check_method(self.normalization)
+            _set(self, "normalization", normalization.check_method(self.normalization))
         except normalization.NormalizationError as exc:
             raise ConfigError(str(exc)) from None
         _check_int("num_layers", self.num_layers, 1, MAX_LAYERS)
@@ -131,18 +137,18 @@ class TrainConfig:
         for name in ("directed", "self_loop", "batch_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false (got {getattr(self, name)!r})")
-        self.device = str(self.device).strip().lower()
+        _set(self, "device", str(self.device).strip().lower())
         if not (self.device in ("auto", "cpu") or self.device.startswith("cuda")):
             raise ConfigError(f"unknown device {self.device!r}; valid: auto, cpu, cuda, cuda:<index>")
         for name in ("p_min", "p_max", "p", "dropout", "lr", "weight_decay", "alpha"):
             value = getattr(self, name)
             if value is not None:
-                setattr(self, name, float(value))
+                _set(self, name, float(value))
         return self
 
     def _fill_from_recipe(self) -> None:
         try:
-            self.recipe = recipes.check_recipe(self.recipe)
+            _set(self, "recipe", recipes.check_recipe(self.recipe))
         except recipes.RecipeError as exc:
             raise ConfigError(str(exc)) from None
         missing = [f for f in (*recipes.RECIPE_FIELDS, "num_layers") if getattr(self, f) is None]
@@ -159,7 +165,7 @@ class TrainConfig:
         except recipes.RecipeError as exc:
             raise ConfigError(str(exc)) from None
         for name in missing:
-            setattr(self, name, given[name])
+            _set(self, name, given[name])
 
     @property
     def settings(self) -> str:

@@ -211,8 +211,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
     kernel weights, the full adjacency); an epoch only samples, normalises, steps and
     evaluates. ``config.seed`` fixes the weights, the dropout masks and the edge samples.
     """
-    config.validate()
-    emit = on_event or (lambda event: None)
+    emit = on_event or (lambda event: None)  # config: validated on construction (frozen)
     t_start = time.perf_counter()
     device = resolve_device(config.device)
     if graph is None:
