@@ -40,7 +40,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from dropedge_core import databases, paths
-from dropedge_core.method.samplers import p_max_from_prime
+from dropedge_core.method.samplers import p_max_from_prime, p_max_prime
 from dropedge_core.training import ConfigError, TrainConfig, train
 
 OPTIONAL_PARAMS = ("lr", "dropout", "weight_decay", "hidden")
@@ -100,7 +100,7 @@ class SearchSpace:
 
         out: dict = {}
         if self.keep == "range":
-            prime = 0.0 if config.p_min >= 1.0 else (config.p_max - config.p_min) / (1.0 - config.p_min)
+            prime = p_max_prime(config.p_min, config.p_max)
             out = {"p_min": clamp(config.p_min, *self.p_min), "p_max_prime": clamp(prime, *self.p_max_prime)}
         elif self.keep == "single":
             p = config.p if config.p is not None else (config.p_min + config.p_max) / 2  # DropEdge's own rule
