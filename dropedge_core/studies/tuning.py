@@ -48,6 +48,9 @@ OPTIONAL_PARAMS = ("lr", "dropout", "weight_decay", "hidden")
 #: ``single`` = DropEdge's one rate ``p``, ``none`` = NoDrop (nothing to search).
 KEEP_SPACES = ("range", "single", "none")
 HIDDEN_CHOICES = (64, 128)
+#: The float settings a trial may draw: ``name -> (low, high, log scale)``.
+FLOAT_RANGES: dict[str, tuple[float, float, bool]] = {
+    "lr": (1e-4, 5e-2, True), "dropout": (0.0, 0.8, False), "weight_decay": (1e-6, 1e-2, True)}
 
 
 class TuningError(ValueError):
@@ -105,12 +108,11 @@ class SearchSpace:
         elif self.keep == "single":
             p = config.p if config.p is not None else (config.p_min + config.p_max) / 2  # DropEdge's own rule
             out = {"p": clamp(p, *self.p_min)}
-        bounds = {"lr": (1e-4, 5e-2), "dropout": (0.0, 0.8), "weight_decay": (1e-6, 1e-2)}
         for name in self.extra:
             if name == "hidden":
                 out[name] = min(HIDDEN_CHOICES, key=lambda h: abs(h - config.hidden))
             else:
-                out[name] = clamp(getattr(config, name), *bounds[name])
+                out[name] = clamp(getattr(config, name), *FLOAT_RANGES[name][:2])
         return out
 
     def suggest(self, trial: optuna.Trial) -> dict:
@@ -122,12 +124,9 @@ class SearchSpace:
             values = {"p_min": p_min, "p_max": min(1.0, p_max_from_prime(p_min, prime))}
         elif self.keep == "single":
             values = {"p": trial.suggest_float("p", *self.p_min)}
-        if "lr" in self.extra:
-            values["lr"] = trial.suggest_float("lr", 1e-4, 5e-2, log=True)
-        if "dropout" in self.extra:
-            values["dropout"] = trial.suggest_float("dropout", 0.0, 0.8)
-        if "weight_decay" in self.extra:
-            values["weight_decay"] = trial.suggest_float("weight_decay", 1e-6, 1e-2, log=True)
+        for name, (low, high, log) in FLOAT_RANGES.items():  # in OPTIONAL_PARAMS order
+            if name in self.extra:
+                values[name] = trial.suggest_float(name, low, high, log=log)
         if "hidden" in self.extra:
             values["hidden"] = trial.suggest_categorical("hidden", HIDDEN_CHOICES)
         return values
