@@ -55,3 +55,55 @@ def test_from_legacy_names_the_recipe_that_filled_an_old_config():
     for values, name in ((quick, "quick"), (paper, "paper")):
         legacy = {k: v for k, v in values.items() if k != "recipe"}
         assert recipes.from_legacy(legacy)["recipe"] == name
+
+
+@pytest.mark.parametrize("backbone,layers,batch_norm", [("resgcn", 16, False), ("resgcn", 17, True),
+                                                        ("resgcn", 64, True), ("gcn", 64, False),
+                                                        ("jknet", 64, False), ("appnp_star", 64, False)])
+def test_depth_recipe_gives_deep_resgcn_batch_norm(backbone, layers, batch_norm):
+    c = TrainConfig(dataset="karate", backbone=backbone, num_layers=layers)
+    assert c.batch_norm is batch_norm and c.settings == "depth"
+    assert TrainConfig(dataset="karate", backbone=backbone, num_layers=layers, recipe="quick").batch_norm is False
+
+
+@pytest.mark.parametrize("dataset,split,backbone,layers", [("citeseer", "full", "resgcn", 16),
+                                                           ("citeseer", "semi", "resgcn", 64),
+                                                           ("cora", "semi", "jknet", 64)])
+def test_paper_recipe_gives_deep_resgcn_and_jknet_batch_norm(dataset, split, backbone, layers):
+    c = TrainConfig(dataset=dataset, split=split, backbone=backbone, recipe="paper")
+    assert (c.num_layers, c.batch_norm, c.settings) == (layers, True, "paper")
+    # the preset itself (the paper's table) has no batch norm: a run without it says so
+    off = c.replace(batch_norm=False)
+    assert off.settings == "paper+batch_norm=False"
+    legacy = {k: v for k, v in off.to_dict().items() if k != "recipe"}
+    assert recipes.from_legacy(legacy)["recipe"] == "paper"  # old preset runs are still the preset's
+    # shallower presets of the same backbones keep the paper's values
+    assert TrainConfig(dataset="cora", split="semi", backbone="resgcn", recipe="paper").batch_norm is False
+    assert TrainConfig(dataset=dataset, split=split, backbone=backbone, recipe="paper",
+                       num_layers=8).batch_norm is False
+
+
+def test_deep_resgcn_preset_no_longer_explodes_at_initialisation():
+    """CiteSeer semi ResGCN-64 (the paper's preset, ARW, hidden 64): the first training loss
+    was 3e18 without batch norm; with the recipe's batch norm it is that of a sane model."""
+    import torch
+    import torch.nn.functional as F
+
+    from dropedge_core import datasets
+    from dropedge_core.method.models import make_model
+    from dropedge_core.training.trainer import AdjacencyBuilder, prepare_features
+
+    c = TrainConfig(dataset="citeseer", split="semi", backbone="resgcn", recipe="paper")
+    graph = datasets.load("citeseer", "semi")
+    adj = AdjacencyBuilder(graph, c.normalization).full()
+    x = prepare_features(graph.x)
+
+    def first_loss(batch_norm: bool) -> float:
+        torch.manual_seed(0)
+        model = make_model(c.backbone, graph.num_features, graph.num_classes, c.num_layers,
+                           hidden=c.hidden, dropout=c.dropout, self_loop=c.self_loop, batch_norm=batch_norm)
+        with torch.no_grad():
+            out = model(x, [adj] * c.num_layers)
+        return float(F.nll_loss(out[graph.train_mask], graph.y[graph.train_mask]))
+
+    assert first_loss(c.batch_norm) < 1e3 < 1e10 < first_loss(False)

@@ -59,7 +59,8 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--self-loop", action=argparse.BooleanOptionalAction, default=None,
                    help="self-feature modelling, the paper's 'Loop' (recipe: on from L = 5)")
     g.add_argument("--batch-norm", action=argparse.BooleanOptionalAction, default=None,
-                   help="batch normalisation")
+                   help="batch normalisation (recipe: off; on for ResGCN beyond 16 layers, and "
+                        "with --recipe paper for ResGCN and JKNet from 16 layers)")
     g.add_argument("--alpha", type=float, default=None, help="APPNP* teleport coefficient (recipe: 0.1)")
     g.add_argument("--diag-every", type=int, default=None,
                    help="diagnostics (MEN, layer distances, ...) every k epochs, 0 = off (default 10)")
