@@ -63,7 +63,8 @@ def test_from_legacy_names_the_recipe_that_filled_an_old_config():
 def test_depth_recipe_gives_deep_resgcn_batch_norm(backbone, layers, batch_norm):
     c = TrainConfig(dataset="karate", backbone=backbone, num_layers=layers)
     assert c.batch_norm is batch_norm and c.settings == "depth"
-    assert TrainConfig(dataset="karate", backbone=backbone, num_layers=layers, recipe="quick").batch_norm is False
+    quick = TrainConfig(dataset="karate", backbone=backbone, num_layers=layers, recipe="quick")
+    assert quick.batch_norm is False
 
 
 @pytest.mark.parametrize("dataset,split,backbone,layers", [("citeseer", "full", "resgcn", 16),

@@ -17,6 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from dropedge_core.data import reference
+from dropedge_core.figures import BACKBONE_LABELS
+from dropedge_core.method.models import BACKBONES
 from dropedge_core.studies import cell_search, ordering
 from dropedge_core.studies import depth as results
 
@@ -101,10 +103,13 @@ def main() -> None:
     runs = results.bundled_results()
     runs = runs[runs["settings"] == args.settings]
     paper = reference.paper_accuracy_by_depth()
-    for (dataset, split), _ in runs.groupby(["dataset", "split"]):
-        print(f"### {dataset} / {split}, GCN, settings {args.settings!r}\n")
-        print(depth_table(runs, paper, dataset, split) + "\n")
-        print(claims_table(runs, dataset, split) + "\n")
+    order = {b: i for i, b in enumerate(BACKBONES)}
+    groups = sorted(runs.groupby(["dataset", "split", "backbone"]).groups,
+                    key=lambda g: (g[0], g[1], order[g[2]]))
+    for dataset, split, backbone in groups:
+        print(f"### {dataset} / {split}, {BACKBONE_LABELS[backbone]}, settings {args.settings!r}\n")
+        print(depth_table(runs, paper, dataset, split, backbone) + "\n")
+        print(claims_table(runs, dataset, split, backbone) + "\n")
 
 
 if __name__ == "__main__":

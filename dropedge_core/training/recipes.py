@@ -170,8 +170,8 @@ def from_legacy(values: dict) -> dict:
     except (RecipeError, KeyError, ValueError):
         return out
     # the batch norm rule came after the old presets-at-every-depth runs: not a difference
-    ignored = ("epochs", "patience", "num_layers") + (
-        ("batch_norm",) if needs_batch_norm("paper", out["backbone"], int(out.get("num_layers") or 0)) else ())
+    deep = needs_batch_norm("paper", out["backbone"], int(out.get("num_layers") or 0))
+    ignored = ("epochs", "patience", "num_layers") + (("batch_norm",) if deep else ())
     if all(out.get(name) == value for name, value in preset.items() if name not in ignored):
         out["recipe"] = "paper"
     return out
@@ -191,6 +191,6 @@ def describe(fields: dict) -> str:
     return " · ".join(out)
 
 
-__all__ = ["BATCH_NORM_FROM", "DEEP_FROM", "DEFAULT_RECIPE", "HYPERPARAMETERS", "RECIPES", "RECIPE_FIELDS", "RecipeError",
-           "SHALLOW", "check_recipe", "depth_epochs", "depth_recipe", "describe", "from_legacy",
+__all__ = ["BATCH_NORM_FROM", "DEEP_FROM", "DEFAULT_RECIPE", "HYPERPARAMETERS", "RECIPES", "RECIPE_FIELDS",
+           "RecipeError", "SHALLOW", "check_recipe", "depth_epochs", "depth_recipe", "describe", "from_legacy",
            "needs_batch_norm", "recipe_fields", "settings_label"]
