@@ -192,5 +192,5 @@ def describe(fields: dict) -> str:
 
 
 __all__ = ["BATCH_NORM_FROM", "DEEP_FROM", "DEFAULT_RECIPE", "HYPERPARAMETERS", "RECIPES", "RECIPE_FIELDS",
-           "RecipeError", "SHALLOW", "check_recipe", "depth_epochs", "depth_recipe", "describe", "from_legacy",
-           "needs_batch_norm", "recipe_fields", "settings_label"]
+           "RecipeError", "SHALLOW", "check_recipe", "depth_epochs", "depth_recipe", "describe",
+           "from_legacy", "needs_batch_norm", "recipe_fields", "settings_label"]
