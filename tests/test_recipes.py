@@ -108,3 +108,12 @@ def test_deep_resgcn_preset_no_longer_explodes_at_initialisation():
         return float(F.nll_loss(out[graph.train_mask], graph.y[graph.train_mask]))
 
     assert first_loss(c.batch_norm) < 1e3 < 1e10 < first_loss(False)
+
+
+@pytest.mark.parametrize("layers", [2, 16, 64])
+def test_depth_recipe_keeps_appnp_star_shallow(layers):
+    """APPNP*'s depth is propagation between two weight layers: the deep GCN settings (lr
+    1e-3, no dropout) only slow it down."""
+    c = TrainConfig(dataset="karate", backbone="appnp_star", num_layers=layers)
+    assert (c.lr, c.dropout, c.weight_decay, c.hidden, c.epochs) == (0.01, 0.5, 5e-4, 128, 200)
+    assert TrainConfig(dataset="karate", backbone="jknet", num_layers=layers).lr == (0.01 if layers < 5 else 1e-3)

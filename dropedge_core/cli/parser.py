@@ -31,7 +31,8 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--recipe", default=None, choices=recipes.RECIPES,
                    help="the settings a run takes for every flag not given: depth (default; by depth "
                         "L: the usual GCN settings up to L = 4, from L = 5 lr 1e-3, no dropout, no "
-                        "weight decay, Loop on, 200-400 epochs), quick (the shallow settings at every "
+                        "weight decay, Loop on, 200-400 epochs; APPNP* keeps the shallow settings), "
+                        "quick (the shallow settings at every "
                         "depth) or paper (the paper's best hyperparameters and depth for "
                         "dataset/split/backbone)"),
     g.add_argument("--split", default=None, help="semi | full (citation graphs); default: the dataset's")
