@@ -116,4 +116,5 @@ def test_depth_recipe_keeps_appnp_star_shallow(layers):
     1e-3, no dropout) only slow it down."""
     c = TrainConfig(dataset="karate", backbone="appnp_star", num_layers=layers)
     assert (c.lr, c.dropout, c.weight_decay, c.hidden, c.epochs) == (0.01, 0.5, 5e-4, 128, 200)
-    assert TrainConfig(dataset="karate", backbone="jknet", num_layers=layers).lr == (0.01 if layers < 5 else 1e-3)
+    jknet = TrainConfig(dataset="karate", backbone="jknet", num_layers=layers)
+    assert jknet.lr == (0.01 if layers < 5 else 1e-3)
