@@ -293,8 +293,9 @@ def test_missing_preset_is_a_clear_error():
 
 
 def test_a_config_is_frozen_after_validation():
-    config = TrainConfig(dataset="karate", backbone="APPNP*", normalization="an", num_layers=6)
-    assert config.backbone == "appnp_star" and config.normalization == "AN" and config.lr == 1e-3
+    config = TrainConfig(dataset="karate", backbone="Res-GCN", normalization="an", num_layers=6)
+    assert config.backbone == "resgcn" and config.normalization == "AN" and config.lr == 1e-3
+    assert TrainConfig(dataset="karate", backbone="APPNP*").backbone == "appnp_star"
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.lr = 0.5  # type: ignore[misc]
     assert config.replace(lr=0.5).lr == 0.5 and config.lr == 1e-3
