@@ -174,11 +174,13 @@ def from_legacy(values: dict) -> dict:
         return out
     out["recipe"] = "quick"
     try:
-        preset = recipe_fields("paper", out["dataset"], out.get("split"), out["backbone"], None)
-    except (RecipeError, KeyError, ValueError):
+        layers = out.get("num_layers")
+        preset = recipe_fields("paper", out["dataset"], out.get("split"), out["backbone"],
+                               None if layers is None else int(layers))
+    except (RecipeError, KeyError, ValueError, TypeError):
         return out
     # the batch norm rule came after the old presets-at-every-depth runs: not a difference
-    deep = needs_batch_norm("paper", out["backbone"], int(out.get("num_layers") or 0))
+    deep = needs_batch_norm("paper", out["backbone"], preset["num_layers"])
     ignored = ("epochs", "patience", "num_layers") + (("batch_norm",) if deep else ())
     if all(out.get(name) == value for name, value in preset.items() if name not in ignored):
         out["recipe"] = "paper"
