@@ -53,6 +53,7 @@ from dropedge_core.training.config import (
     TrainConfig,
     resolve_device,
 )
+from dropedge_core.training.selection import ModelSelection
 
 SPARSE_FEATURES_BELOW = 0.3  # feature density under which X is kept as a sparse matrix
 MAD_NODES = 1000  # MAD's node subset: 2000 nodes cost 0.44 s per diagnostics at 16 layers, 1000 0.09 s
@@ -249,8 +250,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
           "num_nodes": g.num_nodes, "num_edges": g.num_edges})
     history: list[dict] = []
     diags: list[dict] = []
-    best = {"epoch": None, "val_acc": -1.0, "val_loss": math.inf, "test_acc": None}
-    best_loss_seen, since_improved = math.inf, 0
+    best = ModelSelection(config.patience)
     reason, message = "finished", ""
 
     def run_diagnostics(epoch: int, masks: torch.Tensor, hidden: list[torch.Tensor]) -> None:
@@ -303,16 +303,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
         history.append(event)
         emit(event)
 
-        # model selection: best validation accuracy, ties broken by the lower loss
-        if val_acc > best["val_acc"] or (val_acc == best["val_acc"] and val_loss < best["val_loss"]):
-            best.update(epoch=epoch, val_acc=val_acc, val_loss=val_loss, test_acc=test_acc)
-            since_improved = 0
-        elif val_loss < best_loss_seen:
-            since_improved = 0  # early stopping waits while either the accuracy or the loss improves
-        else:
-            since_improved += 1
-        best_loss_seen = min(best_loss_seen, val_loss)
-        early = config.patience > 0 and since_improved >= config.patience and epoch < config.epochs
+        early = best.update(epoch, val_acc, val_loss, test_acc) and epoch < config.epochs
 
         if diag_now:
             run_diagnostics(epoch, masks, hidden)
@@ -330,9 +321,9 @@ def train(config: TrainConfig, graph: Graph | None = None,
     if reason == "finished":
         message = f"finished {epochs_run} epochs"
     total_time = time.perf_counter() - t_start
-    result = RunResult(config=config, reason=reason, message=message, best_epoch=best["epoch"],
-                       best_val_acc=best["val_acc"] if best["epoch"] is not None else None,
-                       test_acc=best["test_acc"], epochs_run=epochs_run, total_time=total_time,
+    result = RunResult(config=config, reason=reason, message=message, best_epoch=best.epoch,
+                       best_val_acc=best.val_acc if best.epoch is not None else None,
+                       test_acc=best.test_acc, epochs_run=epochs_run, total_time=total_time,
                        device=str(device), history=history, diagnostics=diags, model=model)
     emit({"type": "end", "reason": reason, "message": message, "best_epoch": result.best_epoch,
           "best_val_acc": result.best_val_acc, "test_acc": result.test_acc,
