@@ -1,0 +1,116 @@
+"""The study tables the app and the CLI show, on small fixed inputs whose answers are
+worked out here by hand (the numbers in the comments), never with the function under test."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dropedge_core.studies import cells, sampling
+
+# ---- MEN over runs -----------------------------------------------------------------------
+
+MEN_RUNS = pd.DataFrame({
+    "sampler": ["lid", "lid", "lid", "dropedge", "dropedge", "lid"],
+    "layers": [2, 2, 2, 2, 2, 4],
+    "run": [0, 1, 2, 0, 1, 0],
+    "men": [10.0, 20.0, 60.0, 7.0, 9.0, 100.0],
+    "men_stderr": [0.0, 0.0, 0.0, 1.0, 3.0, 0.0],
+    "edge_numbers": [(4.0, 16.0), (6.0, 34.0), (2.0, 118.0), (5.0, 9.0), (7.0, 11.0),
+                     (1.0, 2.0, 3.0, 394.0)],
+    "exact": [True, True, True, False, False, True],
+})
+
+
+def test_men_summary_mean_and_sample_std_by_hand():
+    out = sampling.men_summary(MEN_RUNS)
+    # first-seen sampler order (lid before dropedge), then depth
+    assert list(zip(out["sampler"], out["layers"])) == [("lid", 2), ("lid", 4), ("dropedge", 2)]
+    # lid L=2: mean (10 + 20 + 60) / 3 = 30; sample std sqrt(((-20)^2 + (-10)^2 + 30^2) / 2) = sqrt(700)
+    assert out.loc[0, "men_mean"] == pytest.approx(30.0)
+    assert out.loc[0, "men_std"] == pytest.approx(math.sqrt(700.0))
+    assert out.loc[0, "runs"] == 3
+    # one run: std 0 (not NaN), runs 1
+    assert (out.loc[1, "men_mean"], out.loc[1, "men_std"], out.loc[1, "runs"]) == (100.0, 0.0, 1)
+    # dropedge: mean 8, std sqrt((1 + 1) / 1) = sqrt(2)
+    assert out.loc[2, "men_mean"] == pytest.approx(8.0)
+    assert out.loc[2, "men_std"] == pytest.approx(math.sqrt(2.0))
+
+
+def test_men_summary_curves_by_hand():
+    out = sampling.men_summary(MEN_RUNS, curves=True)
+    lid2 = out.iloc[0]
+    # per layer over runs: (4, 6, 2) -> mean 4, std 2; (16, 34, 118) -> mean 56, std sqrt(2964)
+    assert lid2["edge_numbers_mean"] == pytest.approx([4.0, 56.0])
+    assert lid2["edge_numbers_std"] == pytest.approx([2.0, math.sqrt(((16 - 56) ** 2 + (34 - 56) ** 2
+                                                                     + (118 - 56) ** 2) / 2)])
+    assert out.iloc[1]["edge_numbers_std"] == [0.0] * 4  # one run
+    dropedge = out.iloc[2]
+    assert dropedge["men_stderr_mean"] == pytest.approx(2.0)  # (1 + 3) / 2
+    assert bool(lid2["exact"]) and not bool(dropedge["exact"])
+
+
+def test_edge_number_table_long_form_by_hand():
+    long = sampling.edge_number_table(MEN_RUNS, layers=2)
+    assert len(long) == 5 * 2  # five runs at depth 2, two layers each
+    lid_run1 = long[(long["sampler"] == "lid") & (long["run"] == 1)]
+    assert lid_run1["layer"].tolist() == [0, 1] and lid_run1["edge_number"].tolist() == [6.0, 34.0]
+    deepest = sampling.edge_number_table(MEN_RUNS)
+    assert deepest["edge_number"].tolist() == [1.0, 2.0, 3.0, 394.0]
+    with pytest.raises(ValueError, match="no runs at depth 8"):
+        sampling.edge_number_table(MEN_RUNS, layers=8)
+
+
+def test_men_comparison_ratio_by_hand():
+    paper = pd.DataFrame({"dataset_key": ["cora", "cora", "citeseer"], "sampler": ["lid", "li", "lid"],
+                          "layers": [2, 2, 2], "men": [40.0, 50.0, 1.0]})
+    out = sampling.men_comparison(MEN_RUNS, paper, "cora")
+    assert out["sampler"].tolist() == ["lid", "li"]
+    assert out.loc[0, "ratio"] == pytest.approx(30.0 / 40.0)
+    assert out.loc[0, "measured_std"] == pytest.approx(math.sqrt(700.0))
+    assert math.isnan(out.loc[1, "ratio"])  # li never measured
+
+
+# ---- cells of a depth study ----------------------------------------------------------------
+
+def runs_frame() -> pd.DataFrame:
+    rows = []
+    for seed, acc in enumerate([0.70, 0.74, 0.78]):  # mean .74, sample std .04
+        rows.append(("gcn", "nodrop", 16, seed, acc, 0.7))
+    for seed, acc in enumerate([0.60, float("nan"), 0.66]):  # NaN left out: mean .63, std sqrt(.0018)
+        rows.append(("gcn", "dropedge++", 16, seed, acc, 0.6))
+    rows.append(("gcn", "dropedge", 16, 0, 0.5, 0.5))  # one run
+    df = pd.DataFrame(rows, columns=["backbone", "sampler", "layers", "seed", "test_acc", "best_val_acc"])
+    return df.assign(dataset="cora", split="semi", epochs_run=200, key=[f"k{i}" for i in range(len(df))])
+
+
+def test_cell_summary_by_hand():
+    out = cells.cell_summary(runs_frame(), by=["sampler"]).set_index("sampler")
+    assert out.loc["nodrop", "test_acc_mean"] == pytest.approx(0.74)
+    assert out.loc["nodrop", "test_acc_std"] == pytest.approx(0.04)
+    assert out.loc["dropedge++", "test_acc_mean"] == pytest.approx(0.63)
+    assert out.loc["dropedge++", "test_acc_std"] == pytest.approx(math.sqrt(0.0018))
+    assert out.loc["dropedge++", "n"] == 2
+    assert math.isnan(out.loc["dropedge", "test_acc_std"]) and out.loc["dropedge", "n"] == 1
+    assert cells.cell_summary(runs_frame(), by=["sampler"], one_run_std=0.0).set_index(
+        "sampler").loc["dropedge", "test_acc_std"] == 0.0
+
+
+def test_depth_table_counts_status_and_paper_gap_by_hand():
+    df = runs_frame()
+    df["source"] = ["store", "store", "bundled", "store", "missing", "store", "store"]
+    paper = pd.DataFrame({"dataset_key": "cora", "setting": "semi", "backbone": "GCN",
+                          "sampler": ["nodrop", "dropedge++"], "layers": 16, "test_accuracy": [80.0, 70.0]})
+    table = cells.depth_table(df, paper).set_index("sampler")
+    nodrop, plus = table.loc["nodrop"], table.loc["dropedge++"]
+    assert (nodrop["n"], nodrop["n_store"], nodrop["n_bundled"], nodrop["status"]) == (3, 2, 1, "measured")
+    # the missing run is a request, not a value: n 2, missing 1, partial
+    assert (plus["n"], plus["missing"], plus["status"]) == (2, 1, "partial")
+    assert nodrop["diff_vs_paper"] == pytest.approx(0.74 - 0.80)
+    assert plus["diff_vs_paper"] == pytest.approx(0.63 - 0.70)
+    assert np.isnan(table.loc["dropedge", "paper_test_acc"])
+    gaps = cells.paper_gaps(table.reset_index(), threshold=0.065)
+    assert gaps["sampler"].tolist() == ["dropedge++"]  # |-.07| > .065 > |-.06|
+    assert cells.paper_gaps(table.reset_index(), threshold=0.05)["sampler"].tolist() == ["dropedge++", "nodrop"]
