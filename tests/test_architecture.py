@@ -15,8 +15,23 @@ CORE = REPO / "dropedge_core"
 PAGES = REPO / "app_pages"
 MAX_MODULE_LINES = 500
 MAX_PAGE_LINES = 150
-#: Lower layers never import higher ones (``method`` is the bottom).
-LAYERS = ("method", "data", "training", "studies", "figures", "cli")
+#: Every module's rank, lowest first: a module imports only modules of its own rank or
+#: below. Keys are module names or packages (a package ranks everything under it); the
+#: bare package name ``dropedge_core`` is its public facade (``__init__``: method + data).
+RANKS: dict[str, int] = {
+    "dropedge_core.env": 0, "dropedge_core.memory": 0,        # infrastructure: settings, limits
+    "dropedge_core.method": 1,                                 # the method: torch only
+    "dropedge_core.paths": 2, "dropedge_core.databases": 2,   # locations of assets and stores
+    "dropedge_core.data": 3, "dropedge_core": 3,
+    "dropedge_core.training": 4,
+    "dropedge_core.store": 5,
+    "dropedge_core.claims": 6,
+    "dropedge_core.studies": 7,
+    "dropedge_core.figures": 8,
+    "dropedge_core.cli": 9, "dropedge_core.__main__": 9,
+    "app_shared": 10,
+    "app_pages": 11, "app": 11,
+}
 #: App plumbing: none of it belongs in the package.
 APP_WORDS = ("watchdog", "heartbeat", "session_state", "st.fragment", "poll")
 
@@ -44,9 +59,22 @@ def _imports(path: Path, repo: Path = REPO) -> set[str]:
     return out
 
 
-def _layer(module: str) -> str | None:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[0] == "dropedge_core" and parts[1] in LAYERS else None
+def _rank(module: str) -> int | None:
+    """The rank of ``module`` (longest key of :data:`RANKS` that is it or a package above it);
+    ``None`` for modules outside the project (torch, pandas, ...)."""
+    keys = [k for k in RANKS if module == k or (module.startswith(k + ".") and k != "dropedge_core")]
+    return RANKS[max(keys, key=len)] if keys else None
+
+
+def _module_name(path: Path, repo: Path = REPO) -> str:
+    parts = path.relative_to(repo).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _project_files(repo: Path = REPO) -> list[Path]:
+    roots = [repo / "dropedge_core", repo / "app_shared", repo / "app_pages"]
+    return [p for root in roots if root.is_dir() for p in _modules(root)] + \
+        [p for p in [repo / "app.py"] if p.is_file()]
 
 
 def test_no_core_module_is_over_500_lines():
@@ -78,20 +106,26 @@ def test_no_app_plumbing_in_the_package():
     assert not found, f"app plumbing words in dropedge_core: {found}"
 
 
-def _upward_imports(layer: str, repo: Path = REPO) -> dict[str, list[str]]:
-    rank = {name: i for i, name in enumerate(LAYERS)}
+def _upward_imports(repo: Path = REPO) -> dict[str, list[str]]:
+    """Each project file's imports of a module ranked above it."""
     bad = {}
-    for p in _modules(repo / "dropedge_core" / layer):
-        above = sorted(m for m in _imports(p, repo) if (other := _layer(m)) and rank[other] > rank[layer])
+    for p in _project_files(repo):
+        own = _rank(_module_name(p, repo))
+        above = sorted(m for m in _imports(p, repo)
+                       if m != "dropedge_core" and (r := _rank(m)) is not None and r > own)
         if above:
             bad[str(p.relative_to(repo))] = above
     return bad
 
 
-@pytest.mark.parametrize("layer", LAYERS)
-def test_a_layer_imports_only_layers_below_it(layer):
-    bad = _upward_imports(layer)
-    assert not bad, f"{layer} imports a higher layer: {bad}"
+def test_every_module_of_the_project_has_a_rank():
+    unranked = [str(p.relative_to(REPO)) for p in _project_files() if _rank(_module_name(p)) is None]
+    assert not unranked, f"give these modules a rank in RANKS (and docs/ARCHITECTURE.md): {unranked}"
+
+
+def test_a_module_imports_only_modules_of_its_rank_or_below():
+    bad = _upward_imports()
+    assert not bad, f"imports of a higher rank: {bad}"
 
 
 def test_the_cli_and_the_pages_call_the_studies():
@@ -101,13 +135,25 @@ def test_the_cli_and_the_pages_call_the_studies():
     assert any(m.startswith("dropedge_core.studies") for m in pages)
 
 
-def test_the_layer_check_catches_an_upward_import(tmp_path):
-    """The checker itself: method modules importing the studies (absolute and relative) are seen."""
-    method = tmp_path / "dropedge_core" / "method"
-    method.mkdir(parents=True)
-    (method / "a.py").write_text("from dropedge_core.studies import sweep\n", encoding="utf-8")
-    (method / "b.py").write_text("from ..figures import style\n", encoding="utf-8")
-    (method / "c.py").write_text("from .graph import Graph\n", encoding="utf-8")
-    assert _upward_imports("method", tmp_path) == {
+def test_the_rank_check_catches_an_upward_import(tmp_path):
+    """The checker itself, on a made-up tree: a method module importing the studies
+    (absolute and relative) or a database module, a data module importing the store, the
+    app's plumbing imported by the package, are seen; downward imports are not."""
+    files = {
+        "dropedge_core/method/a.py": "from dropedge_core.studies import sweep\n",
+        "dropedge_core/method/b.py": "from ..figures import style\n",
+        "dropedge_core/method/c.py": "from .graph import Graph\nfrom dropedge_core import env\n",
+        "dropedge_core/method/graph.py": "from dropedge_core import databases\n",
+        "dropedge_core/data/presets.py": "from dropedge_core.store import ResultStore\n",
+        "dropedge_core/store.py": "import app_shared\nfrom dropedge_core.training import TrainConfig\n",
+        "app_shared/__init__.py": "from dropedge_core.studies import runs\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert _upward_imports(tmp_path) == {
         "dropedge_core/method/a.py": ["dropedge_core.studies", "dropedge_core.studies.sweep"],
-        "dropedge_core/method/b.py": ["dropedge_core.figures", "dropedge_core.figures.style"]}
+        "dropedge_core/method/b.py": ["dropedge_core.figures", "dropedge_core.figures.style"],
+        "dropedge_core/method/graph.py": ["dropedge_core.databases"],
+        "dropedge_core/data/presets.py": ["dropedge_core.store", "dropedge_core.store.ResultStore"],
+        "dropedge_core/store.py": ["app_shared"]}
