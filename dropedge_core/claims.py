@@ -9,12 +9,13 @@ workers split the grid and no run is trained twice. When only runs claimed by ot
 left, a worker waits for them: they get stored, or their worker died (SIGKILL, machine
 lost), its lease runs out and the claim is taken over.
 
-Example:
-    >>> runs = ClaimedRuns(store, configs, lease=120)                    # doctest: +SKIP
-    >>> for claim in runs:                                               # doctest: +SKIP
-    ...     result = train(claim.config, stop_event=claim.lost)
-    ...     if result.reason != "stopped":
-    ...         store.put(result)
+Example (a worker's loop; ``tests/test_storage_targets.py`` and ``tests/test_postgres.py`` run it)::
+
+    runs = ClaimedRuns(store, configs, lease=120)
+    for claim in runs:
+        result = train(claim.config, stop_event=claim.lost)
+        if result.reason != "stopped":
+            store.put(result)
 """
 from __future__ import annotations
 

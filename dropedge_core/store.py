@@ -164,11 +164,11 @@ class ResultStore:
             driver, a refusing server), or it holds another program's tables, a damaged
             file or rows of a newer schema; nothing is written then.
 
-    Example:
-        >>> store = ResultStore("/tmp/results.sqlite")          # doctest: +SKIP
-        >>> store.put(result); store.has(result.config)          # doctest: +SKIP
-        True
-        >>> ResultStore("postgresql://me@db.lab/dropedge")        # doctest: +SKIP
+    Example (the second needs a PostgreSQL server)::
+
+        store = ResultStore("results/results.sqlite")
+        store.put(result); store.has(result.config)   # True
+        store = ResultStore("postgresql://me@db.lab/dropedge")
     """
 
     def __init__(self, path: str | Path | None = None, timeout: float = 60.0):

@@ -54,9 +54,10 @@ def induced_edges(graph: Graph, nodes: torch.Tensor | np.ndarray) -> torch.Tenso
     """Ids of the undirected edges with both ends in ``nodes``, ``(E,)`` long, ascending.
 
     Example:
+        >>> from dropedge_core import datasets
         >>> g = datasets.load("karate")
         >>> induced_edges(g, torch.tensor([0, 1, 2]))  # the triangle 0-1-2
-        tensor([0, 1, 16])
+        tensor([ 0,  1, 16])
     """
     inside = torch.zeros(graph.num_nodes, dtype=torch.bool)
     inside[torch.as_tensor(nodes, dtype=torch.long)] = True
@@ -104,6 +105,7 @@ def k_hop_nodes(graph: Graph, center: int, k: int = 2, max_nodes: int = 300,
         undirected edges inside the node set.
 
     Example:
+        >>> from dropedge_core import datasets
         >>> nodes, hops, edge_ids = k_hop_nodes(datasets.load("karate"), 9, k=1)
         >>> nodes, hops  # 33 (degree 17) before 2 (degree 10)
         (tensor([ 9, 33,  2]), tensor([0, 1, 1]))
