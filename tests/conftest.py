@@ -87,3 +87,14 @@ def random_graph(num_nodes: int, num_edges: int, num_features: int = 8, seed: in
     y = torch.randint(2, (num_nodes,), generator=g)
     none = torch.zeros(num_nodes, dtype=torch.bool)
     return Graph("random", x, y, edges, none.clone(), none.clone(), none.clone(), 2)
+
+
+def raw_dir(name: str) -> Path:
+    """The folder a Planetoid dataset's raw files load from now: ``DROPEDGE_DATA``'s or,
+    when they come from the cache, the cache's (call after the dataset's fixture, which
+    skips where neither has them)."""
+    from dropedge_core import datasets
+
+    source = datasets.SOURCES[name]
+    base = datasets.data_dir() if datasets.availability(name) == "DROPEDGE_DATA" else datasets.cache_dir()
+    return base / source.folder / "raw"

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from dropedge_core import datasets
@@ -175,8 +174,9 @@ def test_men_explorer_karate_and_cora(cora):
 
 
 def test_unavailable_dataset_is_a_message(tmp_path, monkeypatch):
-    if datasets.availability("pubmed") != "download":
-        pytest.skip("pubmed is available here")
+    monkeypatch.setenv("DROPEDGE_DATA", str(tmp_path / "data"))  # PubMed is nowhere
+    monkeypatch.setenv("DROPEDGE_CACHE", str(tmp_path / "cache"))
+    assert datasets.availability("pubmed") == "download"
     at = _app()
     at.selectbox(key="dataset").select("pubmed").run()
     _ok(at)

@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
 CORE = REPO / "dropedge_core"
 PAGES = REPO / "app_pages"

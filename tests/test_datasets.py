@@ -13,7 +13,7 @@ import torch
 from dropedge_core import datasets
 from dropedge_core.data.datasets import DatasetError, DatasetUnavailable
 
-from .conftest import REPO
+from .conftest import REPO, raw_dir
 
 
 def check_graph(g):
@@ -152,7 +152,7 @@ def test_offline_without_data_is_one_line_error(tmp_path, monkeypatch):
 def test_read_only_data_dir_is_never_written(cora, tmp_path, monkeypatch):
     src = tmp_path / "ro"
     (src / "Cora" / "raw").mkdir(parents=True)
-    for f in (datasets.data_dir() / "Cora" / "raw").iterdir():
+    for f in raw_dir("cora").iterdir():
         (src / "Cora" / "raw" / f.name).write_bytes(f.read_bytes())
     for p in [src / "Cora" / "raw", src / "Cora", src]:
         os.chmod(p, stat.S_IRUSR | stat.S_IXUSR)
@@ -173,7 +173,7 @@ def test_read_only_data_dir_is_never_written(cora, tmp_path, monkeypatch):
 def test_corrupt_raw_file_is_one_line_error(cora, tmp_path, monkeypatch, damage):
     src = tmp_path / "bad"
     (src / "Cora" / "raw").mkdir(parents=True)
-    for f in (datasets.data_dir() / "Cora" / "raw").iterdir():
+    for f in raw_dir("cora").iterdir():
         data = f.read_bytes()
         if f.name == "ind.cora.graph":
             data = data[: len(data) // 3] if damage == "truncate" else b"not a pickle at all\n" * 10
