@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+
+pytest_plugins = ["pytester"]
 import torch
 
 REPO = Path(__file__).resolve().parent.parent
@@ -98,3 +100,51 @@ def raw_dir(name: str) -> Path:
     source = datasets.SOURCES[name]
     base = datasets.data_dir() if datasets.availability(name) == "DROPEDGE_DATA" else datasets.cache_dir()
     return base / source.folder / "raw"
+
+
+# ---- CI says what it did not test ----------------------------------------------------------
+#: Under CI=true a skip is a failure, except in the tiers that need hardware CI never has.
+SKIP_ALLOWED_MARKERS = ("cuda",)
+
+
+def _strict_skips() -> bool:
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2] if isinstance(longrepr, tuple) else longrepr).removeprefix("Skipped: ")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under ``CI=true`` a skipped test outside the cuda tier fails, with its reason: a
+    missing chromium, PostgreSQL server or data set must not turn CI green untested."""
+    report = yield
+    if (report.skipped and _strict_skips() and not hasattr(report, "wasxfail")
+            and not any(item.get_closest_marker(m) for m in SKIP_ALLOWED_MARKERS)):
+        reason = _skip_reason(report)
+        item.config.stash.setdefault(_FORBIDDEN_SKIPS, []).append(reason)
+        report.outcome = "failed"
+        tiers = "/".join(SKIP_ALLOWED_MARKERS)
+        report.longrepr = f"skipped under CI=true (only the {tiers} tier may skip): {reason}"
+    return report
+
+
+_FORBIDDEN_SKIPS = pytest.StashKey[list]()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The count of skips by reason (and, under CI=true, of skips turned into failures)."""
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = _skip_reason(report)
+        reasons[reason] = reasons.get(reason, 0) + 1
+    forbidden = config.stash.get(_FORBIDDEN_SKIPS, [])
+    if not reasons and not forbidden:
+        return
+    terminalreporter.section("skips by reason")
+    for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        terminalreporter.line(f"{count:4d} skipped: {reason}")
+    for reason in sorted(set(forbidden)):
+        terminalreporter.line(f"{forbidden.count(reason):4d} FAILED (a skip under CI=true): {reason}")

@@ -12,6 +12,7 @@ import importlib.util
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +101,13 @@ def installed(tmp_path_factory):
     if made.returncode != 0:
         pytest.skip(f"python -m venv is unavailable here: {made.stderr.strip().splitlines()[-1:]}")
     python = venv / "bin" / "python"
+    # --system-site-packages is the *base* interpreter's: when the tests run in a venv of
+    # their own, torch, setuptools (>= 70.1, requirements-dev.txt: it builds the wheel)
+    # and pip live in that venv, so the new venv is pointed at this process's site-packages
+    inner = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                           capture_output=True, text=True, env=env, check=True).stdout.strip()
+    Path(inner).mkdir(parents=True, exist_ok=True)
+    (Path(inner) / "outer_site.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
     src.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):  # what the project metadata may name
         if (REPO / name).is_file():

@@ -1,0 +1,48 @@
+"""The suite's own rule for CI (tests/conftest.py): under ``CI=true`` a skip outside the
+cuda tier fails with its reason, and every run counts its skips by reason."""
+from __future__ import annotations
+
+import pytest
+
+from .conftest import REPO
+
+SKIPPING = """
+import pytest
+
+def test_needs_chromium():
+    pytest.skip("chromium not found")
+
+@pytest.mark.cuda
+def test_needs_a_gpu():
+    pytest.skip("needs a CUDA GPU")
+
+@pytest.mark.skipif(True, reason="no PostgreSQL server binaries")
+def test_needs_postgres():
+    pass
+
+def test_runs():
+    assert True
+"""
+
+
+@pytest.fixture
+def suite(pytester):
+    pytester.makeconftest((REPO / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makepyfile(test_skipping=SKIPPING)
+    return pytester
+
+
+def test_under_ci_a_skip_outside_the_cuda_tier_fails(suite, monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    result = suite.runpytest("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1, errors=1, skipped=1)  # a skipif fails in setup
+    result.stdout.fnmatch_lines(["*skips by reason*", "*1 skipped: needs a CUDA GPU*",
+                                 "*1 FAILED (a skip under CI=true): chromium not found*",
+                                 "*1 FAILED (a skip under CI=true): no PostgreSQL server binaries*"])
+
+
+def test_outside_ci_skips_are_counted_by_reason(suite, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, skipped=3)
+    result.stdout.fnmatch_lines(["*skips by reason*", "*1 skipped: chromium not found*"])
