@@ -66,24 +66,39 @@ def test_watchdog_rules_with_a_fake_clock():
     assert dog3.check() is None and not job3.stopped.is_set()
 
 
+def _until(condition, what: str, limit: float = 30.0) -> None:
+    """Wait for a state of the watchdog's thread (the limit only ends a hung test)."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.005)
+
+
 def test_watchdog_thread_stops_an_unpolled_job_and_spares_a_polled_one():
-    polled, idle = FakeJob(), FakeJob()
-    dog_polled = jobs.Watchdog(polled, idle_timeout=0.25, check_every=0.02)
-    dog_idle = jobs.Watchdog(idle, idle_timeout=0.25, check_every=0.02)
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 0.8:
+    """The thread's rules under a fake clock: however slow the machine, the polled job is
+    never more than 0.1 s (of the fake clock) without a heartbeat, the idle one is."""
+    clock, polled, idle = FakeClock(), FakeJob(), FakeJob()
+    dog_polled = jobs.Watchdog(polled, idle_timeout=0.25, check_every=0.005, clock=clock)
+    dog_idle = jobs.Watchdog(idle, idle_timeout=0.25, check_every=0.005, clock=clock)
+    for _ in range(10):
         dog_polled.heartbeat()
-        time.sleep(0.02)
-    assert idle.stopped.is_set() and dog_idle.fired == "idle" and not dog_idle.alive
-    assert not polled.stopped.is_set() and dog_polled.fired is None
+        clock.now += 0.1
+        dog_polled.heartbeat()
+    _until(lambda: idle.stopped.is_set(), "the unpolled job was not stopped")
+    assert dog_idle.fired == "idle"
+    _until(lambda: not dog_idle.alive, "the watchdog's thread did not end after firing")
+    assert not polled.stopped.is_set() and dog_polled.fired is None and dog_polled.alive
     # the poller goes away: stopped too
-    assert polled.stopped.wait(2.0) and dog_polled.fired == "idle"
-    # cancel retires it without stopping
+    clock.now += 0.3
+    _until(lambda: polled.stopped.is_set(), "the abandoned job was not stopped")
+    assert dog_polled.fired == "idle"
+    # cancel retires it without stopping, however long nobody polls after
     other = FakeJob()
-    dog = jobs.Watchdog(other, idle_timeout=0.1, check_every=0.02)
+    dog = jobs.Watchdog(other, idle_timeout=0.1, check_every=0.005, clock=clock)
     dog.cancel()
-    time.sleep(0.3)
-    assert not other.stopped.is_set() and not dog.alive
+    _until(lambda: not dog.alive, "a cancelled watchdog kept watching")
+    clock.now += 10
+    assert dog.check() is None and not other.stopped.is_set()
 
 
 def test_watchdog_validates():
