@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
-
-pytest_plugins = ["pytester"]
 import torch
+
+pytest_plugins = ["pytester"]  # tests/test_ci_skips.py runs this conftest's rules on a made-up suite
 
 REPO = Path(__file__).resolve().parent.parent
 _default_data = REPO.parent / "shared" / "data"
