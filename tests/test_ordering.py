@@ -140,7 +140,7 @@ def test_leader_sentence_reports_means_then_the_corrected_tests():
     # Holm multiplier of its rank (the smallest of the three here: 3)
     p16 = stats.ttest_rel([0.5, 0.55, 0.52], [0.7, 0.68, 0.72]).pvalue
     p8 = [stats.ttest_rel([0.8, 0.82, 0.81], w).pvalue for w in ([0.7, 0.71, 0.69], [0.6, 0.62, 0.6])]
-    assert "family: DropEdge++ vs each other sampler at every depth drawn, 3 tests" in sentence
+    assert "family: DropEdge++ vs each other sampler at every depth measured, 3 tests" in sentence
     if 3 * min(p16, *p8) < 0.05:
         assert "shown" in sentence
     assert ordering.leader_sentence(runs[runs["layers"] == 8]).startswith(

@@ -236,7 +236,7 @@ def leader_sentence(runs: pd.DataFrame, lead: str = "dropedge++",
     if tested.empty:
         return head + " No paired test: fewer than two seeds pair up at every depth."
     fam = (f"Holm-corrected paired t-tests over seeds, α = {alpha:g}; family: {name} vs each other "
-           f"sampler at every depth drawn, {int(tests['family_size'].iloc[0])} tests")
+           f"sampler at every depth measured, {int(tests['family_size'].iloc[0])} tests")
     per_depth = tests.groupby("layers")["verdict"]
     ahead = sorted(int(L) for L, v in per_depth if (v == "shown").all() and len(v) == len(others))
     behind = tests[tests["verdict"] == "reversed"]
