@@ -67,7 +67,7 @@ CLAIMS_HEAD = "| L | claim | difference, points (95% CI) | seeds | p | Holm p | 
 def claims_table(runs, dataset: str, split: str, backbone: str = "gcn") -> str:
     part = runs[(runs["dataset"] == dataset) & (runs["split"] == split) & (runs["backbone"] == backbone)]
     table = ordering.compare_samplers(part)
-    lines = [FAMILY_NOTE, "", CLAIMS_HEAD, "|" + " --- |" * 8]
+    lines = [CLAIMS_HEAD, "|" + " --- |" * 8]
     for row in table.itertuples():
         ci = "" if row.ci_low != row.ci_low else f" ({100 * row.ci_low:+.1f} to {100 * row.ci_high:+.1f})"
         lines.append(f"| {row.layers} | {LABELS[row.better]} ≥ {LABELS[row.worse]} | "
@@ -300,11 +300,13 @@ def main() -> None:
     if args.search:
         summary, best = cell_search.bundled_summary(), cell_search.bundled_best_runs()
         paper = reference.paper_accuracy_by_depth()
+        print(FAMILY_NOTE + "\n")
         for (dataset, split), _ in summary.groupby(["dataset", "split"]):
             print(f"### {dataset} / {split}, GCN, the per-cell search\n")
             print(search_table(summary, paper, dataset, split) + "\n")
             print(claims_table(best, dataset, split) + "\n")
         return
+    print(FAMILY_NOTE + "\n")
     runs = results.bundled_results()
     runs = runs[runs["settings"] == args.settings]
     paper = reference.paper_accuracy_by_depth()
