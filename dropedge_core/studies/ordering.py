@@ -108,7 +108,7 @@ def describe_family(key: dict, size: int) -> str:
     pair = (f"{_LABELS.get(key['better'], key['better'])} vs {_LABELS.get(key['worse'], key['worse'])}"
             if "better" in key and "worse" in key else "every pair of samplers")
     fixed = [str(key[c]) if c != "backbone" else _LABELS.get(key[c], key[c])
-             for c in ("dataset", "split", "backbone") if c in key]
+             for c in ("dataset", "split", "backbone") if c in key and not pd.isna(key[c])]
     where = f"every depth of {'/'.join(fixed)}" if "layers" not in key else f"L = {key['layers']}"
     if "layers" not in key and not fixed:
         where = "every table and depth"
@@ -148,7 +148,7 @@ def compare_samplers(runs: pd.DataFrame, order: Sequence[str] = ORDER, alpha: fl
         raise ValueError(f"family columns must be among {[*CELL, 'better', 'worse']} (got {sorted(bad)})")
     rows = []
     done = runs[runs["test_acc"].notna()]
-    for cell, part in done.groupby(list(CELL), sort=True):
+    for cell, part in done.groupby(list(CELL), sort=True, dropna=False):  # karate has no split (None)
         acc = part.pivot_table(index="seed", columns="sampler", values="test_acc", aggfunc="mean")
         for better, worse in pairs:
             if better not in acc or worse not in acc:
@@ -165,7 +165,7 @@ def compare_samplers(runs: pd.DataFrame, order: Sequence[str] = ORDER, alpha: fl
     if table.empty:
         return pd.DataFrame(columns=columns)
     keys = list(family)
-    groups = table.groupby(keys, sort=False).groups.items() if keys else [((), table.index)]
+    groups = table.groupby(keys, sort=False, dropna=False).groups.items() if keys else [((), table.index)]
     for key, index in groups:
         key = key if isinstance(key, tuple) else (key,)
         p = table.loc[index, "p_value"].to_numpy(dtype=float)
@@ -179,6 +179,24 @@ def compare_samplers(runs: pd.DataFrame, order: Sequence[str] = ORDER, alpha: fl
     table["verdict"] = np.where(rejects & (table["diff_mean"] > 0), "shown",
                                 np.where(rejects & (table["diff_mean"] < 0), "reversed", "not shown"))
     return table[columns]
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`compare_samplers` rows for a reader: ``L``, ``claim`` ("DropEdge++ ≥ DropEdge"),
+    ``difference (points)``, ``95% CI`` (points), ``seeds``, ``p``, ``Holm p``, ``verdict``,
+    ``family`` (strings, rounded as the document prints them)."""
+    if table.empty:
+        return pd.DataFrame(columns=["L", "claim", "difference (points)", "95% CI", "seeds", "p", "Holm p",
+                                     "verdict", "family"])
+    return pd.DataFrame({
+        "L": table["layers"].astype(int),
+        "claim": [f"{_LABELS.get(b, b)} ≥ {_LABELS.get(w, w)}"
+                  for b, w in zip(table["better"], table["worse"])],
+        "difference (points)": [f"{100 * d:+.1f}" for d in table["diff_mean"]],
+        "95% CI": ["–" if lo != lo else f"{100 * lo:+.1f} to {100 * hi:+.1f}"
+                   for lo, hi in zip(table["ci_low"], table["ci_high"])],
+        "seeds": table["n"].astype(int), "p": table["p_value"].map(format_p),
+        "Holm p": table["p_holm"].map(format_p), "verdict": table["verdict"], "family": table["family"]})
 
 
 def lead_tests(runs: pd.DataFrame, lead: str = "dropedge++", others: Sequence[str] = ("dropedge", "nodrop"),
@@ -235,8 +253,9 @@ def leader_sentence(runs: pd.DataFrame, lead: str = "dropedge++",
     tested = tests[tests["p_holm"].notna()]
     if tested.empty:
         return head + " No paired test: fewer than two seeds pair up at every depth."
+    size = int(tests["family_size"].iloc[0])
     fam = (f"Holm-corrected paired t-tests over seeds, α = {alpha:g}; family: {name} vs each other "
-           f"sampler at every depth measured, {int(tests['family_size'].iloc[0])} tests")
+           f"sampler at every depth measured, {size} test{'s' if size != 1 else ''}")
     per_depth = tests.groupby("layers")["verdict"]
     ahead = sorted(int(L) for L, v in per_depth if (v == "shown").all() and len(v) == len(others))
     behind = tests[tests["verdict"] == "reversed"]
@@ -257,4 +276,4 @@ def leader_sentence(runs: pd.DataFrame, lead: str = "dropedge++",
 
 __all__ = ["ALPHA", "CELL", "LEVEL", "ORDER", "PAIR_IN_TABLE", "PairedTest", "TABLE", "VERDICTS",
            "compare_samplers", "describe_family", "format_p", "holm", "lead_tests", "leader_sentence",
-           "paired_difference"]
+           "paired_difference", "readable"]
