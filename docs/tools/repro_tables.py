@@ -3,14 +3,19 @@ run CSVs (``dropedge_core/assets/results/``), so that the document can be regene
 
     python docs/tools/repro_tables.py --settings depth > /tmp/tables.md
     python docs/tools/repro_tables.py --search > /tmp/search.md   # the per-cell search
+    python docs/tools/repro_tables.py --front                     # coverage, DropEdge++ vs the paper
+    python docs/tools/repro_tables.py --facts                     # the numbers behind the statements
+    python docs/tools/repro_tables.py --write docs/REPRODUCTION.md  # all of the above, in place
 
 
 Cells: mean ± sample std of the test accuracy over the seeds (n = seeds), in %, beside
-the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.studies.ordering`.
+the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.studies.ordering`,
+with its 95% interval and its Holm-corrected p over the claim's depths in one table.
 """
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -276,6 +281,61 @@ def facts(every, paper) -> str:
     return "\n".join(out)
 
 
+def depth_text(settings: str = "depth") -> str:
+    """Every (dataset, split, backbone) of one settings column: its depth table and its claims."""
+    runs = results.bundled_results()
+    runs = runs[runs["settings"] == settings]
+    paper = reference.paper_accuracy_by_depth()
+    order = {b: i for i, b in enumerate(BACKBONES)}
+    groups = sorted(runs.groupby(["dataset", "split", "backbone"]).groups,
+                    key=lambda g: (g[0], g[1], order[g[2]]))
+    return "".join(f"### {dataset} / {split}, {BACKBONE_LABELS[backbone]}, settings {settings!r}\n\n"
+                   f"{depth_table(runs, paper, dataset, split, backbone)}\n\n"
+                   f"{claims_table(runs, dataset, split, backbone)}\n\n"
+                   for dataset, split, backbone in groups)
+
+
+def search_text() -> str:
+    """The per-cell search of every searched table: its summary and its claims."""
+    summary, best = cell_search.bundled_summary(), cell_search.bundled_best_runs()
+    paper = reference.paper_accuracy_by_depth()
+    return "".join(f"### {dataset} / {split}, GCN, the per-cell search\n\n"
+                   f"{search_table(summary, paper, dataset, split)}\n\n"
+                   f"{claims_table(best, dataset, split)}\n\n"
+                   for (dataset, split), _ in summary.groupby(["dataset", "split"]))
+
+
+def front_text() -> str:
+    every = results.bundled_results()
+    men = pd.read_csv(paths.MEN_DIR / "men_table.csv")
+    return front_matter(every[every["settings"] == "depth"], reference.paper_accuracy_by_depth(),
+                        every[every["settings"] == "paper"], reference.paper_best_accuracy(), men,
+                        reference.paper_men(), reference.paper_epoch_time())
+
+
+def facts_text() -> str:
+    return facts(results.bundled_results(), reference.paper_accuracy_by_depth())
+
+
+def write(path: Path) -> None:
+    """Regenerate ``path`` in place: the blocks between ``<!-- repro_tables: NAME -->`` and
+    ``<!-- /repro_tables: NAME -->`` (``headline``: DropEdge++ against the paper; ``front``: the
+    coverage table and all tests as one family; ``facts``), and each ``#### <table>`` block of
+    :func:`depth_text` and :func:`search_text` up to its sentence on DropEdge++."""
+    doc = path.read_text(encoding="utf-8")
+    headline, front = front_text().split("\n\n", 1)
+    for name, text in (("headline", headline), ("front", front), ("facts", facts_text())):
+        begin, end = f"<!-- repro_tables: {name} -->", f"<!-- /repro_tables: {name} -->"
+        a, b = doc.index(begin), doc.index(end)
+        doc = doc[:a] + begin + "\n\n" + text.strip("\n") + "\n\n" + doc[b:]
+    sentence = re.compile(r"^DropEdge\+\+ (has the highest|does not lead)[^\n]*\n", re.M)
+    for block in re.split(r"^### ", depth_text() + search_text(), flags=re.M)[1:]:
+        head, body = block.split("\n", 1)
+        start = doc.index(f"#### {head}\n")
+        doc = doc[:start] + f"#### {head}\n\n{body.strip()}\n" + doc[sentence.search(doc, start).end():]
+    path.write_text(doc, encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settings", default="depth", help="the settings column to keep (default depth)")
@@ -285,38 +345,19 @@ def main() -> None:
                         help="print the top of REPRODUCTION.md (DropEdge++ against the paper, coverage)")
     parser.add_argument("--facts", action="store_true",
                         help="print the numbers behind the document's statements (section 1, 1c, 3, 4)")
+    parser.add_argument("--write", metavar="DOC", type=Path,
+                        help="regenerate every generated block of DOC (docs/REPRODUCTION.md) in place")
     args = parser.parse_args()
-    if args.front or args.facts:
-        every = results.bundled_results()
-        depth_runs = every[every["settings"] == "depth"]
-        if args.front:
-            men = pd.read_csv(paths.MEN_DIR / "men_table.csv")
-            print(front_matter(depth_runs, reference.paper_accuracy_by_depth(),
-                               every[every["settings"] == "paper"], reference.paper_best_accuracy(), men,
-                               reference.paper_men(), reference.paper_epoch_time()))
-        else:
-            print(facts(every, reference.paper_accuracy_by_depth()))
-        return
-    if args.search:
-        summary, best = cell_search.bundled_summary(), cell_search.bundled_best_runs()
-        paper = reference.paper_accuracy_by_depth()
-        print(FAMILY_NOTE + "\n")
-        for (dataset, split), _ in summary.groupby(["dataset", "split"]):
-            print(f"### {dataset} / {split}, GCN, the per-cell search\n")
-            print(search_table(summary, paper, dataset, split) + "\n")
-            print(claims_table(best, dataset, split) + "\n")
-        return
-    print(FAMILY_NOTE + "\n")
-    runs = results.bundled_results()
-    runs = runs[runs["settings"] == args.settings]
-    paper = reference.paper_accuracy_by_depth()
-    order = {b: i for i, b in enumerate(BACKBONES)}
-    groups = sorted(runs.groupby(["dataset", "split", "backbone"]).groups,
-                    key=lambda g: (g[0], g[1], order[g[2]]))
-    for dataset, split, backbone in groups:
-        print(f"### {dataset} / {split}, {BACKBONE_LABELS[backbone]}, settings {args.settings!r}\n")
-        print(depth_table(runs, paper, dataset, split, backbone) + "\n")
-        print(claims_table(runs, dataset, split, backbone) + "\n")
+    if args.write:
+        write(args.write)
+    elif args.front:
+        print(front_text())
+    elif args.facts:
+        print(facts_text())
+    elif args.search:
+        print(FAMILY_NOTE + "\n\n" + search_text())
+    else:
+        print(FAMILY_NOTE + "\n\n" + depth_text(args.settings))
 
 
 if __name__ == "__main__":
