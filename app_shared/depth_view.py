@@ -168,7 +168,8 @@ def cell_table(view: depth.DepthView) -> None:
 def lead_tests_table(view: depth.DepthView) -> None:
     """The paired tests behind "Does DropEdge++ lead?": per backbone and depth, DropEdge++
     against each other sampler, the mean difference with its 95% interval, the p-value and
-    its Holm correction over the backbone's family (points, not fractions)."""
+    its Holm correction over the claim's family (DropEdge++ vs that sampler at every depth
+    drawn of the backbone; points, not fractions)."""
     tests, num = view.lead_tests, st.column_config.NumberColumn
     if tests is None or tests.empty:
         st.caption("No paired test: DropEdge++ and another sampler share no seeds at any depth drawn.")

@@ -136,13 +136,19 @@ def test_leader_sentence_reports_means_then_the_corrected_tests():
                   ("dropedge++", 16): [0.5, 0.55, 0.52], ("dropedge", 16): [0.7, 0.68, 0.72]})
     sentence = ordering.leader_sentence(runs)
     assert sentence.startswith("DropEdge++ has the highest mean test accuracy at L = 8, but not at L = 16.")
-    # three tests in the family; DropEdge++ vs DropEdge at 16: −17.7 points, p from scipy × the
-    # Holm multiplier of its rank (the smallest of the three here: 3)
+    # one family per claim: vs DropEdge at 8 and 16 layers (2 tests), vs NoDrop at 8 (1 test).
+    # p from scipy; Holm by hand: vs DropEdge, the smaller p (8 layers) × 2, then the larger × 1
+    # (the running max); vs NoDrop, p itself
     p16 = stats.ttest_rel([0.5, 0.55, 0.52], [0.7, 0.68, 0.72]).pvalue
     p8 = [stats.ttest_rel([0.8, 0.82, 0.81], w).pvalue for w in ([0.7, 0.71, 0.69], [0.6, 0.62, 0.6])]
-    assert "family: DropEdge++ vs each other sampler at every depth measured, 3 tests" in sentence
-    if 3 * min(p16, *p8) < 0.05:
-        assert "shown" in sentence
+    assert p8[0] < p16
+    holm16 = max(2 * p8[0], p16)
+    assert 2 * p8[0] < 0.05 and p8[1] < 0.05 and holm16 < 0.05  # so: ahead at 8, behind at 16
+    assert "one family per claim, at every depth measured: vs DropEdge 2 tests, vs NoDrop 1 test" in sentence
+    assert "DropEdge++ is shown ahead of every other sampler at L = 8" in sentence
+    # d = −0.20, −0.13, −0.20: mean −0.17667
+    assert "shown behind at L = 16 vs DropEdge -17.7 points" in sentence
+    assert f"Holm p = {holm16:.3f}" in sentence
     assert ordering.leader_sentence(runs[runs["layers"] == 8]).startswith(
         "DropEdge++ has the highest mean test accuracy at every depth measured")
     assert "does not lead at any depth" in ordering.leader_sentence(runs[runs["layers"] == 16])

@@ -202,10 +202,12 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
 def lead_tests(runs: pd.DataFrame, lead: str = "dropedge++", others: Sequence[str] = ("dropedge", "nodrop"),
                alpha: float = ALPHA) -> pd.DataFrame:
     """``lead`` against each of ``others`` at every depth, as :func:`compare_samplers` rows,
-    Holm-corrected over one family per table: every comparison of ``lead`` in it."""
+    Holm-corrected over the same families as the tables of docs/REPRODUCTION.md: one claim
+    (``lead`` vs one other sampler) at every depth of a table (:data:`PAIR_IN_TABLE`), so a
+    comparison gets the same verdict in the sentence as in its table."""
     present = set(runs["sampler"])
     pairs = [(lead, o) for o in others if o in present and lead in present]
-    return compare_samplers(runs, alpha=alpha, family=TABLE, pairs=pairs)
+    return compare_samplers(runs, alpha=alpha, family=PAIR_IN_TABLE, pairs=pairs)
 
 
 def _ls(values: list[int]) -> str:
@@ -253,9 +255,10 @@ def leader_sentence(runs: pd.DataFrame, lead: str = "dropedge++",
     tested = tests[tests["p_holm"].notna()]
     if tested.empty:
         return head + " No paired test: fewer than two seeds pair up at every depth."
-    size = int(tests["family_size"].iloc[0])
-    fam = (f"Holm-corrected paired t-tests over seeds, α = {alpha:g}; family: {name} vs each other "
-           f"sampler at every depth measured, {size} test{'s' if size != 1 else ''}")
+    sizes = tests.groupby("worse", sort=False)["family_size"].first()
+    fam = (f"Holm-corrected paired t-tests over seeds, α = {alpha:g}; one family per claim, at every "
+           "depth measured: " + ", ".join(f"vs {_LABELS.get(w, w)} {n} test{'s' if n != 1 else ''}"
+                                          for w, n in sizes.items()))
     per_depth = tests.groupby("layers")["verdict"]
     ahead = sorted(int(L) for L, v in per_depth if (v == "shown").all() and len(v) == len(others))
     behind = tests[tests["verdict"] == "reversed"]
