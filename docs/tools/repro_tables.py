@@ -331,6 +331,9 @@ def write(path: Path) -> None:
     sentence = re.compile(r"^DropEdge\+\+ (has the highest|does not lead)[^\n]*\n", re.M)
     for block in re.split(r"^### ", depth_text() + search_text(), flags=re.M)[1:]:
         head, body = block.split("\n", 1)
+        if f"#### {head}\n" not in doc:  # a new table: the author decides where it goes
+            raise SystemExit(f"{path}: no '#### {head}' heading; add it (and a line 'DropEdge++ has the "
+                             "highest' after it) where the table belongs, then rerun --write")
         start = doc.index(f"#### {head}\n")
         doc = doc[:start] + f"#### {head}\n\n{body.strip()}\n" + doc[sentence.search(doc, start).end():]
     path.write_text(doc, encoding="utf-8")
