@@ -118,6 +118,8 @@ st.caption("Measured cells come from the results store or from the runs bundled 
 st.download_button("Download this table (CSV)", view.table.to_csv(index=False),
                    file_name=f"depth_study_{sel.dataset}_{sel.split}.csv", mime="text/csv",
                    key="ds_download", help="Accuracies as fractions in [0, 1].")
+with st.expander("Paired tests behind “Does DropEdge++ lead?” (Holm-corrected)"):
+    dv.lead_tests_table(view)
 with st.expander("Runs, one row per seed"):
     dv.run_rows(view, sel.dataset, sel.split)
 with st.expander("The same runs from the command line"):

@@ -7,7 +7,7 @@ import app_shared as ui
 from dropedge_core import figures
 from dropedge_core.data import reference
 from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import cell_search, paper_views
+from dropedge_core.studies import cell_search, ordering, paper_views
 from dropedge_core.training import TrainConfig
 
 sel = ui.selection()
@@ -91,7 +91,14 @@ if len(search["runs"]):
     st.dataframe(search["summary"].drop(columns=["dataset", "split", "backbone", "recipe"]),
                  hide_index=True, key="pt_search_table")
     if search["sentence"]:
-        st.caption(search["sentence"] + " The paired tests per depth: docs/REPRODUCTION.md.")
+        st.caption(search["sentence"])
+    claims = ordering.readable(search["claims"])
+    if len(claims):
+        st.dataframe(claims, hide_index=True, key="pt_search_claims")
+        st.caption("The ordering claim per depth on the searched cells: mean paired difference over the 5 "
+                   "seeds (points) with its 95% t-interval, the paired t-test's p and its Holm correction "
+                   "over the family named in the last column; “shown” / “reversed” only where the "
+                   "corrected test rejects (α = 0.05), else “not shown”.")
 else:
     st.info("No bundled search (dropedge_core/assets/search/).")
 

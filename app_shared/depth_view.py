@@ -165,6 +165,34 @@ def cell_table(view: depth.DepthView) -> None:
                                             help="In percentage points.")})
 
 
+def lead_tests_table(view: depth.DepthView) -> None:
+    """The paired tests behind "Does DropEdge++ lead?": per backbone and depth, DropEdge++
+    against each other sampler, the mean difference with its 95% interval, the p-value and
+    its Holm correction over the claim's family (DropEdge++ vs that sampler at every depth
+    drawn of the backbone; points, not fractions)."""
+    tests, num = view.lead_tests, st.column_config.NumberColumn
+    if tests is None or tests.empty:
+        st.caption("No paired test: DropEdge++ and another sampler share no seeds at any depth drawn.")
+        return
+    shown = tests.assign(backbone=tests["backbone"].map(backbone_label),
+                         worse=tests["worse"].map(figures.sampler_label),
+                         **{c: tests[c] * 100 for c in ("diff_mean", "ci_low", "ci_high")})
+    st.dataframe(shown, hide_index=True, key="ds_lead_tests", column_order=[
+        "backbone", "layers", "worse", "diff_mean", "ci_low", "ci_high", "n", "p_value", "p_holm", "verdict",
+        "family"], column_config={
+        "layers": num("L"), "worse": st.column_config.TextColumn("DropEdge++ vs"),
+        "diff_mean": num("difference (points)", format="%+.1f",
+                         help="Mean over the seeds both ran of DropEdge++ minus the other sampler."),
+        "ci_low": num("95% CI from", format="%+.1f"), "ci_high": num("to", format="%+.1f"),
+        "n": num("seeds", help="Seeds both samplers ran (paired by seed)."),
+        "p_value": num("p", format="%.3f", help="Two-sided paired t-test, uncorrected."),
+        "p_holm": num("Holm p", format="%.3f", help="Holm-corrected over the family (last column)."),
+        "verdict": st.column_config.TextColumn(
+            "verdict", help="shown / reversed: the Holm-corrected test rejects (α = 0.05) with "
+                            "DropEdge++ ahead / behind; not shown: it does not (not the same as equal)."),
+        "family": st.column_config.TextColumn("family")})
+
+
 def run_rows(view: depth.DepthView, dataset: str, split: str) -> None:
     """The requested runs, one row per seed, and their download in the run CSV format."""
     runs, num = view.runs, st.column_config.NumberColumn
@@ -219,8 +247,8 @@ def figure_notes(view: depth.DepthView, dataset: str, split: str, has_paper_data
     if view.verdicts:  # the paper's claim, said plainly for what is drawn
         st.markdown("**Does DropEdge++ lead?** " + " ".join(
             f"{backbone_label(b)}: {v}" for b, v in view.verdicts)
-            + " The paired test over seeds per depth, and why the paper's margins may not appear, "
-              "are in `docs/REPRODUCTION.md` (section 1).")
+            + " The tests are under the table (“Paired tests behind “Does DropEdge++ lead?””); why "
+              "the paper's margins may not appear is in `docs/REPRODUCTION.md` (section 1).")
     gaps = view.gaps
     if len(gaps):
         worst = gaps.iloc[0]

@@ -7,10 +7,11 @@ import time
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from app_shared.jobs import SweepJob
 from dropedge_core import datasets
-from dropedge_core.figures import SAMPLER_COLORS
+from dropedge_core.figures import SAMPLER_COLORS, SAMPLER_LABELS
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.studies import depth as results
 
@@ -112,6 +113,34 @@ def test_cached_runs_show_at_once_store_and_bundled(store, tmp_path, karate):
         assert "does not lead at any depth" in lead[0]
     else:
         assert f"at L = {leads[0]}, but not" in lead[0]
+    # ... then the corrected tests: DropEdge++ vs each other sampler at L = 2 and 4, paired by
+    # seed (scipy), Holm by hand over each claim's depths (one family per rival), counting only
+    # the tests that have a p (a constant difference has none)
+    raw = {}
+    for L in (2, 4):
+        acc = runs[runs["layers"] == L].pivot_table(index="seed", columns="sampler", values="test_acc")
+        for other in ("dropedge", "nodrop"):
+            d = acc["dropedge++"] - acc[other]
+            if d.std(ddof=1) > 1e-12:
+                raw[(L, other)] = stats.ttest_rel(acc["dropedge++"], acc[other]).pvalue
+    holm = {}
+    for other in ("dropedge", "nodrop"):
+        family = {k: p for k, p in raw.items() if k[1] == other}
+        running = 0.0
+        for k, key in enumerate(sorted(family, key=family.get)):
+            running = max(running, min(1.0, (len(family) - k) * family[key]))
+            holm[key] = running
+    if raw:
+        assert "one family per claim, at every depth measured" in lead[0]
+    if raw and all(p >= 0.05 for p in holm.values()):
+        assert "No difference is shown at any depth" in lead[0]
+    tests = next((d.value for d in at.dataframe if "p_holm" in d.value.columns), None)
+    assert tests is not None  # both samplers ran at both depths: the table is there
+    for (L, other), p in holm.items():
+        row = tests[(tests["layers"] == L) & (tests["worse"] == SAMPLER_LABELS[other])]
+        assert float(row["p_holm"].iloc[0]) == pytest.approx(p)
+        assert row["verdict"].iloc[0] == ("not shown" if p >= 0.05 else
+                                          "shown" if float(row["diff_mean"].iloc[0]) > 0 else "reversed")
     assert table["paper_test_acc"].isna().all()
     assert any("reports no numbers for karate" in c.value for c in at.caption)
     # the CSV download of that table

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 from dropedge_core import datasets
@@ -232,3 +233,20 @@ def test_paper_tables_page_draws_the_per_cell_search():
     tables = [d.value for d in at.dataframe if "trials" in d.value.columns]
     assert len(tables) == 1 and set(tables[0]["sampler"]) == set(runs["sampler"])
     assert (tables[0]["seeds"] == 5).all()
+    # the ordering claim on the searched cells: p from scipy over the paired seeds, Holm by hand
+    # over each claim's three depths; a verdict only where the corrected p is below 0.05
+    claims = [d.value for d in at.dataframe if "Holm p" in d.value.columns]
+    assert len(claims) == 1 and len(claims[0]) == 9
+    claims = claims[0]
+    acc = runs.pivot_table(index=["layers", "seed"], columns="sampler", values="test_acc")
+    names = {"DropEdge++": "dropedge++", "DropEdge": "dropedge", "NoDrop": "nodrop"}
+    for claim, part in claims.groupby("claim"):
+        better, worse = (names[s] for s in claim.split(" ≥ "))
+        raw = {L: stats.ttest_rel(acc.loc[L][better], acc.loc[L][worse]).pvalue for L in part["L"]}
+        ranked, running = sorted(raw, key=raw.get), 0.0
+        for k, L in enumerate(ranked):
+            running = max(running, min(1.0, (3 - k) * raw[L]))
+            row = part[part["L"] == L].iloc[0]
+            assert row["p"] == f"{raw[L]:.3f}" and row["Holm p"] == f"{running:.3f}"
+            assert (row["verdict"] == "not shown") == (running >= 0.05)
+        assert part["family"].str.endswith("every depth of cora/semi/GCN (3 tests)").all()

@@ -3,19 +3,27 @@ run CSVs (``dropedge_core/assets/results/``), so that the document can be regene
 
     python docs/tools/repro_tables.py --settings depth > /tmp/tables.md
     python docs/tools/repro_tables.py --search > /tmp/search.md   # the per-cell search
+    python docs/tools/repro_tables.py --front                     # coverage, DropEdge++ vs the paper
+    python docs/tools/repro_tables.py --facts                     # the numbers behind the statements
+    python docs/tools/repro_tables.py --write docs/REPRODUCTION.md  # all of the above, in place
 
 
 Cells: mean ± sample std of the test accuracy over the seeds (n = seeds), in %, beside
-the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.studies.ordering`.
+the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.studies.ordering`,
+with its 95% interval and its Holm-corrected p over the claim's depths in one table.
 """
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+import pandas as pd
+
+from dropedge_core import paths
 from dropedge_core.data import reference
 from dropedge_core.figures import BACKBONE_LABELS
 from dropedge_core.method.models import BACKBONES
@@ -23,6 +31,7 @@ from dropedge_core.studies import cell_search, ordering
 from dropedge_core.studies import depth as results
 
 LABELS = {"nodrop": "NoDrop", "dropedge": "DropEdge", "dropedge++": "DropEdge++"}
+BACKBONES_BY_LABEL = {label: key for key, label in BACKBONE_LABELS.items()}
 
 
 def _cell(values) -> str:
@@ -52,15 +61,24 @@ def depth_table(runs, paper, dataset: str, split: str, backbone: str = "gcn") ->
     return "\n".join(lines)
 
 
+FAMILY_NOTE = ("Verdicts on the Holm-corrected p (α = 0.05); the family of each test is its claim at "
+               "every depth of this table (e.g. all DropEdge++ ≥ DropEdge cells of this table; its size "
+               "is the last column). The interval is the 95% t-interval of the mean paired difference "
+               "over the seeds (per comparison, not simultaneous), so it can exclude 0 where the "
+               "corrected test does not reject.")
+CLAIMS_HEAD = "| L | claim | difference, points (95% CI) | seeds | p | Holm p | verdict | family |"
+
+
 def claims_table(runs, dataset: str, split: str, backbone: str = "gcn") -> str:
     part = runs[(runs["dataset"] == dataset) & (runs["split"] == split) & (runs["backbone"] == backbone)]
     table = ordering.compare_samplers(part)
-    lines = ["| L | claim | difference (points) | seeds | p (paired t) | verdict |", "|" + " --- |" * 6]
+    lines = [CLAIMS_HEAD, "|" + " --- |" * 8]
     for row in table.itertuples():
-        std = "" if row.diff_std != row.diff_std else f" ± {100 * row.diff_std:.1f}"
-        p = "–" if row.p_value != row.p_value else f"{row.p_value:.3f}"
+        ci = "" if row.ci_low != row.ci_low else f" ({100 * row.ci_low:+.1f} to {100 * row.ci_high:+.1f})"
         lines.append(f"| {row.layers} | {LABELS[row.better]} ≥ {LABELS[row.worse]} | "
-                     f"{100 * row.diff_mean:+.1f}{std} | {row.n} | {p} | {row.verdict} |")
+                     f"{100 * row.diff_mean:+.1f}{ci} | {row.n} | {ordering.format_p(row.p_value)} | "
+                     f"{ordering.format_p(row.p_holm)} | {row.verdict} | "
+                     f"this claim, {row.family_size} depths |")
     sentence = ordering.leader_sentence(part)
     return "\n".join(lines) + (f"\n\n{sentence}" if sentence else "")
 
@@ -86,30 +104,263 @@ def search_table(summary, paper, dataset: str, split: str, backbone: str = "gcn"
     return "\n".join(lines)
 
 
+NO_DATA = "not run: the data cannot be obtained on this project's machines (offline; Cora and CiteSeer only)"
+NOT_REACHED = "CPU time (a shared 2-core machine, no GPU; issue 25 item 7)"
+#: The paper's dataset names as the text spells them.
+NAMES = {"Citeseer": "CiteSeer", "Pubmed": "PubMed"}
+
+
+def _seeds(counts) -> str:
+    lo, hi = int(counts.min()), int(counts.max())
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def _depth_coverage(runs, paper) -> list[tuple]:
+    """Rows of the coverage table for the accuracy-by-depth table: one per Cora/CiteSeer
+    (setting, dataset, backbone), one for PubMed. A cell is run when the depth recipe has a
+    run of its (dataset, split, backbone, sampler, layers)."""
+    seeds = runs.groupby(["dataset", "split", "backbone", "sampler", "layers"])["seed"].nunique()
+    rows = []
+    for (setting, name, backbone), part in paper.groupby(["setting", "dataset", "backbone"], sort=False):
+        key, bb = part["dataset_key"].iloc[0], BACKBONES_BY_LABEL[backbone]
+        if key not in set(runs["dataset"]):
+            continue
+        got = [seeds.get((key, setting, bb, r.sampler, r.layers)) for r in part.itertuples()]
+        run = [g for g in got if g is not None]
+        depths = sorted({r.layers for r, g in zip(part.itertuples(), got) if g is not None})
+        missing = sorted({r.layers for r, g in zip(part.itertuples(), got) if g is None})
+        why = "–" if not missing else f"L = {', '.join(map(str, missing))}: {NOT_REACHED}"
+        rows.append((f"accuracy by depth, {NAMES.get(name, name)} {setting}, {backbone}", len(part), len(run),
+                     ", ".join(map(str, depths)) or "–", _seeds(pd.Series(run)) if run else "–", why))
+    rest = paper[~paper["dataset_key"].isin(set(runs["dataset"]))]
+    for name, part in rest.groupby("dataset"):
+        rows.append((f"accuracy by depth, {NAMES.get(name, name)} (both settings, every backbone)",
+                     len(part), 0, "–", "–", NO_DATA))
+    return rows
+
+
+def coverage_rows(runs, paper, best, paper_best, men, paper_men, epoch_time) -> list[tuple]:
+    """(paper table, cells, cells run, depths run, seeds per cell, why not) per part of the
+    paper's tables: accuracy by depth (depth recipe runs), best accuracy per backbone (the
+    ``paper`` preset's runs), the MEN table (``assets/men``), the epoch-time table."""
+    rows = _depth_coverage(runs, paper)
+    seeds = best.groupby(["dataset", "split", "backbone"])["seed"].nunique()
+    for name, part in paper_best.groupby("dataset", sort=False):
+        got = [seeds.get((r.dataset_key, r.setting, BACKBONES_BY_LABEL[r.backbone]))
+               for r in part.itertuples()]
+        run = [g for g in got if g is not None]
+        rows.append((f"best accuracy per backbone, {NAMES.get(name, name)}", len(part), len(run),
+                     "the paper's depth" if run else "–",
+                     _seeds(pd.Series(run)) if run else "–", "–" if run else NO_DATA))
+    keys = {(d, s, int(L)) for d, s, L in zip(men["dataset"], men["sampler"], men["layers"])}
+    for name, part in paper_men.groupby("dataset", sort=False):
+        hit = [r for r in part.itertuples() if (r.dataset.lower(), r.sampler, int(r.layers)) in keys]
+        runs_n = men[men["dataset"] == name.lower()]["runs"]
+        rows.append((f"MEN, {NAMES.get(name, name)}", len(part), len(hit), "4, 8, 16",
+                     f"{_seeds(runs_n)} (sampling runs)", "–"))
+    cells = epoch_time.shape[0] * (epoch_time.shape[1] - 1)
+    rows.append(("time per epoch (Cora)", cells, 0, "–", "–",
+                 "not bundled: the page \"The paper's tables\" measures it live on the machine it runs on "
+                 "(the paper's numbers are from its GPU at an unstated depth)"))
+    return rows
+
+
+def coverage_table(rows) -> str:
+    total, run = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    lines = ["| the paper's table | cells | run here | depths run | seeds per cell | not run, and why |",
+             "|" + " --- |" * 6]
+    lines += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {r[5]} |" for r in rows]
+    lines.append(f"| **all** | **{total}** | **{run} ({100 * run / total:.0f}%)** | | | |")
+    return "\n".join(lines)
+
+
+def below_paper(runs, paper, sampler: str = "dropedge++") -> tuple[int, int, list[float]]:
+    """(cells where our mean is below the paper's number, cells with both, our mean − paper per cell,
+    points) for one sampler of the accuracy-by-depth table."""
+    part = runs[runs["sampler"] == sampler]
+    means = part.groupby(["dataset", "split", "backbone", "layers"])["test_acc"].mean()
+    gaps = []
+    for r in paper[paper["sampler"] == sampler].itertuples():
+        m = means.get((r.dataset_key, r.setting, BACKBONES_BY_LABEL[r.backbone], r.layers))
+        if m is not None:
+            gaps.append(100 * m - r.test_accuracy)
+    return sum(g < 0 for g in gaps), len(gaps), gaps
+
+
+def front_matter(runs, paper, best, paper_best, men, paper_men, epoch_time) -> str:
+    """The lines at the top of docs/REPRODUCTION.md: DropEdge++ against the paper, the coverage
+    table, and the ordering tests of sections 1 and 1c taken as one family."""
+    n, m, gaps = below_paper(runs, paper)
+    bm = best.groupby(["dataset", "split", "backbone"])["test_acc"].mean()
+    best_gaps = [100 * bm[k] - r.test_accuracy for r in paper_best.itertuples()
+                 if (k := (r.dataset_key, r.setting, BACKBONES_BY_LABEL[r.backbone])) in bm.index]
+    nd, nm, nd_gaps = below_paper(runs, paper, "nodrop")
+    claims = ordering.compare_samplers(runs, family=())
+    tested = claims[claims["p_value"].notna()]
+    out = [f"**DropEdge++ is below the paper in {n} of {m} cells** of the accuracy-by-depth table run "
+           f"here (depth recipe; mean {sum(gaps) / m:+.1f} points, median "
+           f"{pd.Series(gaps).median():+.1f}), and in {sum(g < 0 for g in best_gaps)} of {len(best_gaps)} "
+           f"cells of the best-accuracy table (the paper's presets; mean "
+           f"{sum(best_gaps) / len(best_gaps):+.1f}). Our NoDrop is above the paper's (copied from the "
+           f"DropEdge paper) in {nm - nd} of {nm} cells (largest {max(nd_gaps):+.1f} points).",
+           "",
+           coverage_table(coverage_rows(runs, paper, best, paper_best, men, paper_men, epoch_time)),
+           "",
+           f"**The ordering tests taken together** (sections 1 and 1c, depth recipe): {len(tested)} "
+           f"paired tests, {int((tested['p_value'] < 0.05).sum())} with an uncorrected p < 0.05; "
+           f"Holm-corrected over all "
+           f"{len(tested)} as one family, {int((tested['verdict'] != 'not shown').sum())} reject."]
+    return "\n".join(out)
+
+
+def _mean(runs, **where) -> float:
+    part = runs
+    for k, v in where.items():
+        part = part[part[k] == v]
+    return 100 * part["test_acc"].mean()
+
+
+def facts(every, paper) -> str:
+    """The numbers behind the document's statements, each recomputed from the bundled CSVs:
+    the paper's copied NoDrop/DropEdge columns against ours at 8-32 layers (section 1), when
+    the 32-/64-layer runs stopped (section 1), DropEdge++ − paper per GCN cell (section 1),
+    ResGCN's NoDrop against the paper (section 1c), and the 2/4-layer runs of the ``quick``
+    and ``depth`` sweeps, whose settings are identical there (section 4)."""
+    depth_runs, quick = every[every["settings"] == "depth"], every[every["settings"] == "quick"]
+    gcn = depth_runs[depth_runs["backbone"] == "gcn"]
+    tables = [("cora", "semi"), ("cora", "full"), ("citeseer", "semi"), ("citeseer", "full")]
+    out = ["#### The paper's NoDrop and DropEdge columns against ours, GCN, 8-32 layers (depth recipe)", ""]
+    for sampler in ("nodrop", "dropedge"):
+        above = []
+        cells = 0
+        for d, sp in tables:
+            ref = results.paper_rows(paper, d, sp, ["gcn"], [sampler])
+            for L in (8, 16, 32):
+                ours, theirs = _mean(gcn, dataset=d, split=sp, sampler=sampler, layers=L), \
+                    float(ref[ref["layers"] == L]["test_accuracy"].iloc[0])
+                cells += 1
+                if theirs >= ours:
+                    above.append(f"{d} {sp} {L} (paper {theirs:.1f}, ours {ours:.1f})")
+        out.append(f"- {LABELS[sampler]}: the paper's number is below ours in {cells - len(above)} of "
+                   f"{cells} cells; at or above ours in {len(above)}"
+                   + (f": {'; '.join(above)}" if above else ""))
+    out += ["", "#### Runs at 32 and 64 layers that stopped before the 400-epoch budget (GCN, depth recipe; "
+            "patience 200, so the best validation epoch is at most epochs run − 200)", ""]
+    for L in (32, 64):
+        part = gcn[gcn["layers"] == L]
+        early = part[part["epochs_run"] < 400].sort_values(["dataset", "split", "sampler", "seed"])
+        listed = "; ".join(f"{r.dataset} {r.split} {LABELS[r.sampler]} seed {r.seed}: {r.epochs_run}"
+                           for r in early.itertuples())
+        out.append(f"- L = {L}: {len(part) - len(early)} of {len(part)} runs trained all 400 epochs; "
+                   f"stopped early: {len(early)}" + (f" ({listed})" if listed else ""))
+    out += ["", "#### DropEdge++ − the paper, GCN (depth recipe; points)", "",
+            "| L | " + " | ".join(f"{d} {sp}" for d, sp in tables) + " |", "|" + " --- |" * 5]
+    for L in sorted(gcn["layers"].unique()):
+        cells = []
+        for d, sp in tables:
+            ref = results.paper_rows(paper, d, sp, ["gcn"], ["dropedge++"])
+            theirs = float(ref[ref["layers"] == L]["test_accuracy"].iloc[0])
+            cells.append(f"{_mean(gcn, dataset=d, split=sp, sampler='dropedge++', layers=L) - theirs:+.1f}")
+        out.append(f"| {L} | " + " | ".join(cells) + " |")
+    out += ["", "#### ResGCN NoDrop against the paper (semi, depth recipe)", ""]
+    res = depth_runs[(depth_runs["backbone"] == "resgcn") & (depth_runs["sampler"] == "nodrop")]
+    for (d, L), part in res.groupby(["dataset", "layers"]):
+        ref = results.paper_rows(paper, d, "semi", ["resgcn"], ["nodrop"])
+        theirs = float(ref[ref["layers"] == L]["test_accuracy"].iloc[0])
+        out.append(f"- {d} {L}: ours {100 * part['test_acc'].mean():.1f}, paper {theirs:.1f} "
+                   f"({100 * part['test_acc'].mean() - theirs:+.1f})")
+    out += ["", "#### GCN at 2 and 4 layers: the quick sweep against the depth sweep (identical settings)",
+            ""]
+    cols = ["dataset", "split", "sampler", "layers", "seed"]
+    both = quick[quick["layers"] <= 4].merge(gcn[gcn["layers"] <= 4], on=cols, suffixes=("_quick", "_depth"))
+    for sampler, part in both.groupby("sampler"):
+        diff = 100 * (part["test_acc_quick"] - part["test_acc_depth"])
+        out.append(f"- {LABELS[sampler]}: {int((diff.abs() > 1e-9).sum())} of {len(part)} runs differ "
+                   f"(largest |quick − depth| {diff.abs().max():.1f} points; mean quick − depth "
+                   f"{diff.mean():+.2f})")
+    return "\n".join(out)
+
+
+def depth_text(settings: str = "depth") -> str:
+    """Every (dataset, split, backbone) of one settings column: its depth table and its claims."""
+    runs = results.bundled_results()
+    runs = runs[runs["settings"] == settings]
+    paper = reference.paper_accuracy_by_depth()
+    order = {b: i for i, b in enumerate(BACKBONES)}
+    groups = sorted(runs.groupby(["dataset", "split", "backbone"]).groups,
+                    key=lambda g: (g[0], g[1], order[g[2]]))
+    return "".join(f"### {dataset} / {split}, {BACKBONE_LABELS[backbone]}, settings {settings!r}\n\n"
+                   f"{depth_table(runs, paper, dataset, split, backbone)}\n\n"
+                   f"{claims_table(runs, dataset, split, backbone)}\n\n"
+                   for dataset, split, backbone in groups)
+
+
+def search_text() -> str:
+    """The per-cell search of every searched table: its summary and its claims."""
+    summary, best = cell_search.bundled_summary(), cell_search.bundled_best_runs()
+    paper = reference.paper_accuracy_by_depth()
+    return "".join(f"### {dataset} / {split}, GCN, the per-cell search\n\n"
+                   f"{search_table(summary, paper, dataset, split)}\n\n"
+                   f"{claims_table(best, dataset, split)}\n\n"
+                   for (dataset, split), _ in summary.groupby(["dataset", "split"]))
+
+
+def front_text() -> str:
+    every = results.bundled_results()
+    men = pd.read_csv(paths.MEN_DIR / "men_table.csv")
+    return front_matter(every[every["settings"] == "depth"], reference.paper_accuracy_by_depth(),
+                        every[every["settings"] == "paper"], reference.paper_best_accuracy(), men,
+                        reference.paper_men(), reference.paper_epoch_time())
+
+
+def facts_text() -> str:
+    return facts(results.bundled_results(), reference.paper_accuracy_by_depth())
+
+
+def write(path: Path) -> None:
+    """Regenerate ``path`` in place: the blocks between ``<!-- repro_tables: NAME -->`` and
+    ``<!-- /repro_tables: NAME -->`` (``headline``: DropEdge++ against the paper; ``front``: the
+    coverage table and all tests as one family; ``facts``), and each ``#### <table>`` block of
+    :func:`depth_text` and :func:`search_text` up to its sentence on DropEdge++."""
+    doc = path.read_text(encoding="utf-8")
+    headline, front = front_text().split("\n\n", 1)
+    for name, text in (("headline", headline), ("front", front), ("facts", facts_text())):
+        begin, end = f"<!-- repro_tables: {name} -->", f"<!-- /repro_tables: {name} -->"
+        a, b = doc.index(begin), doc.index(end)
+        doc = doc[:a] + begin + "\n\n" + text.strip("\n") + "\n\n" + doc[b:]
+    sentence = re.compile(r"^DropEdge\+\+ (has the highest|does not lead)[^\n]*\n", re.M)
+    for block in re.split(r"^### ", depth_text() + search_text(), flags=re.M)[1:]:
+        head, body = block.split("\n", 1)
+        if f"#### {head}\n" not in doc:  # a new table: the author decides where it goes
+            raise SystemExit(f"{path}: no '#### {head}' heading; add it (and a line 'DropEdge++ has the "
+                             "highest' after it) where the table belongs, then rerun --write")
+        start = doc.index(f"#### {head}\n")
+        doc = doc[:start] + f"#### {head}\n\n{body.strip()}\n" + doc[sentence.search(doc, start).end():]
+    path.write_text(doc, encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settings", default="depth", help="the settings column to keep (default depth)")
     parser.add_argument("--search", action="store_true",
                         help="print the per-cell search (dropedge_core/assets/search/) instead")
+    parser.add_argument("--front", action="store_true",
+                        help="print the top of REPRODUCTION.md (DropEdge++ against the paper, coverage)")
+    parser.add_argument("--facts", action="store_true",
+                        help="print the numbers behind the document's statements (section 1, 1c, 3, 4)")
+    parser.add_argument("--write", metavar="DOC", type=Path,
+                        help="regenerate every generated block of DOC (docs/REPRODUCTION.md) in place")
     args = parser.parse_args()
-    if args.search:
-        summary, best = cell_search.bundled_summary(), cell_search.bundled_best_runs()
-        paper = reference.paper_accuracy_by_depth()
-        for (dataset, split), _ in summary.groupby(["dataset", "split"]):
-            print(f"### {dataset} / {split}, GCN, the per-cell search\n")
-            print(search_table(summary, paper, dataset, split) + "\n")
-            print(claims_table(best, dataset, split) + "\n")
-        return
-    runs = results.bundled_results()
-    runs = runs[runs["settings"] == args.settings]
-    paper = reference.paper_accuracy_by_depth()
-    order = {b: i for i, b in enumerate(BACKBONES)}
-    groups = sorted(runs.groupby(["dataset", "split", "backbone"]).groups,
-                    key=lambda g: (g[0], g[1], order[g[2]]))
-    for dataset, split, backbone in groups:
-        print(f"### {dataset} / {split}, {BACKBONE_LABELS[backbone]}, settings {args.settings!r}\n")
-        print(depth_table(runs, paper, dataset, split, backbone) + "\n")
-        print(claims_table(runs, dataset, split, backbone) + "\n")
+    if args.write:
+        write(args.write)
+    elif args.front:
+        print(front_text())
+    elif args.facts:
+        print(facts_text())
+    elif args.search:
+        print(FAMILY_NOTE + "\n\n" + search_text())
+    else:
+        print(FAMILY_NOTE + "\n\n" + depth_text(args.settings))
 
 
 if __name__ == "__main__":

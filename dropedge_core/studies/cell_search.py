@@ -115,8 +115,10 @@ def bundled_best_runs(directory: str | None = None) -> pd.DataFrame:
 def bundled_view(dataset: str = "cora", split: str = "semi", backbone: str = "gcn") -> dict:
     """The bundled search of one table, for a page: ``summary`` (a row per searched cell),
     ``runs`` (its best points' runs), ``claims`` (the paired test of the ordering claim per
-    depth, :func:`dropedge_core.studies.ordering.compare_samplers`) and ``sentence`` (where
-    DropEdge++ leads). Empty tables when nothing of that table was searched."""
+    depth with its 95% interval and Holm-corrected p,
+    :func:`dropedge_core.studies.ordering.compare_samplers`) and ``sentence`` (where
+    DropEdge++ leads, and what the corrected tests show). Empty tables when nothing of that
+    table was searched."""
     summary, best = bundled_summary(), bundled_best_runs()
     if len(summary):
         summary = summary[(summary["dataset"] == dataset) & (summary["split"] == split)

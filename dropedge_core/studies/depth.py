@@ -383,7 +383,9 @@ class DepthView:
         others: cached runs of the dataset/split with other settings (:func:`other_runs`).
         recipes: ``{backbone: what its runs use, in words}``; ``preset_missing``: the
             paper preset was asked for and some backbone has none here (the depth recipe).
-        verdicts: ``[(backbone, sentence)]``: does DropEdge++ lead, for what is drawn.
+        verdicts: ``[(backbone, sentence)]``: does DropEdge++ lead, for what is drawn;
+            ``lead_tests``: the Holm-corrected paired tests behind it
+            (:func:`dropedge_core.studies.ordering.lead_tests`, one family per backbone).
         gaps: :func:`paper_gaps` of ``table``.
     """
     configs: list[TrainConfig]
@@ -401,6 +403,7 @@ class DepthView:
     recipes: dict = field(default_factory=dict)
     preset_missing: bool = False
     verdicts: list = field(default_factory=list)
+    lead_tests: pd.DataFrame | None = None
     gaps: pd.DataFrame | None = None
 
 
@@ -463,6 +466,8 @@ def depth_view(dataset: str, split: str, backbones: Sequence[str], depths: Seque
         view.note = f"nearest cached settings: {describe_settings(view.fallback)}"
     view.verdicts = [(b, v) for b in view.backbones
                      if (v := ordering.leader_sentence(view.measured[view.measured["backbone"] == b]))]
+    tests = [ordering.lead_tests(view.measured[view.measured["backbone"] == b]) for b in view.backbones]
+    view.lead_tests = pd.concat([t for t in tests if len(t)]) if any(len(t) for t in tests) else None
     view.gaps = paper_gaps(view.table)
     return view
 
