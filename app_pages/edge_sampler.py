@@ -33,8 +33,10 @@ max_nodes = int(c5.select_slider("Nodes at most", [50, 100, 150, 200, 300], DEFA
                                   help="The drawn neighbourhood's cap: fewer nodes, a clearer drawing."))
 if big:
     center_default = ui.cached_default_center(graph, ui.graph_key(sel), hops, max_nodes)
-    center = c3.number_input("Centre node", 0, graph.num_nodes - 1, center_default,
-                             key=f"center_{ui.data_id(sel)}",
+    if not 0 <= st.session_state.get(center_key := f"center_{ui.data_id(sel)}", 0) < graph.num_nodes:
+        st.warning(f"Centre node {st.session_state.pop(center_key)} ignored (a link's?): "
+                   f"{graph.name} has nodes 0 .. {graph.num_nodes - 1}.")
+    center = c3.number_input("Centre node", 0, graph.num_nodes - 1, center_default, key=center_key,
                              help="The drawn part: this node's k-hop neighbourhood "
                                   f"(at most {max_nodes} nodes, nearer hops first).")
 else:
