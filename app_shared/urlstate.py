@@ -145,6 +145,7 @@ PAGES: dict[str, dict[str, Param]] = {
     "edge_sampler": {"kernel": choice(samplers.KERNELS), "hops": integer(1, 3),
                      "max_nodes": choice((50, 100, 150, 200, 300)), "center": integer(0, 10**7),
                      "edge_layer": integer(0, MAX_LAYERS - 1), "animate": BOOL,
+                     "compare": choice(("none", *samplers.NAMES)),
                      "reach_node": integer(0, 10**7)},
     "men_explorer": {"men_paper_setting": BOOL, "men_depths": multi((2, 4, 8, 16, 32)),
                      "men_samplers": multi(samplers.NAMES)},

@@ -1,6 +1,8 @@
 """The teaching pages through AppTest: the figures' data, not just that a chart exists (issue 16)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -219,6 +221,29 @@ def test_the_lesson_walks_through_six_steps_each_with_its_figure():
         assert (f"**{sampler_label(item.sampler)} keeps the classes apart**" in text) == (not merged)
     glossary = at.dataframe[-1].value
     assert "class separation" in glossary["symbol"].tolist()
+
+
+def test_edge_sampler_draws_two_samplers_side_by_side_on_the_same_nodes_and_layer():
+    """Issue 24 (7): LID beside LDD at layer 2 of 8 on karate (M = 78, keep rates 0.3 -> 0.8)."""
+    at = _page("app_pages/edge_sampler.py")
+    at.sidebar.selectbox(key="sampler").set_value("lid").run()
+    assert "edges_beside" not in _charts(at)  # one drawing until asked
+    at.selectbox(key="compare").set_value("ldd").run()
+    at.slider(key="edge_layer").set_value(2).run()
+    _ok(at)
+    charts = _charts(at)
+    lid, ldd = charts["edges"]["data"], charts["edges_beside"]["data"]
+    # by hand: k_l = floor(M (p_min + (p_max - p_min) l / (L - 1))); LDD keeps LID's count of layer L-1-l
+    k = [math.floor(78 * (0.3 + 0.5 * layer / 7)) for layer in range(8)]
+    assert (lid[1]["name"], ldd[1]["name"]) == (f"kept ({k[2]})", f"kept ({k[5]})")
+    assert (lid[0]["name"], ldd[0]["name"]) == (f"dropped ({78 - k[2]})", f"dropped ({78 - k[5]})")
+    for a, b in zip(lid[3:], ldd[3:]):  # the same nodes at the same positions
+        assert _values(a["x"]).astype(float) == pytest.approx(_values(b["x"]).astype(float))
+    assert any(c.value == f"Layer 2, the same 78 drawn edges: LID keeps {k[2]}, LDD keeps {k[5]}."
+               for c in at.caption)
+    at.sidebar.selectbox(key="sampler").set_value("ldd").run()  # the sidebar takes the one beside
+    _ok(at)
+    assert at.selectbox(key="compare").value == "none" and "edges_beside" not in _charts(at)
 
 
 def test_edge_sampler_shows_the_receptive_field_of_the_picked_node():

@@ -49,7 +49,7 @@ def test_class_merge_animation_moves_the_points(page, server):  # noqa: F811
     page.mouse.click(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2)
     page.wait_for_timeout(800)
     after = plot.locator(".annotation-text").first.text_content()
-    assert after != before and "silhouette" in after
+    assert after != before and "class separation" in after
     _screenshot(page, "class_merge_last_layer", docs=True)
 
 
