@@ -191,7 +191,19 @@ def test_the_bundled_cora_snapshot_is_small_and_deep():
     failing = teaching.load_snapshots(teaching.BUNDLED_FAILING)
     assert failing.settings["lr"] == 0.01 and failing.settings["self_loop"] is False
     assert all(s.test_acc < 0.4 for s in failing.items)  # near chance: it does not learn
-    assert max(s.silhouette[-1] for s in failing.items) < min(s.silhouette[-1] for s in snaps.items)
+    assert max(s.separation[-1] for s in failing.items) < min(s.separation[-1] for s in snaps.items)
+
+
+def test_the_bundled_view_the_page_opens_on_shows_merging_beside_classes_kept_apart():
+    for path, seed in ((teaching.BUNDLED_MERGING, 1), (teaching.BUNDLED_MERGING_SEED0, 0)):
+        assert path.stat().st_size < 2**20
+        snaps = teaching.load_snapshots(path)
+        assert snaps.samplers == list(teaching.VIEW_SAMPLERS) and snaps.items[0].proj.shape == (7, 2708, 2)
+        assert snaps.settings["num_layers"] == 8 and snaps.settings["seed"] == seed
+        assert {k: snaps.settings[k] for k in teaching.FAILING_RECIPE} == teaching.FAILING_RECIPE
+    nodrop, _, plus = teaching.load_snapshots(teaching.BUNDLED_MERGING).items
+    assert min(nodrop.separation) < 0.1 <= min(plus.separation)  # merged beside apart
+    assert plus.test_acc > nodrop.test_acc + 0.2
 
 
 def test_class_merge_animation_has_a_frame_and_titles_per_layer(karate_snaps):
