@@ -29,8 +29,8 @@ st.markdown(
     "a picture of the numbers, not their source. Press ▶ or drag the slider under the figure. "
     "The bundled Cora models were trained offline (no data needed). The first one uses the "
     "shallow settings (lr 0.01, dropout 0.5, weight decay 5e-4, no self-feature term) at 8 "
-    "layers, where whether a model trains depends on the seed: seed 1 is shown first, seed 0 "
-    "beside it.")
+    "layers, where whether a model trains depends on the seed: seed 1 is shown first, seed 0 is "
+    "the next choice.")
 source = st.radio("Model", list(SOURCES), format_func=SOURCES.get, key="cm_source", horizontal=True)
 
 

@@ -21,7 +21,8 @@ the same with ``--recipe old-defaults``
         --recipe old-defaults --seed 1 --out dropedge_core/assets/snapshots/cora_semi_gcn8_shallow_seed1.npz
 
 and the same with ``--seed 0 --out .../cora_semi_gcn8_shallow_seed0.npz``. The training is
-deterministic on a CPU: a rerun writes the same numbers (checked for the 16-layer file).
+deterministic on a CPU: a rerun writes the same numbers (checked for both 16-layer files:
+the silhouettes and accuracies came back identical).
 """
 from __future__ import annotations
 
