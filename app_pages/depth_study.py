@@ -17,7 +17,7 @@ from app_shared import jobs
 from dropedge_core import datasets, figures
 from dropedge_core.data import reference
 from dropedge_core.store import ResultStore, StoreError
-from dropedge_core.studies import depth
+from dropedge_core.studies import depth, own_runs
 
 
 @st.cache_resource(max_entries=8)
@@ -86,9 +86,10 @@ try:
 except depth.ResultsError as exc:
     st.warning(f"Bundled results ignored: {exc}")
     bundled_df = depth.empty_runs()
+cached = depth.cached_runs(store_df, bundled_df)
 view = depth.depth_view(sel.dataset, sel.split, req.backbones, req.depths, req.samplers, req.seeds,
                         req.epochs, req.mode, sel.p_min, sel.p_max, req.kernel, req.directed,
-                        depth.cached_runs(store_df, bundled_df), _paper(), _cached_settings)
+                        cached, _paper(), _cached_settings)
 recipe_col.caption("  \n".join(f"**{dv.backbone_label(b)}**: {line}" for b, line in view.recipes.items())
                    + (f"  \n(the paper has no preset here for {sel.dataset}/{sel.split}: the depth "
                       "recipe, keep rates from the sidebar)" if view.preset_missing else "")
@@ -96,6 +97,8 @@ recipe_col.caption("  \n".join(f"**{dv.backbone_label(b)}**: {line}" for b, line
                    + f"  \nTraining on {jobs.device_label()}. The sidebar's sampler and layers are "
                    "not used here.")
 dv.sweep_controls(view, req, store, store_error, graph, sel.dataset)
+dv.own_runs_notice(own_runs.own_runs(cached, {*view.runs["key"], *view.measured["key"]}, sel.dataset,
+                                     sel.split, _cached_settings), req)
 
 if view.fallback is not None:
     dv.fallback_warning(view)

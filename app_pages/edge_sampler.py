@@ -33,8 +33,10 @@ max_nodes = int(c5.select_slider("Nodes at most", [50, 100, 150, 200, 300], DEFA
                                   help="The drawn neighbourhood's cap: fewer nodes, a clearer drawing."))
 if big:
     center_default = ui.cached_default_center(graph, ui.graph_key(sel), hops, max_nodes)
-    center = c3.number_input("Centre node", 0, graph.num_nodes - 1, center_default,
-                             key=f"center_{ui.data_id(sel)}",
+    if not 0 <= st.session_state.get(center_key := f"center_{ui.data_id(sel)}", 0) < graph.num_nodes:
+        st.warning(f"Centre node {st.session_state.pop(center_key)} ignored (a link's?): "
+                   f"{graph.name} has nodes 0 .. {graph.num_nodes - 1}.")
+    center = c3.number_input("Centre node", 0, graph.num_nodes - 1, center_default, key=center_key,
                              help="The drawn part: this node's k-hop neighbourhood "
                                   f"(at most {max_nodes} nodes, nearer hops first).")
 else:
@@ -52,9 +54,15 @@ masks = sampling.sample_masks(graph, sel.sampler, sel.layers, sel.p_min, sel.p_m
 weights = samplers.make(sel.sampler, p_min=sel.p_min, p_max=sel.p_max,
                         kernel=kernel).weights(graph)
 
-s1, s2 = st.columns([3, 1.2], vertical_alignment="bottom")
+s1, s3, s2 = st.columns([3, 1.2, 1.2], vertical_alignment="bottom")
 animate = s2.toggle("Animate over the layers", key="animate",
                     help="Plotly frames with a play button and a layer slider.")
+if st.session_state.get("compare") == sel.sampler:  # the sidebar now picks the one beside
+    st.session_state["compare"] = "none"
+beside = s3.selectbox("Beside it", ["none", *(n for n in samplers.NAMES if n != sel.sampler)], key="compare",
+                      format_func=lambda n: "—" if n == "none" else figures.sampler_label(n),
+                      disabled=animate, help="A second sampler on the same drawn nodes and layer "
+                                             "(same seed and draw).")
 if animate:
     fig = figures.layer_edges_animation(graph, masks, lay, weights=weights, sampler=sel.sampler)
 else:
@@ -63,7 +71,17 @@ else:
     layer = s1.slider("Layer (0 = input)", 0, max(sel.layers - 1, 1), key="edge_layer",
                       disabled=sel.layers == 1)
     fig = figures.layer_edges(graph, masks, lay, layer, weights=weights, sampler=sel.sampler)
-st.plotly_chart(fig, key="edges")
+if animate or beside == "none":
+    st.plotly_chart(fig, key="edges")
+else:  # the same neighbourhood, positions and layer: only the sampler differs
+    other = sampling.sample_masks(graph, beside, sel.layers, sel.p_min, sel.p_max, sel.seed, kernel, draw)
+    kept = {n: int(m[layer, lay.edge_ids].sum()) for n, m in ((sel.sampler, masks), (beside, other))}
+    for col, name, m in zip(st.columns(2), kept, (masks, other)):
+        w = samplers.make(name, p_min=sel.p_min, p_max=sel.p_max, kernel=kernel).weights(graph)
+        col.plotly_chart(figures.layer_edges(graph, m, lay, layer, weights=w, sampler=name),
+                         key="edges" if name == sel.sampler else "edges_beside")
+    st.caption(f"Layer {layer}, the same {lay.edge_ids.size} drawn edges: " + ", ".join(
+        f"{figures.sampler_label(n)} keeps {k}" for n, k in kept.items()) + ".")
 where = (f"the {hops}-hop neighbourhood of node {lay.center} ({lay.num_nodes} nodes"
          f"{', cut at the cap' if lay.truncated else ''}, {lay.edge_ids.size} edges)"
          if lay.center is not None else f"the whole graph ({lay.num_nodes} nodes)")

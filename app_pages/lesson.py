@@ -60,6 +60,8 @@ def _figure(key: str, dataset: str | None, **args):
 
 with left:
     st.plotly_chart(_figure(key, graph.name if graph is not None else None, **args), key="lesson_figure")
+    if caption := lesson.step_caption(key, args.get("recipe", "deep")):
+        st.markdown(caption)
 with st.expander("What to look for", expanded=False):
     st.markdown(step.look_for)
 with st.expander("What the symbols mean"):

@@ -90,7 +90,8 @@ if fixed and ss.get("lt_recipe_for") != signature:
     filled = recipes.recipe_fields(recipe, sel.dataset if sel.dataset != ui.UPLOAD else "karate",
                                    sel.split if sel.dataset != ui.UPLOAD else None, backbone,
                                    setting["num_layers"])
-    tv.fill_widgets({k: v for k, v in filled.items() if k not in ("backbone", "diag_every")})
+    tv.fill_widgets({k: v for k, v in filled.items() if k not in ("backbone", "diag_every")},
+                    keep=ss.pop("_url_values", set()))
 elif not fixed:
     ss.pop("lt_recipe_for", None)
 c3.caption(f"Sampler **{figures.sampler_label(setting['sampler'])}**, L = {setting['num_layers']}, "

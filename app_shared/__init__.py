@@ -388,9 +388,10 @@ def restore_url_state(page: str) -> None:
     if "split" in values and values["split"] not in dataset_splits(dataset):
         errors.append(f"split={values.pop('split')} ignored: not a split of {dataset} "
                       f"(allowed: {', '.join(dataset_splits(dataset))})")
-    ss.update(values)
+    ss.update({urlstate.session_key(k, dataset): v for k, v in values.items()})
     ss["_url_errors"] = errors
     ss["_url_written"] = query
+    ss["_url_values"] = set(values)  # a recipe fills its widgets once: not over these
 
 
 def sync_url(page: str) -> None:
@@ -399,7 +400,8 @@ def sync_url(page: str) -> None:
     sel = selection()
     values = {"dataset": sel.dataset, "split": sel.split, "sampler": sel.sampler,
               "p_range": (sel.p_min, sel.p_max), "layers": sel.layers, "seed": sel.seed}
-    values.update({k: ss[k] for k in urlstate.PAGES.get(page, {}) if k in ss})
+    keys = {k: urlstate.session_key(k, sel.dataset) for k in urlstate.PAGES.get(page, {})}
+    values.update({k: ss[key] for k, key in keys.items() if key in ss})
     query = urlstate.encode(urlstate.spec_for(page), values)
     if sel.dataset == UPLOAD:  # an upload's files stay in the browser: not linkable
         query.pop("dataset", None)

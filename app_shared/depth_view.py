@@ -16,6 +16,7 @@ from dropedge_core.method.models import BACKBONES
 from dropedge_core.store import ResultStore
 from dropedge_core.studies import depth
 from dropedge_core.studies.cells import PAPER_GAP, reproduction_notes
+from dropedge_core.studies.own_runs import OwnRuns, request_for
 
 POLL_S = 0.7
 ss = st.session_state
@@ -83,6 +84,35 @@ def use_settings(found: dict) -> None:
     ss["ds_epochs"] = found["epochs"] or 0
     ss["ds_kernel"], ss["ds_directed"] = found["kernel"], found["directed"]
     ss["ds_seeds"] = max(int(ss.get("ds_seeds", 3)), len(found["seeds"]))
+
+
+def show_mine(settings: dict, req: DepthRequest) -> None:
+    """"Show my runs": the page's settings become those of the user's runs (the picked
+    backbones, depths and samplers widened by theirs, enough seeds)."""
+    want = request_for(settings, req.backbones, req.depths, req.samplers, req.seeds)
+    ss["ds_mode"], ss["ds_epochs"] = want["mode"], want["epochs"] or 0
+    if want["p_min"] is not None:
+        ss["p_range"] = (want["p_min"], want["p_max"])
+    ss["ds_kernel"], ss["ds_directed"] = want["kernel"], want["directed"]
+    ss["ds_backbones"], ss["ds_depths"] = want["backbones"], want["depths"]
+    ss["ds_samplers"], ss["ds_seeds"] = want["samplers"], want["seeds"]
+
+
+def own_runs_notice(own: OwnRuns | None, req: DepthRequest) -> None:
+    """One line on the user's runs the view leaves out, and the offer to show them: a
+    button that switches the view, or (settings the page cannot ask for) their list."""
+    if own is None:
+        return
+    w1, w2 = st.columns([5, 1.3])
+    w1.info(own.line)
+    if own.settings is not None:
+        w2.button("Show my runs", key="ds_show_mine", on_click=show_mine, args=(own.settings, req),
+                  help="Set the settings mode, keep rates, epochs, kernel, direction, backbones, "
+                       "depths, samplers and seeds so that these runs are in the view.")
+    elif w2.toggle("Show my runs", key="ds_list_mine"):
+        st.dataframe(own.runs.assign(test_acc=own.runs["test_acc"] * 100), hide_index=True,
+                     key="ds_mine_table",
+                     column_config={"test_acc": st.column_config.NumberColumn("test acc (%)", format="%.1f")})
 
 
 def _job_state(job) -> tuple | None:

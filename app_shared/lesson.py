@@ -14,8 +14,9 @@ import plotly.graph_objects as go
 
 from dropedge_core import figures
 from dropedge_core.figures import teaching as teaching_figures
+from dropedge_core.figures.style import sampler_label
 from dropedge_core.method.graph import Graph
-from dropedge_core.studies import sampling, teaching
+from dropedge_core.studies import merging, sampling, teaching
 
 #: Plain-language help for every symbol a step shows.
 GLOSSARY: dict[str, str] = {
@@ -27,8 +28,9 @@ GLOSSARY: dict[str, str] = {
               "D^-1/2 on both sides divides the weight of edge (i, j) by √(deg i · deg j), so that "
               "busy nodes do not drown out quiet ones.",
     "H_l": "the node representations after l layers: one row (a vector) per node.",
-    "silhouette": "how well the classes are separated: 1 = tight classes far apart, 0 = classes "
-                  "on top of each other.",
+    "class separation": "how far apart the classes are, measured on the full vectors (not the 2-D "
+                        "picture): the share of the spread that lies between the class averages. "
+                        "1 = each class a point of its own, 0 = the class averages coincide.",
     "subspace distance": "how far the representations are from the over-smoothing subspace, where "
                          "every node's vector is the same up to a factor set by its degree; "
                          "0 = fully over-smoothed. Measured with the Frobenius norm.",
@@ -79,8 +81,8 @@ STEPS: tuple[Step, ...] = (
          "apart? And after many?",
          "At first the clouds tighten: neighbours mostly share a class, so averaging removes "
          "noise (why a 2-layer GCN works). Then every class slides onto the same line: the "
-         "silhouette falls and the subspace distance goes to 0.",
-         ("Â", "A + I", "D^-1/2", "H_l", "silhouette", "subspace distance")),
+         "class separation falls and the subspace distance goes to 0.",
+         ("Â", "A + I", "D^-1/2", "H_l", "class separation", "subspace distance")),
     Step("depth", "2 · Depth", "2 · Over-smoothing with depth",
          "The same averaging, measured instead of drawn: how far the vectors are from the "
          "over-smoothing subspace, and how different neighbours still are, after each layer.",
@@ -98,7 +100,7 @@ STEPS: tuple[Step, ...] = (
          "With fewer edges the collapse is slower (the numbers above the right panel stay "
          "higher). At p = 0 nothing is averaged at all: no over-smoothing, but no use of the "
          "graph either — the keep rate is a trade-off.",
-         ("keep rate p", "silhouette", "subspace distance")),
+         ("keep rate p", "class separation", "subspace distance")),
     Step("lid_ldd", "4 · LID vs LDD", "4 · Dropping more at the bottom: LID vs LDD",
          "LID and LDD keep the same number of edges in total, only in a different order: LID "
          "sparsest at the input layer, LDD densest there. The curves count the node pairs that "
@@ -121,11 +123,13 @@ STEPS: tuple[Step, ...] = (
          "Trained 16-layer GCNs on Cora (bundled, trained offline): each hidden layer's view, "
          "NoDrop, DropEdge and DropEdge++ side by side, with the test accuracy of each.",
          "Which model keeps the classes apart at layer 15? Does that match the test accuracies?",
-         "NoDrop's last layers flatten onto a line with the lowest silhouette and the lowest "
-         "accuracy; the dropping samplers keep the classes further apart. Under the old "
-         "training defaults every model collapses and sits near chance: dropping edges helps "
-         "a deep GCN that can train, it does not rescue one that cannot.",
-         ("silhouette", "subspace distance", "test accuracy")),
+         "The sentence under the figure is read off the numbers above the panels: which model "
+         "merges the classes and which keeps them apart. Set it beside the test accuracies in "
+         "the panel titles: a model can keep the classes apart in its hidden layers and still "
+         "classify worse. Switch the training recipe: under the old defaults a deep GCN may not "
+         "train at all — dropping edges helps a deep GCN that can train, it does not rescue one "
+         "that cannot.",
+         ("class separation", "subspace distance", "test accuracy")),
 )
 STEP_KEYS: tuple[str, ...] = tuple(s.key for s in STEPS)
 #: Datasets the lesson offers: small, built in, csbm's features carry class signal (FD needs it).
@@ -140,6 +144,18 @@ def step(key: str) -> Step:
     raise ValueError(f"unknown lesson step {key!r}; valid: {', '.join(STEP_KEYS)}")
 
 
+def result_snapshots(recipe: str = "deep") -> teaching.Snapshots:
+    """The bundled 16-layer Cora models of step ``"result"`` (``"deep"`` or ``"old-defaults"``)."""
+    path = teaching.BUNDLED_SNAPSHOT if recipe == "deep" else teaching.BUNDLED_FAILING
+    return teaching.load_snapshots(path)
+
+
+def step_caption(key: str, recipe: str = "deep") -> str | None:
+    """The sentence under step ``key``'s figure that is computed from its numbers (step
+    ``"result"``: :func:`dropedge_core.studies.merging.trend_caption`); ``None`` for the others."""
+    return merging.trend_caption(result_snapshots(recipe), label=sampler_label) if key == "result" else None
+
+
 def step_figure(key: str, graph: Graph | None, layers: int = 8, keep: float = 0.5,
                 p_min: float = 0.2, p_max: float = 0.9, kernel: str = "linear", recipe: str = "deep",
                 seed: int = 0, height: int = 420) -> go.Figure:
@@ -151,8 +167,7 @@ def step_figure(key: str, graph: Graph | None, layers: int = 8, keep: float = 0.
     """
     step(key)
     if key == "result":
-        path = teaching.BUNDLED_SNAPSHOT if recipe == "deep" else teaching.BUNDLED_FAILING
-        snaps = teaching.load_snapshots(path)
+        snaps = result_snapshots(recipe)
         return teaching_figures.class_merge_animation(snaps, layer=snaps.num_layers, height=height)
     if graph is None:
         raise ValueError(f"step {key!r} needs a graph")

@@ -35,11 +35,11 @@ BOUNDS = {"lt_hidden": (1, 1024), "lt_dropout": (0.0, 0.95), "lt_lr": (0.0, 1.0)
 ss = st.session_state
 
 
-def fill_widgets(fields: dict) -> None:
+def fill_widgets(fields: dict, keep: set | frozenset = frozenset()) -> None:
     """Set the form's widgets from config fields, each within its widget's range (a
-    widget refuses other values)."""
+    widget refuses other values); widgets whose key is in ``keep`` (a link's values) stay."""
     for name, key in FORM_KEYS.items():
-        if name in fields:
+        if name in fields and key not in keep:
             low, high = BOUNDS.get(key, (None, None))
             value = fields[name]
             ss[key] = value if low is None else type(DEFAULTS[key])(min(max(value, low), high))

@@ -7,8 +7,9 @@ session values, with a one-line reason for every value it ignores) and :func:`en
 (session values → query). ``app_shared`` reads and writes ``st.query_params`` with them.
 
 URL names are the widgets' session keys (``men_depths``), except the sidebar's keep-rate
-range, which travels as ``p_min`` and ``p_max`` (session key ``p_range``). Lists are
-comma-separated; booleans ``1``/``0``.
+range, which travels as ``p_min`` and ``p_max`` (session key ``p_range``), and the
+parameters of :data:`DATASET_KEYED` (``center``: the Edge sampler's centre node, kept per
+dataset under ``center_<dataset>``). Lists and ranges are comma-separated; booleans ``1``/``0``.
 
 Example:
     >>> values, errors = decode(SIDEBAR, {"sampler": "lid", "layers": "6", "p_min": "0.2",
@@ -38,10 +39,11 @@ class UrlError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: ``kind`` is ``"choice"``, ``"int"``, ``"float"``, ``"bool"`` or
-    ``"multi"`` (a list of choices); ``options`` for the choices, ``aliases`` (``(other
-    spelling, option)`` pairs, e.g. ``("appnp*", "appnp_star")``) accepted for them,
-    ``low``/``high`` for numbers."""
+    """One parameter: ``kind`` is ``"choice"``, ``"int"``, ``"float"``, ``"bool"``,
+    ``"multi"`` (a list of choices) or ``"range"`` (two floats ``low <= a <= b <= high``, a
+    range slider's value); ``options`` for the choices, ``aliases`` (``(other spelling,
+    option)`` pairs, e.g. ``("appnp*", "appnp_star")``) accepted for them, ``low``/``high``
+    for numbers."""
 
     kind: str
     options: tuple = ()
@@ -56,6 +58,8 @@ class Param:
             return "1, 0"
         if self.kind == "int":
             return f"{int(self.low)} .. {int(self.high)}"
+        if self.kind == "range":
+            return f"a,b with {self.low:g} <= a <= b <= {self.high:g}"
         return f"{self.low:g} .. {self.high:g}"
 
     def parse(self, text: str):
@@ -71,6 +75,11 @@ class Param:
             if text.lower() in ("0", "false", "no", "off"):
                 return False
             raise UrlError("not 1 or 0")
+        if self.kind == "range":
+            parts = [Param("float", low=self.low, high=self.high).parse(t) for t in text.split(",")]
+            if len(parts) != 2 or parts[0] > parts[1]:
+                raise UrlError("not two increasing numbers")
+            return tuple(parts)
         try:
             value = int(text) if self.kind == "int" else float(text)
         except ValueError:
@@ -91,6 +100,8 @@ class Param:
     def dump(self, value) -> str:
         if self.kind == "multi":
             return ",".join(str(v) for v in value)
+        if self.kind == "range":
+            return ",".join(f"{float(v):g}" for v in value)
         if self.kind == "bool":
             return "1" if value else "0"
         if self.kind == "float":
@@ -114,6 +125,10 @@ def number(low: float, high: float) -> Param:
     return Param("float", low=low, high=high)
 
 
+def span(low: float, high: float) -> Param:
+    return Param("range", low=low, high=high)
+
+
 BOOL = Param("bool")
 _SPLITS = tuple(dict.fromkeys(s for src in datasets.SOURCES.values() for s in src.splits))
 #: The shared sidebar pickers (the upload is not linkable: its files stay in the browser).
@@ -128,24 +143,41 @@ _BACKBONES = models.BACKBONES  # "appnp*" (the paper's spelling) is read as "app
 PAGES: dict[str, dict[str, Param]] = {
     "": {},
     "edge_sampler": {"kernel": choice(samplers.KERNELS), "hops": integer(1, 3),
+                     "max_nodes": choice((50, 100, 150, 200, 300)), "center": integer(0, 10**7),
+                     "edge_layer": integer(0, MAX_LAYERS - 1), "animate": BOOL,
+                     "compare": choice(("none", *samplers.NAMES)),
                      "reach_node": integer(0, 10**7)},
     "men_explorer": {"men_paper_setting": BOOL, "men_depths": multi((2, 4, 8, 16, 32)),
                      "men_samplers": multi(samplers.NAMES)},
     "live_training": {"lt_backbone": choice(_BACKBONES, models.ALIASES),
-                      "lt_mode": choice(("custom", "paper preset"))},
+                      "lt_mode": choice(("depth recipe", "quick", "paper preset", "custom")),
+                      "lt_epochs": integer(1, 5000), "lt_patience": integer(0, 5000)},
     "depth_study": {"ds_backbones": multi(_BACKBONES, models.ALIASES), "ds_depths": multi(_DEPTHS),
                     "ds_samplers": multi(samplers.NAMES), "ds_seeds": integer(1, 20),
-                    "ds_mode": choice(("quick", "quick + batch norm", "paper preset"))},
+                    "ds_epochs": integer(0, 5000),
+                    "ds_mode": choice(("depth recipe", "quick", "quick + batch norm", "paper preset"))},
     "tuning": {"tune_backbone": choice(_BACKBONES, models.ALIASES), "tune_search": choice(("tpe", "random")),
                "tune_trials": integer(1, 500)},
-    "class_merge": {"cm_source": choice(("bundled", "old-defaults", "session")),
+    "class_merge": {"cm_source": choice(("merging", "merging-seed0", "bundled", "old-defaults", "session")),
                     "cm_layer": integer(1, 255), "cm_epochs": integer(50, 400)},
     "theory": {"th_samplers": multi(samplers.NAMES)},
     "lesson": {"lesson_step": choice(("propagation", "depth", "dropping", "lid_ldd", "fd", "result")),
                "lesson_dataset": choice(("csbm", "karate")), "lesson_keep": number(0.05, 1.0),
-               "lesson_kernel": choice(samplers.KERNELS), "lesson_recipe": choice(("deep", "old-defaults"))},
+               "lesson_kernel": choice(samplers.KERNELS), "lesson_recipe": choice(("deep", "old-defaults")),
+               "lesson_rates": span(0.0, 1.0), "lesson_layers_depth": integer(2, 64),
+               **{f"lesson_layers_{k}": integer(2, 32)
+                  for k in ("propagation", "dropping", "lid_ldd", "fd")}},
     "paper_tables": {"pt_epochs": integer(5, 50), "pt_split": choice(("semi", "full"))},
 }
+
+
+#: URL parameters whose session key is ``<name>_<dataset>`` (a value per dataset).
+DATASET_KEYED: tuple[str, ...] = ("center",)
+
+
+def session_key(name: str, dataset: str) -> str:
+    """The session key of URL parameter ``name`` under ``dataset``."""
+    return f"{name}_{dataset}" if name in DATASET_KEYED else name
 
 
 def spec_for(page: str) -> dict[str, Param]:

@@ -234,3 +234,53 @@ def test_unusable_store_and_unavailable_dataset(tmp_path, monkeypatch):
         assert [e.value for e in at.error] == [at.error[0].value] and "Results store" in at.error[0].value
         assert any("**pubmed** is not on this machine" in i.value for i in at.info)
         assert at.button(key="ds_run").disabled
+
+
+def _mine(at) -> list[str]:
+    return [i.value for i in at.info if "of your run(s)" in i.value]
+
+
+def test_the_default_view_finds_a_live_training_run_and_offers_to_show_it(store, karate):
+    """Issue 24 (4): a run trained with 6 epochs at L = 8 (as Live training makes one) is
+    not in the default request (the recipe's epochs, seeds 0-2): the page says where it is
+    in one line, and "Show my runs" brings it into the view."""
+    shown = results.depth_configs("karate", None, ["gcn"], [2], ["nodrop"], seeds=1, epochs=None)
+    mine = results.depth_configs("karate", None, ["gcn"], [8], ["dropedge++"], seeds=1,
+                                 epochs=6)[0].replace(seed=4, diag_every=5)  # Live training's diagnostics
+    _fill(store, [*shown, mine], karate)
+    at = _app()
+    at.switch_page(PAGE).run()
+    _ok(at)
+    lines = _mine(at)
+    assert len(lines) == 1 and lines[0].startswith("1 of your run(s) of karate/per-class")
+    assert "“depth recipe, keep rates 0.30 → 0.80, 6 epochs”" in lines[0] and "seeds 4" in lines[0]
+    runs = at.dataframe[1].value  # the runs of the view, one row per seed
+    assert run_key(mine) not in set(runs["key"])
+    at.button(key="ds_show_mine").click().run()
+    _ok(at)
+    # now the recipe-epochs run at L = 2 is the one outside the view, and said so
+    want = (" it was made with the settings “depth recipe, keep rates 0.30 → 0.80” (gcn · nodrop · L = 2 · "
+            "seeds 0); “Show my runs” switches the view to them.")
+    assert [line.split(":")[1] for line in _mine(at)] == [want]
+    assert at.number_input(key="ds_epochs").value == 6 and at.number_input(key="ds_seeds").value == 5
+    assert 8 in at.multiselect(key="ds_depths").value
+    assert "dropedge++" in at.multiselect(key="ds_samplers").value
+    runs = at.dataframe[1].value
+    row = runs[runs["key"] == run_key(mine)]
+    assert len(row) == 1 and row["source"].iloc[0] == "store"
+    assert row["test_acc"].iloc[0] == pytest.approx(100 * store.get(mine)["test_acc"])
+
+
+def test_runs_with_settings_the_page_cannot_ask_for_are_listed(store, karate):
+    shown = results.depth_configs("karate", None, ["gcn"], [2], ["nodrop"], seeds=1, epochs=None)
+    odd = results.depth_configs("karate", None, ["gcn"], [5], ["lid"], seeds=1, epochs=3)[0]
+    _fill(store, [*shown, odd], karate)
+    at = _app()
+    at.switch_page(PAGE).run()
+    lines = _mine(at)
+    assert len(lines) == 1 and "L = 5" in lines[0] and "lists them" in lines[0]
+    assert "ds_show_mine" not in [b.key for b in at.button]
+    at.toggle(key="ds_list_mine").set_value(True).run()
+    _ok(at)
+    listed = next(d.value for d in at.dataframe if "key" in d.value and len(d.value) == 1)
+    assert listed["key"].iloc[0] == run_key(odd)

@@ -1,12 +1,15 @@
 """The teaching pages through AppTest: the figures' data, not just that a chart exists (issue 16)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 from dropedge_core import datasets
+from dropedge_core.figures import sampler_label
 from dropedge_core.studies import teaching
 
 from .test_app import APP, TIMEOUT, _charts, _ok, _values
@@ -26,32 +29,64 @@ def _frame_x(fig: dict, frame: int, trace: int) -> np.ndarray:
     return _values(fig["frames"][frame]["data"][trace]["x"]).astype(float)
 
 
-def test_class_merge_opens_on_the_bundled_cora_snapshots_without_training():
+def _curves(fig: dict) -> dict[str, np.ndarray]:
+    """The class separation per model, as drawn (the left panel's lines)."""
+    return {t["name"]: _values(t["y"]).astype(float) for t in fig["data"] if t["xaxis"] == "x"}
+
+
+def _merges(y: np.ndarray) -> bool:
+    """Read off the drawn numbers by hand: under 0.1 somewhere, or the last at most half the best."""
+    return bool(y.min() < 0.1 or y[-1] <= 0.5 * y.max())
+
+
+def _trend(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("Here "))
+
+
+def _caption_agrees(at: AppTest) -> dict[str, bool]:
+    """The trend caption says, for every model drawn, what its drawn numbers say."""
+    text, verdicts = _trend(at), {}
+    for name, y in _curves(_charts(at)["class_separation"]).items():
+        verdicts[name] = _merges(y)
+        assert (f"**{name} merges the classes**" in text) == verdicts[name], (name, y, text)
+        assert (f"**{name} keeps the classes apart**" in text) == (not verdicts[name]), (name, y, text)
+        assert (f"{y.min():.3f} at layer {int(y.argmin()) + 1}" if y.min() < 0.1 else f"{y[-1]:.2f}") in text
+    merged = [n for n, m in verdicts.items() if m]
+    if merged and len(merged) < len(verdicts):
+        assert text.startswith(f"Here the classes merge under {', '.join(merged)} and stay apart under")
+    return verdicts
+
+
+def test_class_merge_opens_on_merging_beside_classes_kept_apart():
     at = _page(MERGE_PAGE)
     charts = _charts(at)
     assert set(charts) == {"class_merge", "class_separation"}
+    assert at.radio(key="cm_source").value == "merging"
+    snaps = teaching.load_snapshots(teaching.BUNDLED_MERGING)
     fig = charts["class_merge"]
-    snaps = teaching.load_snapshots()
-    assert [f["name"] for f in fig["frames"]] == [f"L{k}" for k in range(1, 16)]
-    assert len(fig["layout"]["sliders"][0]["steps"]) == 15
-    titles = [a["text"] for a in fig["frames"][14]["layout"]["annotations"]]
+    assert [f["name"] for f in fig["frames"]] == [f"L{k}" for k in range(1, 8)]  # GCN-8: 7 hidden layers
+    titles = [a["text"] for a in fig["frames"][6]["layout"]["annotations"]]
     for text, item in zip(titles, snaps.items):
-        assert f"silhouette {item.silhouette[14]:.2f}" in text
-    # the first trace of the last frame is NoDrop's first class at layer 15
-    xs = _frame_x(fig, 14, 0)
+        assert f"class separation {item.separation[6]:.2f}" in text
+    xs = _frame_x(fig, 6, 0)
     assert xs.size > 10 and np.isfinite(xs).all()
-    sep = charts["class_separation"]
-    assert _values(sep["data"][0]["y"]).astype(float) == pytest.approx(snaps.items[0].silhouette, abs=1e-6)
+    curves = _curves(charts["class_separation"])
+    assert curves["NoDrop"] == pytest.approx(snaps.items[0].separation, abs=1e-6)
+    # the first view shows the title: a model that merges beside one that keeps the classes apart
+    verdicts = _caption_agrees(at)
+    assert verdicts["NoDrop"] and not verdicts["DropEdge++"]
 
-    at.slider(key="cm_layer").set_value(7).run()
+    at.slider(key="cm_layer").set_value(5).run()
     _ok(at)
-    assert _charts(at)["class_merge"]["layout"]["sliders"][0]["active"] == 6
+    assert _charts(at)["class_merge"]["layout"]["sliders"][0]["active"] == 4
 
-    at.radio(key="cm_source").set_value("old-defaults").run()
-    _ok(at)
-    failing = teaching.load_snapshots(teaching.BUNDLED_FAILING)
-    sep = _charts(at)["class_separation"]
-    assert _values(sep["data"][0]["y"]).astype(float) == pytest.approx(failing.items[0].silhouette, abs=1e-6)
+    for source in ("merging-seed0", "bundled", "old-defaults"):  # every bundled model: caption = numbers
+        at.radio(key="cm_source").set_value(source).run()
+        _ok(at)
+        path = teaching.BUNDLED_VIEWS[source][0]
+        drawn = _curves(_charts(at)["class_separation"])
+        assert drawn["NoDrop"] == pytest.approx(teaching.load_snapshots(path).items[0].separation, abs=1e-6)
+        _caption_agrees(at)
 
 
 def test_class_merge_trains_three_models_on_karate_in_the_session():
@@ -67,6 +102,7 @@ def test_class_merge_trains_three_models_on_karate_in_the_session():
     assert len(fig["frames"]) == 3  # 4 layers: 3 hidden
     assert sum(len(_values(t["x"])) for t in fig["data"]) == 3 * 34
     assert any(c.value.startswith("karate: 4-layer GCN") for c in at.caption)
+    _caption_agrees(at)  # a model trained in this test: the caption reads its numbers
 
 
 def test_class_merge_refuses_big_graphs_in_the_session():
@@ -144,9 +180,9 @@ def test_the_lesson_walks_through_six_steps_each_with_its_figure():
     fig = _charts(at)["lesson_figure"]
     assert [f["name"] for f in fig["frames"]][:2] == ["L0", "L1"] and len(fig["frames"]) == 17
     assert any(m.value.startswith("**Ask the class:**") for m in at.markdown)
-    sil = [float(a["text"].split("silhouette ")[1].split(" ")[0])
+    sep = [float(a["text"].split("class separation ")[1].split(" ")[0])
            for f in fig["frames"] for a in f["layout"]["annotations"]]
-    assert sil[-1] < max(sil)  # the classes merge by the last step
+    assert sep[-1] < max(sep)  # the classes merge by the last step
 
     seg.set_value("depth").run()
     _ok(at)
@@ -178,8 +214,37 @@ def test_the_lesson_walks_through_six_steps_each_with_its_figure():
     _ok(at)
     fig = _charts(at)["lesson_figure"]
     assert len(fig["frames"]) == 15 and fig["layout"]["sliders"][0]["active"] == 14
+    # the sentence under the figure says what the bundled models' numbers say
+    text = _trend(at)
+    for item in teaching.load_snapshots(teaching.BUNDLED_SNAPSHOT).items:
+        merged = _merges(np.asarray(item.separation))
+        assert (f"**{sampler_label(item.sampler)} merges the classes**" in text) == merged
+        assert (f"**{sampler_label(item.sampler)} keeps the classes apart**" in text) == (not merged)
     glossary = at.dataframe[-1].value
-    assert "silhouette" in glossary["symbol"].tolist()
+    assert "class separation" in glossary["symbol"].tolist()
+
+
+def test_edge_sampler_draws_two_samplers_side_by_side_on_the_same_nodes_and_layer():
+    """Issue 24 (7): LID beside LDD at layer 2 of 8 on karate (M = 78, keep rates 0.3 -> 0.8)."""
+    at = _page("app_pages/edge_sampler.py")
+    at.sidebar.selectbox(key="sampler").set_value("lid").run()
+    assert "edges_beside" not in _charts(at)  # one drawing until asked
+    at.selectbox(key="compare").set_value("ldd").run()
+    at.slider(key="edge_layer").set_value(2).run()
+    _ok(at)
+    charts = _charts(at)
+    lid, ldd = charts["edges"]["data"], charts["edges_beside"]["data"]
+    # by hand: k_l = floor(M (p_min + (p_max - p_min) l / (L - 1))); LDD keeps LID's count of layer L-1-l
+    k = [math.floor(78 * (0.3 + 0.5 * layer / 7)) for layer in range(8)]
+    assert (lid[1]["name"], ldd[1]["name"]) == (f"kept ({k[2]})", f"kept ({k[5]})")
+    assert (lid[0]["name"], ldd[0]["name"]) == (f"dropped ({78 - k[2]})", f"dropped ({78 - k[5]})")
+    for a, b in zip(lid[3:], ldd[3:]):  # the same nodes at the same positions
+        assert _values(a["x"]).astype(float) == pytest.approx(_values(b["x"]).astype(float))
+    assert any(c.value == f"Layer 2, the same 78 drawn edges: LID keeps {k[2]}, LDD keeps {k[5]}."
+               for c in at.caption)
+    at.sidebar.selectbox(key="sampler").set_value("ldd").run()  # the sidebar takes the one beside
+    _ok(at)
+    assert at.selectbox(key="compare").value == "none" and "edges_beside" not in _charts(at)
 
 
 def test_edge_sampler_shows_the_receptive_field_of_the_picked_node():

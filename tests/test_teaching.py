@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from dropedge_core import metrics, normalization
+from dropedge_core.figures import sampler_label
 from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import sampling, teaching, theory
+from dropedge_core.studies import merging, sampling, teaching, theory
 from dropedge_core.training import TrainConfig
 
 from .conftest import random_graph
@@ -43,6 +44,58 @@ def test_silhouette_of_merged_classes_is_zero_and_unlabelled_nodes_are_ignored()
     assert teaching.silhouette(torch.ones(5, 3), y) == 0.0
     apart = torch.tensor([[0.0], [0.1], [5.0], [5.1], [100.0]])
     assert teaching.silhouette(apart, y) > 0.95
+
+
+def _separation_brute(h: np.ndarray, y: np.ndarray) -> float:
+    """Between-class share of the variance, one class at a time (numpy)."""
+    h, y = h[y >= 0].astype(float), y[y >= 0]
+    mu = h.mean(0)
+    total = ((h - mu) ** 2).sum()
+    between = sum((y == c).sum() * ((h[y == c].mean(0) - mu) ** 2).sum() for c in np.unique(y))
+    return between / total
+
+
+def test_class_separation_is_the_between_class_share_of_the_variance():
+    gen = torch.Generator().manual_seed(3)
+    h = torch.randn(60, 7, generator=gen)
+    y = torch.randint(4, (60,), generator=gen)
+    h[y == 2] += 1.5
+    y[:5] = -1  # unlabelled: ignored
+    want = _separation_brute(h.numpy(), y.numpy())
+    assert teaching.class_separation(h, y) == pytest.approx(want, abs=1e-9)
+    assert teaching.class_separation(1e-4 * h, y) == pytest.approx(want, abs=1e-6)  # scale-free
+    # the class means coincide (every class the same two points): merged, whatever the spread
+    same = torch.tensor([[0.0, 1.0], [0.0, -1.0]] * 6)
+    assert teaching.class_separation(same, torch.arange(12) // 4) == pytest.approx(0.0, abs=1e-12)
+    assert teaching.class_separation(torch.ones(6, 3), torch.tensor([0, 0, 1, 1, 2, 2])) == 0.0
+
+
+def _verdict(values: list[float]) -> bool:
+    """Merged, read by hand: some value under 0.1, or the last at most half the best."""
+    return min(values) < 0.1 or values[-1] <= 0.5 * max(values)
+
+
+def _snaps(curves: dict[str, list[float]]) -> teaching.Snapshots:
+    items = [teaching.Snapshot(name, np.zeros((len(v), 2, 2), np.float32), [0.0] * len(v),
+                               [0.9 - 0.1 * k for k in range(len(v))], v, None, None, 0, 1.0)
+             for name, v in curves.items()]
+    return teaching.Snapshots(np.array([0, 1]), {}, items)
+
+
+def test_the_trend_caption_says_what_the_numbers_say():
+    snaps = _snaps({"nodrop": [0.5, 0.05, 0.3], "dropedge": [0.6, 0.5, 0.2], "dropedge++": [0.4, 0.5, 0.45]})
+    verdicts = merging.merge_verdicts(snaps)
+    assert [v.merges for v in verdicts] == [True, True, False]
+    assert (verdicts[0].low, verdicts[0].low_layer, verdicts[1].peak_layer) == (0.05, 2, 1)
+    text = merging.trend_caption(snaps, label=sampler_label)
+    assert text.startswith("Here the classes merge under NoDrop, DropEdge and stay apart under DropEdge++.")
+    assert "**NoDrop merges the classes**: its class separation drops to 0.050 at layer 2" in text
+    assert "falls from 0.60 at layer 1 to 0.20 at layer 3 (33% of its best)" in text
+    assert ("**DropEdge++ keeps the classes apart**: its class separation rises, 0.40 at layer 1, 0.45 at "
+            "layer 3 (never below 0.40, at most 0.50)") in text
+    assert "subspace falls, 0.90 → 0.70" in text
+    assert merging.trend_caption(_snaps({"nodrop": [0.3, 0.31]})).startswith("Here no model merges")
+    assert merging.trend_caption(_snaps({"li": [0.3, 0.01]})).startswith("Here the classes merge under every")
 
 
 def test_one_projection_for_every_layer_ignores_scale_and_sees_change():
@@ -80,8 +133,41 @@ def test_class_snapshots_train_every_sampler_and_round_trip_through_npz(karate_s
     assert np.array_equal(back.labels, snaps.labels)
     assert np.allclose(back.items[2].proj, snaps.items[2].proj, atol=1e-2, rtol=1e-2)
     assert back.items[1].silhouette == pytest.approx(snaps.items[1].silhouette, abs=1e-6)
+    assert back.items[1].separation == pytest.approx(snaps.items[1].separation, abs=1e-6)
     table = teaching.separation_table(back)
     assert len(table) == 9 and set(table["sampler"]) == set(snaps.samplers)
+
+
+def test_a_model_view_measures_separation_in_the_full_hidden_space(karate):
+    """The view's numbers are those of the model's hidden layers (all units), recomputed
+    here from a second, identical training run (CPU, same seed: the same weights)."""
+    from dropedge_core.training import AdjacencyBuilder, prepare_features, train
+
+    config = TrainConfig(dataset="karate", num_layers=4, epochs=8, patience=0, diag_every=0,
+                         device="cpu", sampler="dropedge++", **teaching.DEEP_RECIPE)
+    view = teaching.model_view(karate, config)
+    model = train(config, graph=karate).model
+    model.eval()
+    with torch.no_grad():
+        _, hidden = model(prepare_features(karate.x), [AdjacencyBuilder(karate, "AN").full()] * 4,
+                          return_hidden=True)
+    assert len(hidden) == 3 and hidden[0].shape[1] == 128
+    want = [_separation_brute(h.numpy(), karate.y.numpy()) for h in hidden]
+    assert view.separation == pytest.approx(want, abs=1e-6)
+    assert view.subspace == pytest.approx([metrics.subspace_distance(h, karate) for h in hidden], abs=1e-6)
+
+
+def test_the_caption_of_a_model_trained_here_agrees_with_its_numbers(karate_snaps):
+    text = merging.trend_caption(karate_snaps, label=sampler_label)
+    for item in karate_snaps.items:
+        values = list(item.separation)
+        merged = _verdict(values)
+        name = sampler_label(item.sampler)
+        assert (f"**{name} merges the classes**" in text) == merged
+        assert (f"**{name} keeps the classes apart**" in text) == (not merged)
+        assert (f"{min(values):.3f}" if min(values) < 0.1 else f"{values[-1]:.2f}") in text
+    curves = teaching_figures.separation_curves(karate_snaps)
+    assert list(curves.data[0].y) == pytest.approx(karate_snaps.items[0].separation)
 
 
 def test_load_snapshots_refuses_missing_files_and_pickles(tmp_path):
@@ -105,7 +191,19 @@ def test_the_bundled_cora_snapshot_is_small_and_deep():
     failing = teaching.load_snapshots(teaching.BUNDLED_FAILING)
     assert failing.settings["lr"] == 0.01 and failing.settings["self_loop"] is False
     assert all(s.test_acc < 0.4 for s in failing.items)  # near chance: it does not learn
-    assert max(s.silhouette[-1] for s in failing.items) < min(s.silhouette[-1] for s in snaps.items)
+    assert max(s.separation[-1] for s in failing.items) < min(s.separation[-1] for s in snaps.items)
+
+
+def test_the_bundled_view_the_page_opens_on_shows_merging_beside_classes_kept_apart():
+    for path, seed in ((teaching.BUNDLED_MERGING, 1), (teaching.BUNDLED_MERGING_SEED0, 0)):
+        assert path.stat().st_size < 2**20
+        snaps = teaching.load_snapshots(path)
+        assert snaps.samplers == list(teaching.VIEW_SAMPLERS) and snaps.items[0].proj.shape == (7, 2708, 2)
+        assert snaps.settings["num_layers"] == 8 and snaps.settings["seed"] == seed
+        assert {k: snaps.settings[k] for k in teaching.FAILING_RECIPE} == teaching.FAILING_RECIPE
+    nodrop, _, plus = teaching.load_snapshots(teaching.BUNDLED_MERGING).items
+    assert min(nodrop.separation) < 0.1 <= min(plus.separation)  # merged beside apart
+    assert plus.test_acc > nodrop.test_acc + 0.2
 
 
 def test_class_merge_animation_has_a_frame_and_titles_per_layer(karate_snaps):
@@ -116,11 +214,11 @@ def test_class_merge_animation_has_a_frame_and_titles_per_layer(karate_snaps):
     assert fig.layout.sliders[0].active == 1
     nodrop = karate_snaps.items[0]
     frame = fig.frames[2]
-    assert f"silhouette {nodrop.silhouette[2]:.2f}" in frame.layout.annotations[0].text
+    assert f"class separation {nodrop.separation[2]:.2f}" in frame.layout.annotations[0].text
     xs = np.concatenate([np.asarray(t.x) for t in frame.data[:classes]])
     assert np.allclose(np.sort(xs), np.sort(nodrop.proj[2][:, 0]), atol=1e-6)
     curves = teaching_figures.separation_curves(karate_snaps)
-    assert list(curves.data[0].y) == pytest.approx(nodrop.silhouette)
+    assert list(curves.data[0].y) == pytest.approx(nodrop.separation)
 
 
 # ---- the theory -------------------------------------------------------------------------

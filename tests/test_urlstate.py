@@ -115,3 +115,71 @@ def test_a_class_merge_link_opens_the_old_defaults_at_the_last_layer():
     fig = _charts(at)["class_merge"]
     assert fig["layout"]["sliders"][0]["active"] == 14
     assert _query(at)["cm_source"] == "old-defaults" and _query(at)["cm_layer"] == "15"
+
+
+def _widget(at: AppTest, key: str):
+    """The value of the widget with session key ``key``, whatever its kind."""
+    for kind in ("slider", "number_input", "selectbox", "select_slider", "radio", "multiselect", "toggle"):
+        found = [w for w in at.get(kind) if getattr(w, "key", None) == key]
+        if found:
+            return found[0].value
+    seg = [w for w in at.get("button_group") if getattr(w, "key", None) == key]
+    return seg[0].value if seg else KeyError(key)
+
+
+# (page, sidebar dataset, [(widget kind, key, non-default value)]) — issue 24 (3)
+ROUND_TRIPS = [
+    ("app_pages/edge_sampler.py", "csbm", [("number_input", "center_csbm", 123), ("slider", "edge_layer", 3),
+                                           ("select_slider", "max_nodes", 150), ("slider", "hops", 1)]),
+    ("app_pages/lesson.py", "karate", [("button_group", "lesson_step", "lid_ldd"),
+                                       ("slider", "lesson_rates", (0.1, 0.6)),
+                                       ("slider", "lesson_layers_lid_ldd", 12)]),
+    ("app_pages/lesson.py", "karate", [("button_group", "lesson_step", "dropping"),
+                                       ("slider", "lesson_keep", 0.1),
+                                       ("slider", "lesson_layers_dropping", 6)]),
+    ("app_pages/live_training.py", "karate", [("number_input", "lt_epochs", 7),
+                                              ("number_input", "lt_patience", 3)]),
+    ("app_pages/depth_study.py", "karate", [("number_input", "ds_epochs", 9),
+                                            ("number_input", "ds_seeds", 2)]),
+]
+
+
+def _set(at: AppTest, kind: str, key: str, value) -> None:
+    if kind == "button_group":
+        next(w for w in at.get("button_group") if w.key == key).set_value(value).run()
+    else:
+        getattr(at, kind)(key=key).set_value(value).run()
+    _ok(at)
+
+
+def test_a_link_restores_every_control_set_in_another_session():
+    """Set non-default values, take the session's link, open it in a fresh session: the
+    same values, and the Edge sampler the same drawing (centre node and layer included)."""
+    for page, dataset, settings in ROUND_TRIPS:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.run()
+        at.sidebar.selectbox(key="dataset").set_value(dataset).run()
+        at.switch_page(page).run()
+        _ok(at)
+        for kind, key, value in settings:
+            assert _widget(at, key) != value, (page, key)  # a non-default value
+            _set(at, kind, key, value)
+            assert _widget(at, key) == value, (page, key)
+        link = _query(at)
+        fresh = _open(link, page)
+        for _, key, value in settings:
+            assert _widget(fresh, key) == value, (page, key, link)
+        assert _query(fresh) == link
+        if page.endswith("edge_sampler.py"):
+            assert _charts(fresh)["edges"]["data"] == _charts(at)["edges"]["data"]
+            assert any("neighbourhood of node 123" in c.value for c in fresh.caption)
+
+
+def test_a_range_parameter_reads_two_increasing_numbers():
+    spec = urlstate.spec_for("lesson")
+    assert urlstate.decode(spec, {"lesson_rates": "0.1,0.6"}) == ({"lesson_rates": (0.1, 0.6)}, [])
+    assert urlstate.encode(spec, {"lesson_rates": (0.1, 0.6)}) == {"lesson_rates": "0.1,0.6"}
+    assert urlstate.decode(spec, {"lesson_rates": "0.6,0.1"})[1] == [
+        "lesson_rates=0.6,0.1 ignored: not two increasing numbers (allowed: a,b with 0 <= a <= b <= 1)"]
+    assert urlstate.decode(spec, {"lesson_rates": "0.1,7"})[1][0].endswith("out of range (allowed: a,b with "
+                                                                           "0 <= a <= b <= 1)")

@@ -46,7 +46,7 @@ def point_subset(num_nodes: int, max_points: int, seed: int = 0) -> np.ndarray:
 def _panel_title(snaps: Snapshots, i: int, k: int) -> str:
     s = snaps.items[i]
     acc = "" if s.test_acc is None else f" · test {100 * s.test_acc:.1f} %"
-    return (f"<b>{sampler_label(s.sampler)}</b>{acc}<br>silhouette {s.silhouette[k]:.2f} · "
+    return (f"<b>{sampler_label(s.sampler)}</b>{acc}<br>class separation {s.separation[k]:.2f} · "
             f"subspace dist. {s.subspace[k]:.2f}")
 
 
@@ -67,7 +67,8 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
     Every panel keeps one axis range over all layers (the ``0.5``-``99.5`` percentiles),
     so a class cloud that shrinks or lines up is seen to do so. A frame is named
     ``"L<k>"`` (``k`` counted from ``first``); its layout carries the panel titles with
-    that layer's silhouette and subspace distance.
+    that layer's class separation and subspace distance (both measured in the full
+    representation; the projection is only the picture).
     """
     num_panels, num_layers = len(snaps.items), snaps.num_layers
     if num_panels == 0:
@@ -128,22 +129,24 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
     return fig
 
 
-def separation_curves(snaps: Snapshots) -> go.Figure:
-    """Silhouette and subspace distance against the hidden layer, one line per sampler."""
+def separation_curves(snaps: Snapshots, first: int = 1) -> go.Figure:
+    """Class separation (the between-class share of the variance) and subspace distance
+    against the layer, one line per sampler (layers counted from ``first``)."""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=("class silhouette (1 = apart, 0 = merged)",
+                        subplot_titles=("class separation (1 = apart, 0 = merged)",
                                         "relative distance to the over-smoothing subspace"))
     for s in snaps.items:
-        layers = np.arange(1, len(s.silhouette) + 1)
-        for col, values, what in ((1, s.silhouette, "silhouette"), (2, s.subspace, "subspace distance")):
+        layers = np.arange(first, len(s.separation) + first)
+        for col, values, what in ((1, s.separation, "class separation"),
+                                  (2, s.subspace, "subspace distance")):
             fig.add_trace(go.Scatter(
                 x=layers, y=values, mode="lines+markers", name=sampler_label(s.sampler),
                 legendgroup=s.sampler, showlegend=col == 1, line=dict(color=sampler_color(s.sampler)),
                 hovertemplate=(f"{sampler_label(s.sampler)} · layer %{{x}}<br>{what} %{{y:.3f}}"
                                "<extra></extra>")),
                 row=1, col=col)
-    fig.update_xaxes(title_text="hidden layer l")
-    fig.update_yaxes(title_text="silhouette", row=1, col=1)
+    fig.update_xaxes(title_text="hidden layer l" if first else "averaging step l")
+    fig.update_yaxes(title_text="between-class share of variance", range=[0, 1], row=1, col=1)
     fig.update_yaxes(title_text="‖H − P_M H‖_F / ‖H‖_F", row=1, col=2)
     return _base_layout(fig, "How far the classes have merged, layer by layer", height=360)
 

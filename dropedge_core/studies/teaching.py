@@ -3,16 +3,19 @@
 For a trained model, every hidden layer's output ``H^(l)`` (``N x hidden``) is projected
 to 2-D with **one** principal-component projection, fitted once per model and reused
 for every layer, so that motion between layers is change of the representation, not a
-change of the view. Beside each layer a number says how far the classes have merged:
-the silhouette of the class labels (:func:`silhouette`, 1 = tight separate classes,
-0 = classes on top of each other) and the relative distance to the over-smoothing
-subspace (:func:`dropedge_core.method.metrics.subspace_distance`).
+change of the view. The projection is only a picture: how far the classes have merged is
+measured in the full hidden representation, by the class separation
+(:func:`class_separation`, the between-class share of the variance: 1 = every class a
+point of its own, 0 = the class means coincide) and the relative distance to the
+over-smoothing subspace (:func:`dropedge_core.method.metrics.subspace_distance`); the
+silhouette of the class labels (:func:`silhouette`) is kept beside them. The sentences
+that state a trend are built from those numbers (:mod:`dropedge_core.studies.merging`).
 
 :func:`class_snapshots` trains one model per sampler and returns a :class:`Snapshots`;
 :func:`save_snapshots` / :func:`load_snapshots` write and read them as a compressed
 ``.npz`` of plain arrays (no pickles; read with ``allow_pickle=False``). The app ships
-one (:data:`BUNDLED_SNAPSHOT`, a 16-layer GCN on Cora, made by
-``bench/make_snapshots.py``) so the view opens without training.
+some (:data:`BUNDLED_VIEWS`, GCNs on Cora, made by ``bench/make_snapshots.py``) so the
+view opens without training.
 """
 from __future__ import annotations
 
@@ -37,6 +40,18 @@ SNAPSHOT_DIR = paths.SNAPSHOT_DIR
 BUNDLED_SNAPSHOT = SNAPSHOT_DIR / "cora_semi_gcn16.npz"
 #: The same model trained with :data:`FAILING_RECIPE` (it does not learn: the layers collapse).
 BUNDLED_FAILING = SNAPSHOT_DIR / "cora_semi_gcn16_old_defaults.npz"
+#: An 8-layer Cora GCN under the shallow settings (:data:`FAILING_RECIPE`), seed 1: NoDrop
+#: merges the classes, DropEdge++ keeps them apart (the view opens on it).
+BUNDLED_MERGING = SNAPSHOT_DIR / "cora_semi_gcn8_shallow_seed1.npz"
+#: The same at seed 0, where it goes the other way (NoDrop trains, the dropping samplers do not).
+BUNDLED_MERGING_SEED0 = SNAPSHOT_DIR / "cora_semi_gcn8_shallow_seed0.npz"
+#: The bundled views by the page's source key: ``(file, what it is, in words)``.
+BUNDLED_VIEWS: dict[str, tuple[Path, str]] = {
+    "merging": (BUNDLED_MERGING, "Cora GCN-8, shallow settings, seed 1"),
+    "merging-seed0": (BUNDLED_MERGING_SEED0, "the same, seed 0"),
+    "bundled": (BUNDLED_SNAPSHOT, "Cora GCN-16, a recipe that trains"),
+    "old-defaults": (BUNDLED_FAILING, "Cora GCN-16, the old defaults (does not learn)"),
+}
 #: The samplers the view compares.
 VIEW_SAMPLERS: tuple[str, ...] = ("nodrop", "dropedge", "dropedge++")
 _TRAINING_KEYS = ("lr", "dropout", "weight_decay", "self_loop", "hidden", "normalization")
@@ -53,6 +68,40 @@ FIT_CHOICES: tuple[str, ...] = ("all", "first")
 
 class SnapshotError(ValueError):
     """A snapshot file that cannot be read, or a bad argument."""
+
+
+def class_separation(h: torch.Tensor, labels: torch.Tensor) -> float:
+    """The between-class share of the variance of ``h`` ``(N, F)``: ``tr(S_B) / tr(S_T)``.
+
+    ``S_T`` is the scatter of the labelled rows (``labels >= 0``) around their mean,
+    ``S_B`` that of the class means (each weighted by its class size), so that
+    ``tr(S_T) = tr(S_B) + tr(S_W)`` and the share is in ``[0, 1]``: 1 when every node sits
+    on its class mean (classes apart, each a point), 0 when the class means coincide
+    (merged), whatever the spread. Measured in the full representation, every hidden unit
+    (a 2-D projection can hide a separation, or invent one); scale-free, so layers whose
+    norms differ by orders of magnitude compare. The between/within ratio is
+    ``share / (1 - share)``. Returns 0 for fewer than two classes or no variance.
+
+    Example:
+        >>> h = torch.tensor([[0.0], [0.2], [4.0], [4.2]])
+        >>> round(class_separation(h, torch.tensor([0, 0, 1, 1])), 4)
+        0.9975
+    """
+    h = h.detach().double()
+    keep = labels.to(h.device) >= 0
+    h, y = h[keep], labels.to(h.device)[keep].long()
+    if h.size(0) < 2 or torch.unique(y).numel() < 2:
+        return 0.0
+    y = torch.unique(y, return_inverse=True)[1]
+    centred = h - h.mean(0)
+    total = float(centred.pow(2).sum())
+    if total <= 0:
+        return 0.0
+    onehot = torch.nn.functional.one_hot(y).double()
+    counts = onehot.sum(0)
+    means = (onehot.T @ centred) / counts[:, None]  # class means, relative to the grand mean
+    between = float((counts[:, None] * means.pow(2)).sum())
+    return min(max(between / total, 0.0), 1.0)
 
 
 def silhouette(h: torch.Tensor, labels: torch.Tensor, max_nodes: int = SILHOUETTE_NODES,
@@ -147,6 +196,7 @@ class Snapshot:
     proj: np.ndarray            # (K, N, 2) float32
     silhouette: list[float]     # K
     subspace: list[float]       # K, relative distance to the over-smoothing subspace
+    separation: list[float]     # K, class separation (between-class share of the variance)
     test_acc: float | None      # at the best-validation epoch
     final_test_acc: float | None  # of the weights shown (the last epoch run)
     epochs_run: int
@@ -197,7 +247,8 @@ def model_view(graph: Graph, config: TrainConfig, fit: str = "all",
     y = graph.y.cpu()
     sil = [silhouette(h, y, generator=torch.Generator().manual_seed(0)) for h in hidden]
     sub = [metrics.subspace_distance(h, graph) for h in hidden]
-    return Snapshot(config.sampler, proj.numpy().astype(np.float32), sil, sub, result.test_acc,
+    sep = [class_separation(h, y) for h in hidden]
+    return Snapshot(config.sampler, proj.numpy().astype(np.float32), sil, sub, sep, result.test_acc,
                     result.history[-1]["test_acc"], result.epochs_run, share)
 
 
@@ -246,7 +297,8 @@ def propagation_snapshots(graph: Graph, masks_by: dict[str, torch.Tensor], fit: 
         proj, share = layer_projections(hs, fit)
         sil = [silhouette(h, labels, generator=torch.Generator().manual_seed(0)) for h in hs]
         sub = [metrics.subspace_distance(h, g) for h in hs]
-        items.append(Snapshot(name, proj.numpy(), sil, sub, None, None, 0, share))
+        sep = [class_separation(h, labels) for h in hs]
+        items.append(Snapshot(name, proj.numpy(), sil, sub, sep, None, None, 0, share))
     layers = max((m.size(0) for m in masks_by.values()), default=0)
     settings = {"graph": g.name, "num_nodes": g.num_nodes, "num_edges": g.num_edges,
                 "num_layers": layers, "propagation": "AN, no weights", "fit": fit, "seed": seed}
@@ -293,6 +345,7 @@ def save_snapshots(snaps: Snapshots, path: str | Path) -> Path:
         proj=np.stack([s.proj for s in snaps.items]).astype(np.float16),
         silhouette=np.array([s.silhouette for s in snaps.items], dtype=np.float32),
         subspace=np.array([s.subspace for s in snaps.items], dtype=np.float32),
+        separation=np.array([s.separation for s in snaps.items], dtype=np.float32),
         test_acc=np.array([np.nan if s.test_acc is None else s.test_acc for s in snaps.items]),
         final_test_acc=np.array([np.nan if s.final_test_acc is None else s.final_test_acc
                                  for s in snaps.items]),
@@ -319,14 +372,15 @@ def load_snapshots(path: str | Path = BUNDLED_SNAPSHOT) -> Snapshots:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError) as exc:
         raise SnapshotError(f"cannot read snapshot file {path}: {exc}".splitlines()[0]) from None
-    need = ("samplers", "labels", "proj", "silhouette", "subspace", "test_acc", "final_test_acc",
-            "epochs_run", "variance_share", "settings")
+    need = ("samplers", "labels", "proj", "silhouette", "subspace", "separation", "test_acc",
+            "final_test_acc", "epochs_run", "variance_share", "settings")
     missing = [k for k in need if k not in arrays]
     if missing:
         raise SnapshotError(f"snapshot file {path} lacks {', '.join(missing)}")
     items = [Snapshot(str(name), arrays["proj"][i].astype(np.float32),
                       arrays["silhouette"][i].astype(float).tolist(),
                       arrays["subspace"][i].astype(float).tolist(),
+                      arrays["separation"][i].astype(float).tolist(),
                       _opt(arrays["test_acc"][i]), _opt(arrays["final_test_acc"][i]),
                       int(arrays["epochs_run"][i]), float(arrays["variance_share"][i]))
              for i, name in enumerate(arrays["samplers"])]
@@ -334,11 +388,12 @@ def load_snapshots(path: str | Path = BUNDLED_SNAPSHOT) -> Snapshots:
 
 
 def separation_table(snaps: Snapshots):
-    """One row per ``(sampler, layer)``: ``sampler, layer, silhouette, subspace_distance``
-    (layer ``l`` = the output of hidden layer ``l``, counted from 1)."""
+    """One row per ``(sampler, layer)``: ``sampler, layer, separation, subspace_distance,
+    silhouette`` (layer ``l`` = the output of hidden layer ``l``, counted from 1)."""
     import pandas as pd
 
-    rows = [{"sampler": s.sampler, "layer": k + 1, "silhouette": s.silhouette[k],
-             "subspace_distance": s.subspace[k]}
+    columns = ["sampler", "layer", "separation", "subspace_distance", "silhouette"]
+    rows = [{"sampler": s.sampler, "layer": k + 1, "separation": s.separation[k],
+             "subspace_distance": s.subspace[k], "silhouette": s.silhouette[k]}
             for s in snaps.items for k in range(len(s.silhouette))]
-    return pd.DataFrame(rows, columns=["sampler", "layer", "silhouette", "subspace_distance"])
+    return pd.DataFrame(rows, columns=columns)
