@@ -30,7 +30,9 @@ st.markdown(
     "The bundled Cora models were trained offline (no data needed). The first one uses the "
     "shallow settings (lr 0.01, dropout 0.5, weight decay 5e-4, no self-feature term) at 8 "
     "layers, where whether a model trains depends on the seed: seed 1 is shown first, seed 0 is "
-    "the next choice.")
+    "the next choice, and there the outcome reverses (NoDrop keeps the classes apart, both "
+    "edge-dropping models merge them). One seed shows what merging looks like, not which sampler "
+    "prevents it: the Depth study's seeds answer that.")
 source = st.radio("Model", list(SOURCES), format_func=SOURCES.get, key="cm_source", horizontal=True)
 
 
