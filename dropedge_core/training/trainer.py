@@ -169,14 +169,17 @@ def _accuracy(log_probs: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> f
 
 def check_memory(config: TrainConfig, graph: Graph) -> int:
     """The estimated bytes of training ``config`` on ``graph``
-    (:func:`dropedge_core.memory.training_bytes`); raises
-    :class:`~dropedge_core.memory.MemoryLimitError` above ``$DROPEDGE_MAX_MEMORY_GB``."""
+    (:func:`dropedge_core.memory.training_bytes`) on the device it would run on; raises
+    :class:`~dropedge_core.memory.MemoryLimitError` above that device's limit
+    (:func:`dropedge_core.memory.device_limit`: ``$DROPEDGE_MAX_MEMORY_GB`` on the CPU,
+    the free memory of a CUDA device)."""
     return memory.check(
         memory.training_bytes(graph.num_nodes, graph.num_edges, graph.num_features,
-                              graph.num_classes, config.num_layers, config.hidden),
+                              graph.num_classes, config.num_layers, config.hidden,
+                              backbone=config.backbone),
         f"training {config.backbone} L={config.num_layers} hidden={config.hidden} on {graph.name} "
         f"(N={graph.num_nodes}, M={graph.num_edges}, {graph.num_features} features)",
-        "use fewer layers, a smaller hidden width or a smaller graph")
+        "use fewer layers, a smaller hidden width or a smaller graph", device=resolve_device(config.device))
 
 
 def check_trainable(config: TrainConfig, graph: Graph) -> None:
