@@ -106,14 +106,21 @@ def test_normalised_values_on_cuda_match_the_cpu(cora):
 
 
 def test_live_training_page_reports_the_gpu():
+    """The page says where it trains (the GPU's name), the run's device, and on a GPU the
+    device memory in use and at its peak (on the CPU: none)."""
     from .test_app_training import _live, _until_idle
 
     at = _live(layers=3, epochs=5)
-    name = torch.cuda.get_device_name(0)
-    assert any(f"CUDA · {name}" in c.value for c in at.caption)  # device=auto picked the GPU
+    label = f"CUDA · {torch.cuda.get_device_name(0)}" if ON_CUDA else "CPU"
+    assert any(f"Training on **{label}" in c.value for c in at.caption)  # device=auto picked it
     at.button(key="lt_start").click().run()
     _until_idle(at, 120)
     run = at.session_state["live_training"].runs[0]
-    assert run.status == "finished" and run.device.startswith("cuda")
-    assert "device cuda" in at.success[0].value
-    assert at.dataframe[0].value.loc[0, "device"].startswith("cuda")
+    kind = "cuda" if ON_CUDA else "cpu"
+    assert run.status == "finished" and run.device.startswith(kind)
+    assert f"device {kind}" in at.success[0].value
+    assert at.dataframe[0].value.loc[0, "device"].startswith(kind)
+    assert ("GPU memory" in at.success[0].value and " in use, peak " in at.success[0].value) == ON_CUDA
+    if ON_CUDA:
+        in_use, peak = run.device_memory
+        assert 0 < in_use <= peak <= torch.cuda.get_device_properties(0).total_memory

@@ -16,7 +16,8 @@ CLI, the tests and the app consume the same ones); accuracies are fractions in
   "test_acc", "epoch_time", "sample_time"}`` — ``train_*`` from the epoch's training
   forward pass (sampled graph, dropout on), ``val_*``/``test_acc`` from the full-graph
   evaluation; ``sample_time`` is sampling + normalisation, ``epoch_time`` the whole
-  epoch (sampling, step, evaluation) without diagnostics.
+  epoch (sampling, step, evaluation) without diagnostics; on CUDA also
+  ``"memory_in_use"`` and ``"memory_peak"`` (bytes, :func:`device_memory`).
 * every ``diag_every`` epochs and at the last epoch: ``{"type": "diagnostics",
   "epoch": e, "layer_distances": [...], "average_distance": x | None, "dirichlet": [...],
   "mad": [...], "subspace_distance": [...], "men": x, "edge_numbers": [...],
@@ -118,6 +119,17 @@ def prepare_features(x: torch.Tensor) -> torch.Tensor:
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def device_memory(device: torch.device) -> dict:
+    """``{"memory_in_use": bytes, "memory_peak": bytes}`` of a CUDA device: what torch's
+    tensors hold now and the most they held since the run started
+    (``torch.cuda.memory_allocated`` / ``max_memory_allocated``; runs in parallel threads on
+    one device share the figures); ``{}`` on the CPU."""
+    if device.type != "cuda":
+        return {}
+    return {"memory_in_use": torch.cuda.memory_allocated(device),
+            "memory_peak": torch.cuda.max_memory_allocated(device)}
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -247,6 +259,8 @@ def train(config: TrainConfig, graph: Graph | None = None,
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     static_masks = sampler.relation == "all"  # nodrop: the same graph every epoch
 
+    if device.type == "cuda":  # the epochs' "memory_peak" counts from here
+        torch.cuda.reset_peak_memory_stats(device)
     emit({"type": "start", "config": config.to_dict(), "device": str(device),
           "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU",
           "num_nodes": g.num_nodes, "num_edges": g.num_edges})
@@ -302,7 +316,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
         _sync(device)
         event = {"type": "epoch", "epoch": epoch, "train_loss": float(loss.detach()), "val_loss": val_loss,
                  "train_acc": train_acc, "val_acc": val_acc, "test_acc": test_acc,
-                 "epoch_time": time.perf_counter() - t0, "sample_time": sample_time}
+                 "epoch_time": time.perf_counter() - t0, "sample_time": sample_time, **device_memory(device)}
         history.append(event)
         emit(event)
 
