@@ -4,12 +4,15 @@ A ten-byte edge list can name a ten-million-node graph and a one-row features fi
 millions of columns wide; a hidden width of 10^12 is one typed number. Each would ask for
 gigabytes the moment a tensor is built. So the CLI and the app estimate what a run will
 hold (graph, features, the ``L x M`` masks, the ``L`` adjacencies, the model with Adam's
-state, the activations kept for the backward pass) and refuse, with one line, above
-``$DROPEDGE_MAX_MEMORY_GB`` (default 8 GiB; :mod:`dropedge_core.env`).
+state, the activations kept for the backward pass, the diagnostics) and refuse, with one
+line, above the limit of the device it would run on (:func:`device_limit`): on the CPU
+``$DROPEDGE_MAX_MEMORY_GB`` (default 8 GiB; :mod:`dropedge_core.env`), on a CUDA device
+its free memory, capped by ``$DROPEDGE_MAX_GPU_MEMORY_GB`` when that is set.
 
-The estimates are upper-side approximations (a few tensors of each kind at their real
-sizes), measured against tracemalloc / ``ru_maxrss`` in ``tests/test_memory.py``; they are
-a guard against the absurd, not an accountant.
+The training estimate (:func:`training_bytes`) is calibrated against measured peaks
+(``bench/calibrate_memory.py``, part of its grid in ``tests/test_memory.py``): within
+0.7-1.5x, so that it neither refuses what fits (it said 38.2 GiB for a run that peaked at
+8.1 GiB on an H100) nor lets through what does not. :func:`peak_bytes` measures a peak.
 """
 from __future__ import annotations
 

@@ -185,13 +185,16 @@ def check_memory(config: TrainConfig, graph: Graph) -> int:
     :class:`~dropedge_core.memory.MemoryLimitError` above that device's limit
     (:func:`dropedge_core.memory.device_limit`: ``$DROPEDGE_MAX_MEMORY_GB`` on the CPU,
     the free memory of a CUDA device)."""
+    device = resolve_device(config.device)
     return memory.check(
         memory.training_bytes(graph.num_nodes, graph.num_edges, graph.num_features,
                               graph.num_classes, config.num_layers, config.hidden,
-                              backbone=config.backbone),
+                              backbone=config.backbone, dropout=config.dropout, self_loop=config.self_loop,
+                              batch_norm=config.batch_norm, diagnostics=config.diag_every > 0,
+                              device_type=device.type),
         f"training {config.backbone} L={config.num_layers} hidden={config.hidden} on {graph.name} "
         f"(N={graph.num_nodes}, M={graph.num_edges}, {graph.num_features} features)",
-        "use fewer layers, a smaller hidden width or a smaller graph", device=resolve_device(config.device))
+        "use fewer layers, a smaller hidden width or a smaller graph", device=device)
 
 
 def check_trainable(config: TrainConfig, graph: Graph) -> None:
