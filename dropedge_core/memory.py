@@ -127,7 +127,9 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
     per_layer = 1.0 + (1.25 if dropout > 0 else 0.0) + (1.0 if batch_norm else 0.0)
     if backbone == "resgcn":
         per_layer += 1.0
-    activations = num_layers * per_layer * layer + 3 * layer
+    # gcn/resgcn: the last layer maps to the classes (its output is C wide, not hidden)
+    hidden_layers = num_layers if backbone in ("jknet", "appnp_star") else num_layers - 1
+    activations = hidden_layers * per_layer * layer + 3 * layer
     if backbone == "jknet":  # the concatenation, its dropout and its gradient
         activations += num_layers * layer * (3.0 if dropout > 0 else 2.0)
     step = max(sampling, activations)
