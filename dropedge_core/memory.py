@@ -124,12 +124,14 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
     persistent = graph + adjacency + params * _F32 * 4
     sampling = num_layers * m * _F32 + 3 * n * num_layers * _F32 + 2 * m * _I64
     layer = n * width * _F32
-    per_layer = 1.0 + (1.25 if dropout > 0 else 0.0) + (1.0 if batch_norm else 0.0)
-    if backbone == "resgcn":
-        per_layer += 1.0
+    # APPNP* drops out only its input and output: its propagation steps keep no dropout masks
+    dropped = dropout > 0 and backbone != "appnp_star"
+    per_layer = 1.0 + (1.25 if dropped else 0.0) + (1.0 if batch_norm else 0.0)
     # gcn/resgcn: the last layer maps to the classes (its output is C wide, not hidden)
     hidden_layers = num_layers if backbone in ("jknet", "appnp_star") else num_layers - 1
     activations = hidden_layers * per_layer * layer + 3 * layer
+    if backbone == "resgcn":  # the residual sums of the hidden -> hidden layers
+        activations += max(hidden_layers - 1, 0) * layer
     if backbone == "jknet":  # the concatenation, its dropout and its gradient
         activations += num_layers * layer * (3.0 if dropout > 0 else 2.0)
     step = max(sampling, activations)
