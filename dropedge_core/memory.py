@@ -78,21 +78,22 @@ def model_parameters(backbone: str, num_features: int, num_classes: int, num_lay
 def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: int,
                       device_type: str = "cpu") -> int:
     """The diagnostics of one epoch (:func:`dropedge_core.training.trainer.diagnostics`): the
-    evaluation pass's ``L`` hidden outputs, stacked twice for the layer distances, and MEN
-    over ``S`` sources (all ``N`` up to ``EXACT_ALLOWED_MAX_NODES``, else 512): on the CPU
-    bit-packed reachability gathered once per kept entry and unpacked to bytes, on CUDA
-    three dense ``N x S`` floats and the ``L`` layer operators."""
+    evaluation pass's ``L`` hidden outputs, held throughout, and on top of them, one after
+    the other, their two stacked copies for the layer distances, then MEN over ``S`` sources
+    (all ``N`` up to ``EXACT_ALLOWED_MAX_NODES``, else 512): on the CPU bit-packed
+    reachability gathered once per kept entry and unpacked to bytes, on CUDA three dense
+    ``N x S`` floats and the ``L`` layer operators."""
     from dropedge_core.method.metrics import EXACT_ALLOWED_MAX_NODES
 
     n, m, e = num_nodes, num_edges, 2 * num_edges + num_nodes
-    hidden_outputs = 3 * num_layers * n * hidden * _F32
+    hidden_outputs = num_layers * n * hidden * _F32
     sources = n if n <= EXACT_ALLOWED_MAX_NODES else 512
     if device_type == "cuda":
         men = 13 * n * sources + num_layers * e * 20
     else:
         words = (sources + 63) // 64
         men = (e + 2 * n) * words * 8 + n * words * 64 + num_layers * 2 * m + 4 * m * _I64
-    return hidden_outputs + men
+    return hidden_outputs + max(2 * hidden_outputs, men)
 
 
 def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classes: int,
