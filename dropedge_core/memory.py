@@ -112,13 +112,17 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
     concatenation) with the backward's gradients; the diagnostics
     (:func:`diagnostics_bytes`, when ``diagnostics``).
 
-    Calibrated against measured peaks (``bench/calibrate_memory.py``: resident-set growth
-    on the CPU, ``torch.cuda.max_memory_allocated`` on CUDA) to within 0.7-1.5x over
-    Cora and CSBM graphs, the four backbones, L 2-64 and hidden 16-256; see
-    docs/PERFORMANCE.md for the table.
+    Calibrated against measured peaks (``bench/calibrate_memory.py``, resident-set growth
+    on the CPU): 0.83-1.24x over 44 cells of Cora and CSBM graphs, the four backbones,
+    L 2-64, hidden 16-256, diagnostics on and off (docs/PERFORMANCE.md); on CUDA it is
+    1.02x the 8.1 GiB an H100 measured for a 1M-node GCN-16 (the script's CUDA section,
+    ``torch.cuda.max_memory_allocated``, is still to be run on the rest of the grid).
     """
     n, m, e = num_nodes, num_edges, 2 * num_edges + num_nodes
     width = max(hidden, num_classes)
+    # features (and the sparse copy the trainer makes of bag-of-words ones); per edge the
+    # undirected (16 B) and directed (32 B) lists, the CSR entries (2 x 16 B), their
+    # directions and table rows (2 x 12 B) and the degree incidence (2 x 12 B): ~128 B
     graph = int(n * num_features * _F32 * 1.25) + 128 * m + 60 * n + m * _F32
     adjacency = num_layers * (e * _F32 + (m + n) * _F32 + m) + e * _F32
     params = model_parameters(backbone, num_features, num_classes, num_layers, hidden, self_loop)
