@@ -29,7 +29,7 @@ import pandas as pd
 import torch
 
 from app_shared.background import ThreadedJob, TrainingWorker
-from dropedge_core import env, paths
+from dropedge_core import env, memory, paths
 from dropedge_core.figures import BACKBONE_LABELS, sampler_label
 from dropedge_core.store import ResultStore
 from dropedge_core.studies.sweep import SweepOutcome, run_claimed
@@ -250,6 +250,22 @@ class RunRecord:
         times = sorted(e["epoch_time"] for e in self.events
                        if e["type"] == "epoch" and e.get("epoch_time") is not None)
         return times[len(times) // 2] if times else None
+
+    @property
+    def device_memory(self) -> tuple[int, int] | None:
+        """``(in use, peak)`` bytes of the run's GPU at its last epoch (the trainer's
+        ``memory_in_use`` / ``memory_peak``); ``None`` on the CPU or before the first epoch."""
+        last = next((e for e in reversed(self.events) if e["type"] == "epoch"), None)
+        if last is None or "memory_peak" not in last:
+            return None
+        return int(last["memory_in_use"]), int(last["memory_peak"])
+
+    def device_memory_text(self) -> str:
+        """``"GPU memory 1.2 GiB in use, peak 3.4 GiB"``, or ``""`` (see :attr:`device_memory`)."""
+        figures = self.device_memory
+        if figures is None:
+            return ""
+        return f"GPU memory {memory.human(figures[0])} in use, peak {memory.human(figures[1])}"
 
     @property
     def end(self) -> dict | None:

@@ -75,16 +75,19 @@ def draw_runs(live: jobs.TrainingSession, diag_every: int) -> bool:
         return changes.changed
     run = live.current
     if run is not None:
+        gpu = run.device_memory_text()
         st.progress(min(run.epochs_done / run.config.epochs, 1.0),
                     text=f"Training {run.label} on {run.device or '…'}: {run.message}"
+                         + (f" · {gpu}" if gpu else "")
                          + (f" · {len(live.queued)} queued" if live.queued else ""))
     else:
         last = live.runs[-1]
         box = {"finished": st.success, "early_stop": st.success, "stopped": st.warning}.get(
             last.status, st.error)
         pace = f", {last.epoch_time:.3f} s/epoch" if last.epoch_time is not None else ""
+        gpu = last.device_memory_text()
         box(f"{last.label}: **{last.status.replace('_', ' ')}** — {last.message} "
-            f"(device {last.device_name or '?'}{pace}).")
+            f"(device {last.device_name or '?'}{pace}{', ' + gpu if gpu else ''}).")
     runs = [r for r in live.runs if r.events]
     labels = {r.label: r.sampler for r in runs}
     seen = tuple((r.label, len(r.events)) for r in runs)  # figures are rebuilt only when these change

@@ -8,7 +8,10 @@ variable                        default    allowed
 ``DROPEDGE_MAX_JOB_SECONDS``    3600       seconds, a number in (0, 1e7]
 ``DROPEDGE_MAX_MEMORY_GB``      8          GiB, a number in (0, 4096]: the memory one run,
                                            one MEN computation or one upload may ask for
-                                           (:mod:`dropedge_core.memory`)
+                                           (:mod:`dropedge_core.memory`) on the CPU
+``DROPEDGE_MAX_GPU_MEMORY_GB``  unset      GiB, a number in (0, 4096]: a cap on what one
+                                           run may ask of a CUDA device; unset: the
+                                           device's free memory is the limit
 ==============================  =========  ===============================================
 
 :func:`settings` raises :class:`EnvError` with one line naming every bad variable; the CLI
@@ -42,6 +45,7 @@ class Settings:
     idle_timeout: float = 120.0
     max_job_seconds: float = 3600.0
     max_memory_gb: float = 8.0
+    max_gpu_memory_gb: float | None = None  # None: the CUDA device's free memory
 
 
 DEFAULTS = Settings()
@@ -76,7 +80,8 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
     specs = (("DROPEDGE_TORCH_THREADS", "torch_threads", lambda n, t: parse_threads(t, n)),
              ("DROPEDGE_IDLE_TIMEOUT", "idle_timeout", lambda n, t: _number(n, t, MAX_SECONDS)),
              ("DROPEDGE_MAX_JOB_SECONDS", "max_job_seconds", lambda n, t: _number(n, t, MAX_SECONDS)),
-             ("DROPEDGE_MAX_MEMORY_GB", "max_memory_gb", lambda n, t: _number(n, t, MAX_MEMORY_GB)))
+             ("DROPEDGE_MAX_MEMORY_GB", "max_memory_gb", lambda n, t: _number(n, t, MAX_MEMORY_GB)),
+             ("DROPEDGE_MAX_GPU_MEMORY_GB", "max_gpu_memory_gb", lambda n, t: _number(n, t, MAX_MEMORY_GB)))
     for name, field_name, parse in specs:
         text = str(env.get(name, "")).strip()
         if not text:
@@ -94,7 +99,7 @@ def settings_or_defaults(environ: Mapping[str, str] | None = None) -> Settings:
     """:func:`settings`, with the defaults for any bad variable (never raises)."""
     env = dict(os.environ if environ is None else environ)
     for name in ("DROPEDGE_TORCH_THREADS", "DROPEDGE_IDLE_TIMEOUT", "DROPEDGE_MAX_JOB_SECONDS",
-                 "DROPEDGE_MAX_MEMORY_GB"):
+                 "DROPEDGE_MAX_MEMORY_GB", "DROPEDGE_MAX_GPU_MEMORY_GB"):
         try:
             settings({name: env.get(name, "")})
         except EnvError:

@@ -4,16 +4,26 @@ A ten-byte edge list can name a ten-million-node graph and a one-row features fi
 millions of columns wide; a hidden width of 10^12 is one typed number. Each would ask for
 gigabytes the moment a tensor is built. So the CLI and the app estimate what a run will
 hold (graph, features, the ``L x M`` masks, the ``L`` adjacencies, the model with Adam's
-state, the activations kept for the backward pass) and refuse, with one line, above
-``$DROPEDGE_MAX_MEMORY_GB`` (default 8 GiB; :mod:`dropedge_core.env`).
+state, the activations kept for the backward pass, the diagnostics) and refuse, with one
+line, above the limit of the device it would run on (:func:`device_limit`): on the CPU
+``$DROPEDGE_MAX_MEMORY_GB`` (default 8 GiB; :mod:`dropedge_core.env`), on a CUDA device
+its free memory, capped by ``$DROPEDGE_MAX_GPU_MEMORY_GB`` when that is set.
 
-The estimates are upper-side approximations (a few tensors of each kind at their real
-sizes), measured against tracemalloc / ``ru_maxrss`` in ``tests/test_memory.py``; they are
-a guard against the absurd, not an accountant.
+The training estimate (:func:`training_bytes`) is calibrated against measured peaks
+(``bench/calibrate_memory.py``, part of its grid in ``tests/test_memory.py``): within
+0.7-1.5x, so that it neither refuses what fits (it said 38.2 GiB for a run that peaked at
+8.1 GiB on an H100) nor lets through what does not. :func:`peak_bytes` measures a peak.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
+import torch
+
 from dropedge_core import env
+
+T = TypeVar("T")
 
 GIB = 1 << 30
 _F32, _I64 = 4, 8
@@ -51,22 +61,87 @@ def sampling_bytes(num_nodes: int, num_edges: int, num_layers: int) -> int:
     return masks + adjacencies
 
 
-def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classes: int,
-                   num_layers: int, hidden: int) -> int:
-    """A training run: the graph, the masks and adjacencies (training's and the full
-    graph's), the model's parameters with gradients and Adam's two moments, and the
-    activations of ``L`` layers (pre-activation, activation, dropout mask, output and
-    what autograd keeps besides) for the backward pass plus the evaluation pass.
+def model_parameters(backbone: str, num_features: int, num_classes: int, num_layers: int, hidden: int,
+                     self_loop: bool = False) -> int:
+    """How many weights a backbone has (biases and batch norm left out: ``O(L h)``)."""
+    loop = 2 if self_loop else 1  # the self-feature term doubles every graph convolution's weight
+    c = max(num_classes, 1)
+    if backbone == "appnp_star":
+        return num_features * hidden + hidden * c
+    if backbone == "jknet":
+        return loop * (num_features * hidden + (num_layers - 1) * hidden * hidden) + num_layers * hidden * c
+    if num_layers == 1:
+        return loop * num_features * c
+    return loop * (num_features * hidden + (num_layers - 2) * hidden * hidden + hidden * c)
 
-    Measured (``ru_maxrss`` growth during training, 2-core CPU): csbm N=20000, 500
-    features, L=16, hidden 128: 869 MiB, estimate 1207 MiB; N=5000, 2000 features,
-    L=64, hidden 512: 3358 MiB, estimate 3.9 GiB; N=50000, L=32, hidden 256: 3786 MiB,
-    estimate 9.8 GiB."""
-    params = num_features * hidden + max(num_layers - 1, 0) * hidden * hidden + hidden * max(num_classes, 1)
-    activations = (num_layers + 1) * num_nodes * max(hidden, num_classes) * _F32 * 6
-    return (graph_bytes(num_nodes, num_edges, num_features)
-            + 2 * sampling_bytes(num_nodes, num_edges, num_layers)
-            + params * _F32 * 4 + activations + num_nodes * num_features * _F32)
+
+def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: int,
+                      device_type: str = "cpu") -> int:
+    """The diagnostics of one epoch (:func:`dropedge_core.training.trainer.diagnostics`): the
+    evaluation pass's ``L`` hidden outputs, held throughout, and on top of them, one after
+    the other, their two stacked copies for the layer distances, then MEN over ``S`` sources
+    (all ``N`` up to ``EXACT_ALLOWED_MAX_NODES``, else 512): on the CPU bit-packed
+    reachability gathered once per kept entry and unpacked to bytes, on CUDA three dense
+    ``N x S`` floats and the ``L`` layer operators."""
+    from dropedge_core.method.metrics import EXACT_ALLOWED_MAX_NODES
+
+    n, m, e = num_nodes, num_edges, 2 * num_edges + num_nodes
+    hidden_outputs = num_layers * n * hidden * _F32
+    sources = n if n <= EXACT_ALLOWED_MAX_NODES else 512
+    if device_type == "cuda":
+        men = 13 * n * sources + num_layers * e * 20
+    else:
+        words = (sources + 63) // 64
+        men = (e + 2 * n) * words * 8 + n * words * 64 + num_layers * 2 * m + 4 * m * _I64
+    return hidden_outputs + max(2 * hidden_outputs, men)
+
+
+def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classes: int,
+                   num_layers: int, hidden: int, *, backbone: str = "gcn", dropout: float = 0.5,
+                   self_loop: bool = False, batch_norm: bool = False, diagnostics: bool = True,
+                   device_type: str = "cpu") -> int:
+    """Peak bytes of a training run (:func:`dropedge_core.training.train`).
+
+    What lives through the run: the graph with its cached edge structures (the directed
+    edge list, the CSR entries of every adjacency, the degree incidence), kernel weights,
+    the ``L x M`` masks, the ``L`` adjacencies' values and the value table, the full
+    adjacency, and the model's weights with gradients and Adam's two moments. On top of
+    that, at different moments of an epoch, the larger of: the sampler's temporaries
+    (``L x M`` keys); the activations autograd keeps for the backward pass (per layer and
+    backbone: the output, the dropout mask and its output, batch norm's input, JKNet's
+    concatenation) with the backward's gradients; the diagnostics
+    (:func:`diagnostics_bytes`, when ``diagnostics``).
+
+    Calibrated against measured peaks (``bench/calibrate_memory.py``, resident-set growth
+    on the CPU): 0.83-1.24x over 44 cells of Cora and CSBM graphs, the four backbones,
+    L 2-64, hidden 16-256, diagnostics on and off (docs/PERFORMANCE.md); on CUDA it is
+    1.02x the 8.1 GiB an H100 measured for a 1M-node GCN-16 (the script's CUDA section,
+    ``torch.cuda.max_memory_allocated``, is still to be run on the rest of the grid).
+    """
+    n, m, e = num_nodes, num_edges, 2 * num_edges + num_nodes
+    width = max(hidden, num_classes)
+    # features (and the sparse copy the trainer makes of bag-of-words ones); per edge the
+    # undirected (16 B) and directed (32 B) lists, the CSR entries (2 x 16 B), their
+    # directions and table rows (2 x 12 B) and the degree incidence (2 x 12 B): ~128 B
+    graph = int(n * num_features * _F32 * 1.25) + 128 * m + 60 * n + m * _F32
+    adjacency = num_layers * (e * _F32 + (m + n) * _F32 + m) + e * _F32
+    params = model_parameters(backbone, num_features, num_classes, num_layers, hidden, self_loop)
+    persistent = graph + adjacency + params * _F32 * 4
+    sampling = num_layers * m * _F32 + 3 * n * num_layers * _F32 + 2 * m * _I64
+    layer = n * width * _F32
+    # APPNP* drops out only its input and output: its propagation steps keep no dropout masks
+    dropped = dropout > 0 and backbone != "appnp_star"
+    per_layer = 1.0 + (1.25 if dropped else 0.0) + (1.0 if batch_norm else 0.0)
+    # gcn/resgcn: the last layer maps to the classes (its output is C wide, not hidden)
+    hidden_layers = num_layers if backbone in ("jknet", "appnp_star") else num_layers - 1
+    activations = hidden_layers * per_layer * layer + 3 * layer
+    if backbone == "resgcn":  # the residual sums of the hidden -> hidden layers
+        activations += max(hidden_layers - 1, 0) * layer
+    if backbone == "jknet":  # the concatenation, its dropout and its gradient
+        activations += num_layers * layer * (3.0 if dropout > 0 else 2.0)
+    step = max(sampling, activations)
+    diag = diagnostics_bytes(n, m, num_layers, width, device_type) if diagnostics else 0
+    return int(persistent + max(step, diag))
 
 
 def men_bytes(num_nodes: int, num_edges: int, num_layers: int, num_sources: int) -> int:
@@ -77,25 +152,85 @@ def men_bytes(num_nodes: int, num_edges: int, num_layers: int, num_sources: int)
     return sampling_bytes(num_nodes, num_edges, num_layers) + reach
 
 
-def check(needed: int, what: str, hint: str = "") -> int:
-    """Raise :class:`MemoryLimitError` when ``needed`` bytes exceed the limit.
+def device_limit(device: torch.device | str | None = None) -> tuple[int, str]:
+    """The bytes a computation on ``device`` may ask for, and where that limit comes from.
+
+    The CPU (and ``None``): ``$DROPEDGE_MAX_MEMORY_GB`` (host RAM). A CUDA device: its free
+    memory now (``torch.cuda.mem_get_info``: what other processes and this one's cache hold
+    is not free), capped by ``$DROPEDGE_MAX_GPU_MEMORY_GB`` when that is set: a host-RAM
+    limit says nothing about an 80 GB card.
+
+    Raises:
+        EnvError: a bad variable.
+    """
+    settings = env.settings()
+    device = torch.device("cpu") if device is None else torch.device(device)
+    if device.type != "cuda":
+        return int(settings.max_memory_gb * GIB), "DROPEDGE_MAX_MEMORY_GB"
+    free, total = torch.cuda.mem_get_info(device)
+    where = f"free on {device} of {human(total)}"
+    cap = settings.max_gpu_memory_gb
+    if cap is not None and cap * GIB < free:
+        return int(cap * GIB), f"DROPEDGE_MAX_GPU_MEMORY_GB; {human(free)} {where}"
+    return int(free), where + (f", under DROPEDGE_MAX_GPU_MEMORY_GB = {cap:g}" if cap is not None else "")
+
+
+def check(needed: int, what: str, hint: str = "", device: torch.device | str | None = None) -> int:
+    """Raise :class:`MemoryLimitError` when ``needed`` bytes exceed ``device``'s limit
+    (:func:`device_limit`: RAM under ``$DROPEDGE_MAX_MEMORY_GB`` on the CPU, the free
+    memory of a CUDA device).
 
     Args:
         needed: the estimate in bytes.
         what: what would need it, for the message ("training gcn L=8 on upload (N=...)").
         hint: what to change, appended to the message.
+        device: where it would be allocated; ``None``: the CPU.
 
     Returns:
         ``needed``.
     """
-    limit = limit_bytes()
+    limit, source = device_limit(device)
     if needed > limit:
         more = f"; {hint}" if hint else ""
+        kind = "memory" if device is None or torch.device(device).type == "cpu" else f"{device} memory"
         raise MemoryLimitError(
-            f"{what} would need about {human(needed)} of memory, above the limit of {human(limit)} "
-            f"(DROPEDGE_MAX_MEMORY_GB){more}")
+            f"{what} would need about {human(needed)} of {kind}, above the limit of {human(limit)} "
+            f"({source}){more}")
     return needed
 
 
-__all__ = ["GIB", "MemoryLimitError", "check", "graph_bytes", "human", "limit_bytes", "men_bytes",
-           "sampling_bytes", "training_bytes"]
+def _proc_status_bytes(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"no {field} in /proc/self/status")
+
+
+def peak_bytes(fn: Callable[[], T], device: torch.device | str | None = None) -> tuple[T, int]:
+    """Run ``fn()``; return its result and the peak growth of memory while it ran.
+
+    A CUDA device: ``torch.cuda.max_memory_allocated`` above what was allocated before
+    (tensors only; the caching allocator's reserve and the CUDA context are not counted).
+    The CPU: the growth of the resident set's high-water mark (Linux ``/proc``: the mark is
+    reset to the current resident set first). Run it in a fresh process with
+    ``MALLOC_MMAP_THRESHOLD_`` set, so that freed tensors go back to the system and a
+    later tensor does not reuse a cached heap unseen (``bench/calibrate_memory.py``).
+    """
+    device = torch.device("cpu") if device is None else torch.device(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        before = torch.cuda.memory_allocated(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        result = fn()
+        torch.cuda.synchronize(device)
+        return result, torch.cuda.max_memory_allocated(device) - before
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # VmHWM := VmRSS
+    before = _proc_status_bytes("VmRSS")
+    result = fn()
+    return result, _proc_status_bytes("VmHWM") - before
+
+
+__all__ = ["GIB", "MemoryLimitError", "check", "device_limit", "diagnostics_bytes", "graph_bytes", "human",
+           "limit_bytes", "men_bytes", "model_parameters", "peak_bytes", "sampling_bytes", "training_bytes"]

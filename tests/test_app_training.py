@@ -45,6 +45,20 @@ def _legend(fig: dict) -> list[str]:
     return [t["name"] for t in fig["data"] if t.get("showlegend", True)]
 
 
+def test_live_training_shows_the_gpu_memory_of_a_gpu_run(monkeypatch):
+    """A run whose epochs report device memory (a CUDA run: the trainer's
+    ``device_memory``, faked here on the CPU) shows it in use and at its peak; a CPU run
+    shows none (the first test's page). The real GPU: ``tests/test_cuda.py``."""
+    from dropedge_core.training import trainer
+
+    monkeypatch.setattr(trainer, "device_memory", lambda device: {"memory_in_use": 3 << 29,
+                                                                  "memory_peak": 5 << 30})
+    at = _live(layers=2, epochs=2)
+    at.button(key="lt_start").click().run()
+    _until_idle(at)
+    assert "GPU memory 1.5 GiB in use, peak 5 GiB" in at.success[0].value, at.success[0].value
+
+
 def test_live_training_one_run_draws_every_figure():
     at = _live()
     assert at.title[0].value == "Live training"
@@ -55,6 +69,7 @@ def test_live_training_one_run_draws_every_figure():
     assert at.button(key="lt_start").disabled or not at.session_state["live_training"].active
     _until_idle(at)
     assert at.success and "finished" in at.success[0].value and "device cpu" in at.success[0].value
+    assert "GPU memory" not in at.success[0].value
     assert at.button(key="lt_stop").disabled and not at.button(key="lt_start").disabled
     charts = _charts(at)
     assert set(charts) == {"lt_curves", "lt_heatmap", "lt_distances", "lt_men"}

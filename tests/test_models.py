@@ -36,7 +36,7 @@ def test_shapes_and_hidden_outputs(karate, name, num_layers):
     assert torch.allclose(out.exp().sum(1), torch.ones(karate.num_nodes), atol=1e-5)  # log-softmax
     expected = {"gcn": num_layers - 1, "resgcn": num_layers - 1, "jknet": num_layers,
                 "appnp_star": num_layers}[name]
-    assert len(hidden) == expected
+    assert len(hidden) == expected and model.num_hidden_outputs == expected
     assert all(h.shape == (karate.num_nodes, 8) for h in hidden)
     assert torch.equal(model(karate.x, full_adjs(karate, num_layers)), out)
 

@@ -186,6 +186,13 @@ class _Backbone(nn.Module):
         # Dropout's random source; None = torch's global RNG (make_model's ``generator``).
         self.generator: torch.Generator | None = None
 
+    @property
+    def num_hidden_outputs(self) -> int:
+        """How many hidden outputs ``forward(..., return_hidden=True)`` returns: ``L``
+        (``jknet``, ``appnp_star``: every layer's output is hidden-width); ``gcn``/``resgcn``
+        override it with ``L - 1`` (their last layer maps to the classes)."""
+        return self.num_layers
+
     def _drop(self, h: torch.Tensor) -> torch.Tensor:
         return feature_dropout(h, self.dropout, self.training, self.generator)
 
@@ -217,6 +224,10 @@ class GCN(_Backbone):
         dims = [in_dim] + [hidden] * (num_layers - 1) + [num_classes]
         self.convs = nn.ModuleList(GraphConv(a, b, bias, self_loop) for a, b in zip(dims[:-1], dims[1:]))
         self.norms = self._norms(num_layers - 1)
+
+    @property
+    def num_hidden_outputs(self) -> int:
+        return self.num_layers - 1
 
     def forward(self, x: torch.Tensor, adjs: list[torch.Tensor], return_hidden: bool = False):
         """``x`` ``(N, F)``, ``adjs`` ``L`` sparse ``(N, N)`` → log-probs ``(N, classes)``

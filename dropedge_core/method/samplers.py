@@ -39,6 +39,10 @@ RBF_GAMMA = 6.0  # the paper's appendix: exp(-6 ||x_u - x_v||^2), chosen by vali
 KERNEL_FLOOR = 1e-10  # keeps zero-similarity edges drawable
 SELECT_SAMPLE_ABOVE = 200_000  # pools of at least this many keys select by sampled brackets
 SELECT_SAMPLE = 8192  # the size of that sample
+#: Device types whose nested weighted draws take the numpy path (:func:`_last_layers_numpy`);
+#: the others take the torch path (:func:`_last_layers_torch`, no host round trips). Tests
+#: empty it to run the accelerators' path on the CPU.
+NUMPY_DRAW_DEVICES: set[str] = {"cpu"}
 
 # name -> (layer relation, weighting)
 NAMED: dict[str, tuple[str, str]] = {
@@ -259,7 +263,7 @@ def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     # before is the k smallest fresh keys among that pool.
     steps = list(range(num_layers - 1, -1, -1) if increasing else range(num_layers))
     never = num_layers if increasing else -1  # the "last layer" of an item never drawn
-    draw = _last_layers_numpy if device.type == "cpu" else _last_layers_torch
+    draw = _last_layers_numpy if device.type in NUMPY_DRAW_DEVICES else _last_layers_torch
     last = draw(weights, steps, counts.tolist(), never, generator)
     # an item is in layer l iff the nested draw reached l: last <= l (increasing draws
     # go top-down, so `last` is its lowest layer), or l <= last (decreasing)

@@ -16,7 +16,8 @@ CLI, the tests and the app consume the same ones); accuracies are fractions in
   "test_acc", "epoch_time", "sample_time"}`` — ``train_*`` from the epoch's training
   forward pass (sampled graph, dropout on), ``val_*``/``test_acc`` from the full-graph
   evaluation; ``sample_time`` is sampling + normalisation, ``epoch_time`` the whole
-  epoch (sampling, step, evaluation) without diagnostics.
+  epoch (sampling, step, evaluation) without diagnostics; on CUDA also
+  ``"memory_in_use"`` and ``"memory_peak"`` (bytes, :func:`device_memory`).
 * every ``diag_every`` epochs and at the last epoch: ``{"type": "diagnostics",
   "epoch": e, "layer_distances": [...], "average_distance": x | None, "dirichlet": [...],
   "mad": [...], "subspace_distance": [...], "men": x, "edge_numbers": [...],
@@ -121,6 +122,17 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def device_memory(device: torch.device) -> dict:
+    """``{"memory_in_use": bytes, "memory_peak": bytes}`` of a CUDA device: what torch's
+    tensors hold now and the most they held since the run started
+    (``torch.cuda.memory_allocated`` / ``max_memory_allocated``; runs in parallel threads on
+    one device share the figures); ``{}`` on the CPU."""
+    if device.type != "cuda":
+        return {}
+    return {"memory_in_use": torch.cuda.memory_allocated(device),
+            "memory_peak": torch.cuda.max_memory_allocated(device)}
+
+
 def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
@@ -170,14 +182,20 @@ def _accuracy(log_probs: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> f
 
 def check_memory(config: TrainConfig, graph: Graph) -> int:
     """The estimated bytes of training ``config`` on ``graph``
-    (:func:`dropedge_core.memory.training_bytes`); raises
-    :class:`~dropedge_core.memory.MemoryLimitError` above ``$DROPEDGE_MAX_MEMORY_GB``."""
+    (:func:`dropedge_core.memory.training_bytes`) on the device it would run on; raises
+    :class:`~dropedge_core.memory.MemoryLimitError` above that device's limit
+    (:func:`dropedge_core.memory.device_limit`: ``$DROPEDGE_MAX_MEMORY_GB`` on the CPU,
+    the free memory of a CUDA device)."""
+    device = resolve_device(config.device)
     return memory.check(
         memory.training_bytes(graph.num_nodes, graph.num_edges, graph.num_features,
-                              graph.num_classes, config.num_layers, config.hidden),
+                              graph.num_classes, config.num_layers, config.hidden,
+                              backbone=config.backbone, dropout=config.dropout, self_loop=config.self_loop,
+                              batch_norm=config.batch_norm, diagnostics=config.diag_every > 0,
+                              device_type=device.type),
         f"training {config.backbone} L={config.num_layers} hidden={config.hidden} on {graph.name} "
         f"(N={graph.num_nodes}, M={graph.num_edges}, {graph.num_features} features)",
-        "use fewer layers, a smaller hidden width or a smaller graph")
+        "use fewer layers, a smaller hidden width or a smaller graph", device=device)
 
 
 def check_trainable(config: TrainConfig, graph: Graph) -> None:
@@ -245,6 +263,8 @@ def train(config: TrainConfig, graph: Graph | None = None,
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     static_masks = sampler.relation == "all"  # nodrop: the same graph every epoch
 
+    if device.type == "cuda":  # the epochs' "memory_peak" counts from here
+        torch.cuda.reset_peak_memory_stats(device)
     emit({"type": "start", "config": config.to_dict(), "device": str(device),
           "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU",
           "num_nodes": g.num_nodes, "num_edges": g.num_edges})
@@ -299,7 +319,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
         _sync(device)
         event = {"type": "epoch", "epoch": epoch, "train_loss": float(loss.detach()), "val_loss": val_loss,
                  "train_acc": train_acc, "val_acc": val_acc, "test_acc": test_acc,
-                 "epoch_time": time.perf_counter() - t0, "sample_time": sample_time}
+                 "epoch_time": time.perf_counter() - t0, "sample_time": sample_time, **device_memory(device)}
         history.append(event)
         emit(event)
 
