@@ -17,18 +17,18 @@ MAX_PAGE_LINES = 150
 #: below. Keys are module names or packages (a package ranks everything under it); the
 #: bare package name ``dropedge_core`` is its public facade (``__init__``: method + data).
 RANKS: dict[str, int] = {
-    "dropedge_core.env": 0, "dropedge_core.memory": 0,        # infrastructure: settings, limits
-    "dropedge_core.method": 1,                                 # the method: torch only
-    "dropedge_core.paths": 2, "dropedge_core.databases": 2,   # locations of assets and stores
-    "dropedge_core.data": 3, "dropedge_core": 3,
-    "dropedge_core.training": 4,
-    "dropedge_core.store": 5,
-    "dropedge_core.claims": 6,
-    "dropedge_core.studies": 7,
-    "dropedge_core.figures": 8,
-    "dropedge_core.cli": 9, "dropedge_core.__main__": 9,
-    "app_shared": 10,
-    "app_pages": 11, "app": 11,
+    "dropedge_core.method": 0,                                 # the method: torch only, the bottom
+    "dropedge_core.env": 1, "dropedge_core.memory": 1,        # infrastructure: settings, limits,
+    "dropedge_core.paths": 1, "dropedge_core.databases": 1,   # where assets and stores are
+    "dropedge_core.data": 2, "dropedge_core": 2,
+    "dropedge_core.training": 3,
+    "dropedge_core.store": 4,
+    "dropedge_core.claims": 5,
+    "dropedge_core.studies": 6,
+    "dropedge_core.figures": 7,
+    "dropedge_core.cli": 8, "dropedge_core.__main__": 8,
+    "app_shared": 9,
+    "app_pages": 10, "app": 10,
 }
 #: App plumbing: none of it belongs in the package.
 APP_WORDS = ("watchdog", "heartbeat", "session_state", "st.fragment", "poll")
@@ -140,7 +140,7 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
     files = {
         "dropedge_core/method/a.py": "from dropedge_core.studies import sweep\n",
         "dropedge_core/method/b.py": "from ..figures import style\n",
-        "dropedge_core/method/c.py": "from .graph import Graph\nfrom dropedge_core import env\n",
+        "dropedge_core/method/c.py": "from .graph import Graph\nimport torch\n",
         "dropedge_core/method/graph.py": "from dropedge_core import databases\n",
         "dropedge_core/data/presets.py": "from dropedge_core.store import ResultStore\n",
         "dropedge_core/store.py": "import app_shared\nfrom dropedge_core.training import TrainConfig\n",
