@@ -12,6 +12,7 @@ from .test_app_upload import LIVE_PAGE, PAGES, TUNING_PAGE, _pick_upload, _texts
 
 
 @pytest.mark.parametrize("var, value", [("DROPEDGE_TORCH_THREADS", "abc"), ("DROPEDGE_TORCH_THREADS", "2048"),
+                                        ("DROPEDGE_TORCH_THREADS", "\u00b2"),  # isdigit() True, int() fails
                                         ("DROPEDGE_IDLE_TIMEOUT", "abc"), ("DROPEDGE_MAX_JOB_SECONDS", "-1"),
                                         ("DROPEDGE_MAX_MEMORY_GB", "inf")])
 def test_bad_environment_is_one_error_on_every_page(monkeypatch, var, value):

@@ -87,6 +87,12 @@ def test_config_accepts_exactly_the_bounded_values(lr, wd, hidden, seed):
 @pytest.mark.parametrize("environ, says", [
     ({"DROPEDGE_TORCH_THREADS": "abc"}, "DROPEDGE_TORCH_THREADS must be an integer in 1..256 (got 'abc')"),
     ({"DROPEDGE_TORCH_THREADS": "9999"}, "DROPEDGE_TORCH_THREADS must be"),
+    # a superscript two: str.isdigit() accepts it, int() raises ValueError (was a traceback)
+    ({"DROPEDGE_TORCH_THREADS": "\u00b2"},
+     "DROPEDGE_TORCH_THREADS must be an integer in 1..256 (got '\u00b2')"),
+    ({"DROPEDGE_TORCH_THREADS": "\u0663"}, "DROPEDGE_TORCH_THREADS must be an integer in 1..256"),  # Arabic 3
+    ({"DROPEDGE_IDLE_TIMEOUT": "9" * 10_000},
+     "DROPEDGE_IDLE_TIMEOUT must be a number in (0, 1e+07] (got '" + "9" * 80 + "'... (10000 characters))"),
     ({"DROPEDGE_IDLE_TIMEOUT": "abc"}, "DROPEDGE_IDLE_TIMEOUT must be a number in (0, 1e+07] (got 'abc')"),
     ({"DROPEDGE_MAX_JOB_SECONDS": "nan"}, "DROPEDGE_MAX_JOB_SECONDS must be"),
     ({"DROPEDGE_MAX_MEMORY_GB": "0"}, "DROPEDGE_MAX_MEMORY_GB must be a number in (0, 4096]"),

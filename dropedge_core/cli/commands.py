@@ -25,6 +25,7 @@ from dropedge_core.cli.common import (
     make_config,
 )
 from dropedge_core.data import datasets
+from dropedge_core.echo import bounded
 from dropedge_core.method import metrics, samplers
 from dropedge_core.studies import sampling
 from dropedge_core.studies.sweep import SweepOutcome, run_claimed, summarize_runs
@@ -228,7 +229,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.study is None:
         args.study = tuning.default_study_name(base, space, args.search, graph)
     elif not args.study.strip() or len(args.study) > 200:
-        raise CLIError(f"--study must be a name of 1..200 characters (got {args.study[:40]!r})")
+        raise CLIError(f"--study must be a name of 1..200 characters (got {bounded(args.study)})")
     bar = _progress(args.trials, f"tune {args.study}", args)
 
     def on_trial(study, trial) -> None:

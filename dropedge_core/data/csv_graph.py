@@ -65,6 +65,7 @@ from dropedge_core.data.csv_reader import (
     MAX_FEATURES,
     MAX_NODES,
     Source,
+    Table,
     UploadError,
     _has,
     _show,
@@ -171,15 +172,24 @@ def parse_labels(text: str, name: str, num_nodes: int, fixed_by: str | None,
         UploadError: ragged, negative labels, bad node ids, a node labelled twice,
             a one-column file whose row count does not match ``N``.
     """
-    table = read_table(text, name, num_fields=(1, 2))
+    table = read_table(text, name, num_fields=(1, 2), keep_blank=True)
     if table.num_columns == 1 and table.header is not None and table.num_rows + 1 == num_nodes \
-            and not table.column(0).str.fullmatch(f"(?:{_ID}|-1|)").all():
-        # class names, one per node, no header: the "header" is node 0's label
-        table = read_table(text, name, num_fields=1, header=False)
+            and not table.column(0).str.fullmatch(f"(?:{_ID}|-1|)").all() \
+            and table.column(0).eq(table.header.strip().strip('"').strip()).any():
+        # class names, one per node, no header: the "header" is node 0's label (it is one
+        # of the classes; a word no node has, like "label", stays a header)
+        table = read_table(text, name, num_fields=1, header=False, keep_blank=True)
     notes = header_note(table)
     if table.num_rows == 0:
         raise UploadError(f"{name} has no label rows; expected one label per node, or rows 'node,label'")
     if table.num_columns == 1:
+        column = table.column(0)
+        # trailing empty cells beyond the nodes (blank lines at the end) label nothing
+        trailing = table.num_rows - int(np.flatnonzero(column.ne("").to_numpy(bool)).max(initial=-1)) - 1
+        keep = max(num_nodes, table.num_rows - trailing)
+        if keep < table.num_rows:
+            table = Table(name, table.flat.iloc[:keep], 1, table.lines[:keep], table.header,
+                          table.header_line)
         rows = table.num_rows
         if rows < num_nodes or (fixed_by and rows != num_nodes):
             source = (f"{fixed_by} has {num_nodes} rows" if fixed_by
