@@ -232,3 +232,34 @@ def test_an_upload_above_the_memory_limit_is_an_upload_error(monkeypatch):
     with pytest.raises(csv_graph.UploadError,
                        match=r"the uploaded graph \(N=2000, 1999 edge rows\) would need"):
         csv_graph.parse_graph("".join(f"{i},{i + 1}\n" for i in range(1999)))
+
+
+def test_parse_estimate_bounds_what_reading_an_upload_really_holds():
+    """Reading a features file of two million one-character rows (the shape that grew the
+    app's server by gigabytes): the parse estimate is above the real growth of peak RSS
+    and not absurdly so, and under a lower limit the files are refused before splitting."""
+    code = ("import re, os\n"
+            "from dropedge_core import memory\n"
+            "from dropedge_core.data import csv_graph\n"
+            "def kib(field):\n"
+            "    return int(re.search(field + r':\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
+            "text = b'1\\n' * 2_000_000\n"
+            "open('/proc/self/clear_refs', 'w').write('5')\n"
+            "before = kib('VmRSS') * 1024\n"
+            "g, _ = csv_graph.parse_graph(b'0,1\\n', features=text)\n"
+            "grew = kib('VmHWM') * 1024 - before\n"
+            "est = memory.parse_bytes(len(text) + 4, 2_000_004)  # 2M line ends + the edge row\n"
+            "os.environ['DROPEDGE_MAX_MEMORY_GB'] = str(est / 2 / memory.GIB)\n"
+            "open('/proc/self/clear_refs', 'w').write('5')\n"
+            "before = kib('VmRSS') * 1024\n"
+            "try:\n"
+            "    csv_graph.parse_graph(b'0,1\\n', features=text)\n"
+            "except csv_graph.UploadError as exc:\n"
+            "    assert 'reading the uploaded files (up to 2000004 cells) would need' in str(exc), exc\n"
+            "refused = kib('VmHWM') * 1024 - before\n"
+            "print(grew, est, refused)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    grew, est, refused = (int(v) for v in proc.stdout.split())
+    assert grew <= est <= 4 * grew, (grew >> 20, est >> 20)
+    assert refused < 20 << 20, refused >> 20  # refused before any cell was split

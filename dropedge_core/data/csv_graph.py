@@ -246,6 +246,19 @@ def _compact(pairs: np.ndarray, y: torch.Tensor, n: int) -> tuple[np.ndarray, to
 
 
 
+def _check_parse_memory(texts: list[str]) -> None:
+    """Refuse, before any file is split, files whose parse would exceed the memory limit
+    (a 20 MB file of ten million one-character rows is ten million cells, ~1 GiB to read).
+    Cells are counted as separators plus line ends: an upper bound, found in C."""
+    size = sum(len(t) for t in texts)
+    cells = sum(t.count(",") + t.count("\n") + t.count("\t") + t.count(" ") + 1 for t in texts)
+    try:
+        memory.check(memory.parse_bytes(size, cells), f"reading the uploaded files (up to {cells} cells)",
+                     "upload smaller files")
+    except memory.MemoryLimitError as exc:
+        raise UploadError(str(exc)) from None
+
+
 def parse_graph(edges: Source, features: Source | None = None, labels: Source | None = None,
                 name: str = "upload", seed: int = 0, max_bytes: int = MAX_BYTES,
                 max_nodes: int = MAX_NODES) -> tuple[Graph, list[str]]:
@@ -283,6 +296,7 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
     e_name, e_text = read_source(edges, "edges.csv", max_bytes)
     f_src = read_source(features, "features.csv", max_bytes) if features is not None else None
     l_src = read_source(labels, "labels.csv", max_bytes) if labels is not None else None
+    _check_parse_memory([e_text] + [src[1] for src in (f_src, l_src) if src is not None])
     notes: list[str] = []
 
     x_raw = None
