@@ -73,9 +73,12 @@ def men_bytes(num_nodes: int, num_edges: int, num_layers: int, num_sources: int)
     """MEN of one sample: the masks, and the bit-packed reachability of ``S`` sources
     (``N x S/64`` words, gathered once per kept entry of a layer, and the reduced table),
     its bits counted 65536 rows at a time (``metrics.COUNT_ROWS``), and the sort order
-    of the ``N + 2M`` entries."""
+    of the ``N + 2M`` entries.
+
+    Measured (growth of peak RSS over ``men_estimate``, 512 sources, L=2, 2-core CPU): a
+    ring of 1M nodes: 494 MiB, estimate 737 MiB (unpacking the whole table: 1226 MiB)."""
     words = (num_sources + 63) // 64
-    reach = ((num_nodes + 2 * num_edges) * (words * 8 + 4 * _I64) + num_nodes * words * 8
+    reach = ((num_nodes + 2 * num_edges) * (2 * words * 8 + 6 * _I64) + num_nodes * words * 8
              + min(num_nodes, 1 << 16) * words * 64 * 2)
     return sampling_bytes(num_nodes, num_edges, num_layers) + reach
 
