@@ -154,6 +154,8 @@ PLANETOID = {
     "ally_reconstruct_huge": ("ind.cora.ally", lambda s: pickle.dumps(_Reduce(
         np._core.multiarray._reconstruct, (np.ndarray, (10**10,), b"b")), protocol=2),
         ["ind.cora.ally calls numpy's _reconstruct in a way numpy's pickles never do"]),
+    "x_bytes_of_a_huge_size": ("ind.cora.x", lambda s: pickle.dumps(_Reduce(bytes, (10**11,)), protocol=2),
+                               ["ind.cora.x calls bytes(...) with an argument"]),
     "y_short_data": ("ind.cora.y", lambda s: pickle.dumps(_Reduce(
         np._core.multiarray._reconstruct, (np.ndarray, (0,), b"b"),
         (1, (140, 7), np.dtype("i4"), False, b"\x00" * 12)), protocol=2),
