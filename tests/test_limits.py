@@ -229,9 +229,16 @@ def test_json_numbers_stay_numbers(capsys):
 
 def test_an_upload_above_the_memory_limit_is_an_upload_error(monkeypatch):
     monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.00001")
+    text = "".join(f"{i},{i + 1}\n" for i in range(1999))
+    # reading the files is checked first: 1999 commas + 1999 line ends + 1 cells
+    with pytest.raises(csv_graph.UploadError,
+                       match=r"reading the uploaded files \(up to 3999 cells\) would need"):
+        csv_graph.parse_graph(text)
+    # the graph is checked again once N is known (a second line: reading costs more per cell)
+    monkeypatch.setattr(csv_graph.memory, "parse_bytes", lambda num_bytes, num_cells: 0)
     with pytest.raises(csv_graph.UploadError,
                        match=r"the uploaded graph \(N=2000, 1999 edge rows\) would need"):
-        csv_graph.parse_graph("".join(f"{i},{i + 1}\n" for i in range(1999)))
+        csv_graph.parse_graph(text)
 
 
 def test_parse_estimate_bounds_what_reading_an_upload_really_holds():
