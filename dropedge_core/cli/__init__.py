@@ -66,7 +66,8 @@ def _set_threads(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
+    """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted; 143 for
+    SIGTERM during ``tune``/``search``)."""
     args = build_parser().parse_args(argv)
     try:
         if args.command != "datasets":
