@@ -66,6 +66,16 @@ def test_men_has_the_same_limits(capsys, flag, value, says):
     assert code == 2 and err.count("\n") == 1 and says in err, err
 
 
+@pytest.mark.parametrize("value", ["1000000000000", "0", "-3"])
+def test_tune_trials_are_bounded(capsys, tmp_path, value):
+    """``tune --trials 1000000000000`` was killed by the kernel (issue 29): now one line,
+    and no study storage is created."""
+    storage = str(tmp_path / "t.sqlite")
+    code, out, err = run_cli(capsys, "tune", *QUICK, f"--trials={value}", "--storage", storage)
+    assert code == 2 and err == f"error: --trials must be an integer in 1..100000 (got {value})\n", err
+    assert out == "" and list(tmp_path.iterdir()) == []
+
+
 @settings(max_examples=150, deadline=None)
 @given(lr=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 10**30)),
        wd=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 10**30)),
