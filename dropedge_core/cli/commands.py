@@ -222,7 +222,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if len(args.seeds) != 1:
         raise CLIError(f"tune takes one --seeds value (got {args.seeds})")
     if not 1 <= args.trials <= MAX_TRIALS:
-        raise CLIError(f"--trials must be an integer in 1..{MAX_TRIALS} (got {bounded(args.trials, quote=False)})")
+        raise CLIError(f"--trials must be an integer in 1..{MAX_TRIALS} "
+                       f"(got {bounded(args.trials, quote=False)})")
     tuning.check_storage(args.storage)  # before any work: a storage that cannot be used is one line
     dataset = _dataset(args)
     base = make_config(args, dataset, args.backbone, num_layers=args.layers,
