@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dropedge_core.data import datasets
+from dropedge_core.echo import bounded
 from dropedge_core.method import models, samplers
 
 #: Sidebar layer picker's range (``app_shared.MAX_LAYERS``).
@@ -204,7 +205,8 @@ def decode(spec: Mapping[str, Param], query: Mapping[str, str]) -> tuple[dict, l
         try:
             values[name] = param.parse(query[name])
         except UrlError as exc:
-            errors.append(f"{name}={query[name]} ignored: {exc} (allowed: {param.allowed()})")
+            errors.append(f"{name}={bounded(query[name], quote=False)} ignored: {exc} "
+                          f"(allowed: {param.allowed()})")
     lo, hi = values.pop("p_min", None), values.pop("p_max", None)
     if lo is not None and hi is not None:
         if lo > hi:

@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from dropedge_core.echo import bounded
 
 #: torch's OpenMP pool crashes (segfault) far above the machine's core count; 256 is
 #: above any core count this app is run on.
@@ -52,10 +55,11 @@ DEFAULTS = Settings()
 
 
 def parse_threads(value: object, name: str = "--threads") -> int:
-    """A thread count in ``1..MAX_THREADS`` from an int or a decimal string."""
+    """A thread count in ``1..MAX_THREADS`` from an int or a string of ASCII digits
+    (``str.isdigit`` also accepts ``"²"``, which ``int`` refuses)."""
     text = str(value).strip()
-    if not text.isdigit() or not 1 <= int(text) <= MAX_THREADS:
-        raise EnvError(f"{name} must be an integer in 1..{MAX_THREADS} (got {str(value)[:40]!r})")
+    if not re.fullmatch(r"[0-9]{1,6}", text) or not 1 <= int(text) <= MAX_THREADS:
+        raise EnvError(f"{name} must be an integer in 1..{MAX_THREADS} (got {bounded(str(value))})")
     return int(text)
 
 
@@ -65,7 +69,7 @@ def _number(name: str, text: str, high: float) -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and 0 < value <= high):
-        raise EnvError(f"{name} must be a number in (0, {high:g}] (got {text[:40]!r})")
+        raise EnvError(f"{name} must be a number in (0, {high:g}] (got {bounded(text)})")
     return value
 
 

@@ -12,6 +12,7 @@ from .test_app_upload import LIVE_PAGE, PAGES, TUNING_PAGE, _pick_upload, _texts
 
 
 @pytest.mark.parametrize("var, value", [("DROPEDGE_TORCH_THREADS", "abc"), ("DROPEDGE_TORCH_THREADS", "2048"),
+                                        ("DROPEDGE_TORCH_THREADS", "\u00b2"),  # isdigit() True, int() fails
                                         ("DROPEDGE_IDLE_TIMEOUT", "abc"), ("DROPEDGE_MAX_JOB_SECONDS", "-1"),
                                         ("DROPEDGE_MAX_MEMORY_GB", "inf")])
 def test_bad_environment_is_one_error_on_every_page(monkeypatch, var, value):
@@ -109,3 +110,28 @@ def test_bad_cache_is_one_error_in_the_app(tmp_path, monkeypatch, cora, kind):
     at.switch_page(MEN_PAGE).run()
     _ok(at)
     assert len(_texts(at.error)) == 1 and not _charts(at)
+
+
+def test_a_crafted_raw_file_is_one_error_and_the_app_lives_on(tmp_path, monkeypatch, cora):
+    """Issue 29: an ``ind.cora.x`` whose column index is past the matrix's width used to
+    kill the Streamlit server (-11, every session with it) when a page loaded Cora. The
+    app runs in this process here: a segmentation fault would end the test run."""
+    from .test_crafted_raw import _index, raw_value
+    from .test_untrusted_data import copy_raw
+
+    src = copy_raw(tmp_path)
+    (src / "Cora" / "raw" / "ind.cora.x").write_bytes(_index(raw_value(src, "ind.cora.x"), 5, 10**6))
+    monkeypatch.setenv("DROPEDGE_DATA", str(src))
+    monkeypatch.setenv("DROPEDGE_CACHE", str(tmp_path / "cache"))
+    st.cache_resource.clear()  # earlier tests of this process may hold a loaded Cora
+    at = _app()
+    at.selectbox(key="dataset").select("cora").run()
+    _ok(at)
+    at.switch_page(MEN_PAGE).run()
+    _ok(at)
+    errors = _texts(at.error)
+    assert len(errors) == 1 and "ind.cora.x: column index 1000000 is outside 0..1432" in errors[0], errors
+    assert not _charts(at)
+    at.selectbox(key="dataset").select("karate").run()  # the same session goes on
+    _ok(at)
+    assert not at.error and _charts(at)

@@ -66,6 +66,16 @@ def test_men_has_the_same_limits(capsys, flag, value, says):
     assert code == 2 and err.count("\n") == 1 and says in err, err
 
 
+@pytest.mark.parametrize("value", ["1000000000000", "0", "-3"])
+def test_tune_trials_are_bounded(capsys, tmp_path, value):
+    """``tune --trials 1000000000000`` was killed by the kernel (issue 29): now one line,
+    and no study storage is created."""
+    storage = str(tmp_path / "t.sqlite")
+    code, out, err = run_cli(capsys, "tune", *QUICK, f"--trials={value}", "--storage", storage)
+    assert code == 2 and err == f"error: --trials must be an integer in 1..100000 (got {value})\n", err
+    assert out == "" and list(tmp_path.iterdir()) == []
+
+
 @settings(max_examples=150, deadline=None)
 @given(lr=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 10**30)),
        wd=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 10**30)),
@@ -87,6 +97,12 @@ def test_config_accepts_exactly_the_bounded_values(lr, wd, hidden, seed):
 @pytest.mark.parametrize("environ, says", [
     ({"DROPEDGE_TORCH_THREADS": "abc"}, "DROPEDGE_TORCH_THREADS must be an integer in 1..256 (got 'abc')"),
     ({"DROPEDGE_TORCH_THREADS": "9999"}, "DROPEDGE_TORCH_THREADS must be"),
+    # a superscript two: str.isdigit() accepts it, int() raises ValueError (was a traceback)
+    ({"DROPEDGE_TORCH_THREADS": "\u00b2"},
+     "DROPEDGE_TORCH_THREADS must be an integer in 1..256 (got '\u00b2')"),
+    ({"DROPEDGE_TORCH_THREADS": "\u0663"}, "DROPEDGE_TORCH_THREADS must be an integer in 1..256"),  # Arabic 3
+    ({"DROPEDGE_IDLE_TIMEOUT": "9" * 10_000},
+     "DROPEDGE_IDLE_TIMEOUT must be a number in (0, 1e+07] (got '" + "9" * 80 + "'... (10000 characters))"),
     ({"DROPEDGE_IDLE_TIMEOUT": "abc"}, "DROPEDGE_IDLE_TIMEOUT must be a number in (0, 1e+07] (got 'abc')"),
     ({"DROPEDGE_MAX_JOB_SECONDS": "nan"}, "DROPEDGE_MAX_JOB_SECONDS must be"),
     ({"DROPEDGE_MAX_MEMORY_GB": "0"}, "DROPEDGE_MAX_MEMORY_GB must be a number in (0, 4096]"),
@@ -231,6 +247,70 @@ def test_json_numbers_stay_numbers(capsys):
 
 def test_an_upload_above_the_memory_limit_is_an_upload_error(monkeypatch):
     monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.00001")
+    text = "".join(f"{i},{i + 1}\n" for i in range(1999))
+    # reading the files is checked first: 1999 commas + 1999 line ends + 1 cells
+    with pytest.raises(csv_graph.UploadError,
+                       match=r"reading the uploaded files \(up to 3999 cells\) would need"):
+        csv_graph.parse_graph(text)
+    # the graph is checked again once N is known (a second line: reading costs more per cell)
+    monkeypatch.setattr(csv_graph.memory, "parse_bytes", lambda num_bytes, num_cells: 0)
     with pytest.raises(csv_graph.UploadError,
                        match=r"the uploaded graph \(N=2000, 1999 edge rows\) would need"):
-        csv_graph.parse_graph("".join(f"{i},{i + 1}\n" for i in range(1999)))
+        csv_graph.parse_graph(text)
+
+
+def test_parse_estimate_bounds_what_reading_an_upload_really_holds():
+    """Reading a features file of two million one-character rows (the shape that grew the
+    app's server by gigabytes): the parse estimate is above the real growth of peak RSS
+    and not absurdly so, and under a lower limit the files are refused before splitting."""
+    code = ("import re, os\n"
+            "from dropedge_core import memory\n"
+            "from dropedge_core.data import csv_graph\n"
+            "def kib(field):\n"
+            "    return int(re.search(field + r':\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
+            "text = b'1\\n' * 2_000_000\n"
+            "open('/proc/self/clear_refs', 'w').write('5')\n"
+            "before = kib('VmRSS') * 1024\n"
+            "g, _ = csv_graph.parse_graph(b'0,1\\n', features=text)\n"
+            "grew = kib('VmHWM') * 1024 - before\n"
+            "est = memory.parse_bytes(len(text) + 4, 2_000_004)  # 2M line ends + the edge row\n"
+            "os.environ['DROPEDGE_MAX_MEMORY_GB'] = str(est / 2 / memory.GIB)\n"
+            "open('/proc/self/clear_refs', 'w').write('5')\n"
+            "before = kib('VmRSS') * 1024\n"
+            "try:\n"
+            "    csv_graph.parse_graph(b'0,1\\n', features=text)\n"
+            "except csv_graph.UploadError as exc:\n"
+            "    assert 'reading the uploaded files (up to 2000004 cells) would need' in str(exc), exc\n"
+            "refused = kib('VmHWM') * 1024 - before\n"
+            "print(grew, est, refused)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    grew, est, refused = (int(v) for v in proc.stdout.split())
+    assert grew <= est <= 4 * grew, (grew >> 20, est >> 20)
+    assert refused < 20 << 20, refused >> 20  # refused before any cell was split
+
+
+def test_men_estimate_bounds_what_the_reach_tables_really_hold():
+    """MEN from 512 sources on a ring of 200,000 nodes: the reach tables' real growth of
+    peak RSS is below men_bytes, and not absurdly so (the whole table unpacked at once
+    was 1226 MiB on a 1M-node ring against a 508 MiB estimate)."""
+    code = ("import re, torch\n"
+            "from dropedge_core import memory, samplers\n"
+            "from dropedge_core.method import metrics\n"
+            "from dropedge_core.method.graph import Graph\n"
+            "def kib(field):\n"
+            "    return int(re.search(field + r':\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
+            "n = 200_000\n"
+            "i = torch.arange(n)\n"
+            "none = torch.zeros(n, dtype=torch.bool)\n"
+            "ring = torch.stack([i[:-1], i[1:]])\n"
+            "g = Graph('ring', torch.ones(n, 1), torch.full((n,), -1), ring, none, none, none, 0, {})\n"
+            "masks = samplers.make('nodrop').sample(g, 2, torch.Generator().manual_seed(0))\n"
+            "open('/proc/self/clear_refs', 'w').write('5')\n"
+            "before = kib('VmRSS') * 1024\n"
+            "metrics.men_estimate(g, masks, 512, torch.Generator().manual_seed(0))\n"
+            "print(kib('VmHWM') * 1024 - before, memory.men_bytes(n, g.num_edges, 2, 512))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    grew, est = (int(v) for v in proc.stdout.split())
+    assert grew <= est <= 4 * grew, (grew >> 20, est >> 20)

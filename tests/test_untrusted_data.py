@@ -161,9 +161,7 @@ def test_a_huge_declared_csr_shape_is_refused_before_densifying(cora, tmp_path, 
     import scipy.sparse as sp
 
     src = copy_raw(tmp_path)
-    huge = sp.csr_matrix((np.ones(1, np.float32), np.zeros(1, np.int32), np.array([0, 1], np.int32)),
-                         shape=(1, 10**6))
-    huge._shape = (10**6, 10**6)  # declared, not held: todense would ask for 4 TB
+    huge = sp.csr_matrix((10**6, 10**6), dtype=np.float32)  # a consistent, empty 4 TB matrix
     (src / "Cora" / "raw" / "ind.cora.x").write_bytes(pickle.dumps(huge, protocol=2))
     monkeypatch.setenv("DROPEDGE_DATA", str(src))
     monkeypatch.setenv("DROPEDGE_CACHE", str(tmp_path / "cache"))
@@ -300,7 +298,7 @@ def test_npz_datasets_hold_no_pickles_and_no_huge_shapes(tmp_path, monkeypatch, 
         labels[0] = _RunsCode(f"touch {marker}")
         _cs_npz(raw / "ms_academic_cs.npz", labels=labels)
     else:
-        huge = np.array([10**6, 10**6]) if damage == "huge_shape" else None
+        huge = np.array([60, 10**9]) if damage == "huge_shape" else None  # 60 rows, as indptr says
         _cs_npz(raw / "ms_academic_cs.npz", attr_shape=huge)
     before = digest_tree(tmp_path / "data")
     monkeypatch.setenv("DROPEDGE_DATA", str(tmp_path / "data"))

@@ -144,6 +144,44 @@ def test_label_formats():
     assert "3 of 7 nodes have no edges" in notes
 
 
+@pytest.mark.parametrize("missing", ["", '""', "nan"])
+@pytest.mark.parametrize("line_end", ["\n", "\r\n"])
+def test_a_missing_label_in_one_column_is_unlabelled_and_the_header_never_a_label(missing, line_end):
+    """``label, cat, <missing>, dog`` (pandas writes ``""`` for a missing value; other
+    writers a blank line or ``nan``): node 1 has no label, the header is no class, and no
+    label shifts (issue 29: the blank line was skipped, so 'label' became node 0's class)."""
+    edges = b"0,1\n1,2\n"
+    text = line_end.join(["label", "cat", missing, "dog"]) + line_end
+    g, notes = parse_graph(edges, labels=text.encode())
+    assert g.y.tolist() == [0, -1, 1] and g.info["class_names"] == ["cat", "dog"]
+    assert "labels.csv: line 1 ('label') read as a header" in notes
+    assert "1 of 3 nodes has no label; it is in no split" in notes
+    # a trailing blank line past the last node labels nothing (and adds no node)
+    g, _ = parse_graph(edges, labels=b"label\ncat\ndog\ncat\n\n\n")
+    assert g.num_nodes == 3 and g.y.tolist() == [0, 1, 0]
+    # a blank line before the last label is a missing label, not a skipped line
+    g, _ = parse_graph(edges, labels=b"label\n\ncat\ndog\n")
+    assert g.y.tolist() == [-1, 0, 1]
+
+
+def test_a_header_word_no_node_has_is_never_read_as_node_0s_label():
+    """One row short with a header: refused with the hint, not guessed to be a label."""
+    raises(["labels.csv has 2 labels, one per node, but the graph has 3 nodes",
+            "if line 1 'label' is a label, not a header, add a header line"],
+           edges=b"0,1\n1,2\n", labels=b"label\ncat\ndog\n")
+    # a first row that is one of the classes is node 0's label (no header), as before
+    g, _ = parse_graph(b"0,1\n1,2\n", labels=b"dog\ncat\ndog\n")
+    assert g.y.tolist() == [1, 0, 1]
+
+
+def test_a_long_bad_cell_is_echoed_cut_with_its_length():
+    cell = "x" * 10_000
+    message = raises(["edges.csv line 1: 'xxxx",
+                      "... (10000 characters) is not a non-negative integer node id"],
+                     edges=f"{cell},1\n0,1\n".encode())
+    assert len(message) < 250
+
+
 def test_pandas_default_header_of_features_is_a_header():
     header = ",".join(map(str, range(8)))  # DataFrame(x).to_csv(index=False) with 8 columns
     features = f"{header}\n1,0,0,0,0,0,0,1\n0,0,1,0,0,0,0,0\n".encode()

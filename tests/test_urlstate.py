@@ -103,6 +103,14 @@ def test_a_bad_link_value_is_named_and_ignored():
     assert warnings == ["Link: layers=1000 ignored: out of range (allowed: 1 .. 64)"]
 
 
+def test_a_long_link_value_is_echoed_cut_with_its_length():
+    at = _open({"layers": "9" * 10_000, "sampler": "a\nb"})
+    warnings = [w.value for w in at.sidebar.warning]
+    assert warnings == [
+        "Link: sampler=a?b ignored: not an option (allowed: nodrop, dropedge, li, lid, ldd, fd, dropedge++)",
+        "Link: layers=" + "9" * 80 + "... (10000 characters) ignored: not an integer (allowed: 1 .. 64)"]
+
+
 def test_the_sidebar_shows_a_copyable_link():
     at = _open({"sampler": "ldd"})
     code = [c.value for c in at.sidebar.code]

@@ -49,6 +49,7 @@ from dropedge_core.cli.commands import (
 )
 from dropedge_core.cli.common import CLIError, make_config
 from dropedge_core.cli.parser import build_parser
+from dropedge_core.studies.stopping import Interrupted
 from dropedge_core.training import ConfigError
 
 COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep": cmd_sweep,
@@ -65,7 +66,8 @@ def _set_threads(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
+    """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted; 143 for
+    SIGTERM during ``tune``/``search``)."""
     args = build_parser().parse_args(argv)
     try:
         if args.command != "datasets":
@@ -74,6 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         return 130
+    except Interrupted as exc:  # tune/search: the running trial or run was left unfinished, not counted
+        sys.stderr.write(f"error: {exc}; the running trial or run was left unfinished and not counted: run "
+                         f"the same command again to resume\n")
+        return exc.exit_code
     except ValueError as exc:  # DatasetError, SamplerError, NormalizationError, ConfigError, ...
         message = " ".join(str(exc).split()) or type(exc).__name__
         sys.stderr.write(f"error: {message}\n")

@@ -10,6 +10,7 @@ from dropedge_core import databases, memory
 from dropedge_core.cli.common import (
     MAX_RUNS,
     MAX_SOURCES,
+    MAX_TRIALS,
     CLIError,
     _dataset,
     _graph,
@@ -25,8 +26,10 @@ from dropedge_core.cli.common import (
     make_config,
 )
 from dropedge_core.data import datasets
+from dropedge_core.echo import bounded
 from dropedge_core.method import metrics, samplers
 from dropedge_core.studies import sampling
+from dropedge_core.studies.stopping import stop_on_signals
 from dropedge_core.studies.sweep import SweepOutcome, run_claimed, summarize_runs
 from dropedge_core.training import (
     MAX_SEED,
@@ -218,6 +221,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     if len(args.seeds) != 1:
         raise CLIError(f"tune takes one --seeds value (got {args.seeds})")
+    if not 1 <= args.trials <= MAX_TRIALS:
+        raise CLIError(f"--trials must be an integer in 1..{MAX_TRIALS} "
+                       f"(got {bounded(args.trials, quote=False)})")
     tuning.check_storage(args.storage)  # before any work: a storage that cannot be used is one line
     dataset = _dataset(args)
     base = make_config(args, dataset, args.backbone, num_layers=args.layers,
@@ -228,7 +234,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.study is None:
         args.study = tuning.default_study_name(base, space, args.search, graph)
     elif not args.study.strip() or len(args.study) > 200:
-        raise CLIError(f"--study must be a name of 1..200 characters (got {args.study[:40]!r})")
+        raise CLIError(f"--study must be a name of 1..200 characters (got {bounded(args.study)})")
     bar = _progress(args.trials, f"tune {args.study}", args)
 
     def on_trial(study, trial) -> None:
@@ -238,9 +244,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
             bar.set_postfix(best_val=f"{best['val_acc']:.3f}", refresh=False)
 
     try:
-        study = tuning.tune(base, args.trials, args.study, storage=args.storage, search=args.search,
-                            seed=None, space=space, graph=graph, pruner=not args.no_pruning,
-                            callbacks=[on_trial])
+        with stop_on_signals() as stop:
+            study = tuning.tune(base, args.trials, args.study, storage=args.storage, search=args.search,
+                                seed=None, space=space, graph=graph, pruner=not args.no_pruning,
+                                callbacks=[on_trial], stop_event=stop)
+            stop.check()  # a signal between trials: the study stopped early
     finally:
         bar.close()
     best = tuning.best_summary(study)
@@ -279,29 +287,36 @@ def cmd_search(args: argparse.Namespace) -> int:
     store = ResultStore(args.store)
     graph = _load(bases[0].dataset, bases[0].split)
     rows = []
-    for base in bases:
-        bar = _progress(args.trials, f"search {cell_search.study_name(base)}", args)
-        try:
-            study = cell_search.search_cell(base, args.trials, storage, graph=graph,
-                                            callbacks=[lambda study, trial, bar=bar: bar.update(1)])
-        finally:
-            bar.close()
-        best = cell_search.best_config(study, base)
-        if best is None:
-            rows.append({"num_layers": base.num_layers, "sampler": base.sampler, "best_val_acc": None})
-            continue
-        runs = cell_search.run_best(best, args.best_seeds, store, graph=graph)
-        mean, std = _mean_std([r["test_acc"] for r in runs])
-        rows.append({"num_layers": base.num_layers, "sampler": base.sampler,
-                     "trials": cell_search.trials_done(study), "best_val_acc": study.best_value,
-                     "settings": best.settings, "p_min": best.p_min, "p_max": best.p_max, "p": best.p,
-                     "seeds": len(runs), "test_acc_mean": mean, "test_acc_std": std})
-        if not args.json:
-            print(f"L={base.num_layers:<3} {base.sampler:<11} best val {_pct(study.best_value)}  "
-                  f"test {_pct(mean)} ± {100 * (std or 0):.1f} over {len(runs)} seeds  {best.settings}",
-                  flush=True)
+    with stop_on_signals() as stop:
+        for base in bases:
+            rows.append(_search_one(args, base, storage, store, graph, stop))
     if args.json:
         _print_json({"dataset": bases[0].dataset, "split": bases[0].split, "backbone": bases[0].backbone,
                      "storage": databases.display(tuning.storage_url(storage)), "store": str(store.path),
                      "cells": rows})
     return 0
+
+
+def _search_one(args: argparse.Namespace, base, storage: str, store, graph, stop) -> dict:
+    """One cell of ``search``: its study to the budget, its best point on every seed."""
+    from dropedge_core.studies import cell_search
+
+    bar = _progress(args.trials, f"search {cell_search.study_name(base)}", args)
+    try:
+        study = cell_search.search_cell(base, args.trials, storage, graph=graph, stop_event=stop,
+                                        callbacks=[lambda study, trial, bar=bar: bar.update(1)])
+    finally:
+        bar.close()
+    best = cell_search.best_config(study, base)
+    if best is None:
+        return {"num_layers": base.num_layers, "sampler": base.sampler, "best_val_acc": None}
+    runs = cell_search.run_best(best, args.best_seeds, store, graph=graph, stop_event=stop)
+    mean, std = _mean_std([r["test_acc"] for r in runs])
+    if not args.json:
+        print(f"L={base.num_layers:<3} {base.sampler:<11} best val {_pct(study.best_value)}  "
+              f"test {_pct(mean)} ± {100 * (std or 0):.1f} over {len(runs)} seeds  {best.settings}",
+              flush=True)
+    return {"num_layers": base.num_layers, "sampler": base.sampler,
+            "trials": cell_search.trials_done(study), "best_val_acc": study.best_value,
+            "settings": best.settings, "p_min": best.p_min, "p_max": best.p_max, "p": best.p,
+            "seeds": len(runs), "test_acc_mean": mean, "test_acc_std": std}

@@ -21,6 +21,7 @@ DEFAULT_DATASET = "cora"
 UPLOAD_SPLIT_SEED = 0  # the per-class split of an uploaded graph (like the app's)
 MAX_RUNS = 10_000
 MAX_SOURCES = 1_000_000
+MAX_TRIALS = 100_000  # trials one tune worker runs (a typo of 10^12 would run for ever)
 
 # CLI flag dest -> TrainConfig field (flags that may override a preset default to None)
 _TRAIN_FLAGS: dict[str, str] = {

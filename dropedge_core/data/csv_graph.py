@@ -65,6 +65,7 @@ from dropedge_core.data.csv_reader import (
     MAX_FEATURES,
     MAX_NODES,
     Source,
+    Table,
     UploadError,
     _has,
     _show,
@@ -171,15 +172,24 @@ def parse_labels(text: str, name: str, num_nodes: int, fixed_by: str | None,
         UploadError: ragged, negative labels, bad node ids, a node labelled twice,
             a one-column file whose row count does not match ``N``.
     """
-    table = read_table(text, name, num_fields=(1, 2))
+    table = read_table(text, name, num_fields=(1, 2), keep_blank=True)
     if table.num_columns == 1 and table.header is not None and table.num_rows + 1 == num_nodes \
-            and not table.column(0).str.fullmatch(f"(?:{_ID}|-1|)").all():
-        # class names, one per node, no header: the "header" is node 0's label
-        table = read_table(text, name, num_fields=1, header=False)
+            and not table.column(0).str.fullmatch(f"(?:{_ID}|-1|)").all() \
+            and table.column(0).eq(table.header.strip().strip('"').strip()).any():
+        # class names, one per node, no header: the "header" is node 0's label (it is one
+        # of the classes; a word no node has, like "label", stays a header)
+        table = read_table(text, name, num_fields=1, header=False, keep_blank=True)
     notes = header_note(table)
     if table.num_rows == 0:
         raise UploadError(f"{name} has no label rows; expected one label per node, or rows 'node,label'")
     if table.num_columns == 1:
+        column = table.column(0)
+        # trailing empty cells beyond the nodes (blank lines at the end) label nothing
+        trailing = table.num_rows - int(np.flatnonzero(column.ne("").to_numpy(bool)).max(initial=-1)) - 1
+        keep = max(num_nodes, table.num_rows - trailing)
+        if keep < table.num_rows:
+            table = Table(name, table.flat.iloc[:keep], 1, table.lines[:keep], table.header,
+                          table.header_line)
         rows = table.num_rows
         if rows < num_nodes or (fixed_by and rows != num_nodes):
             source = (f"{fixed_by} has {num_nodes} rows" if fixed_by
@@ -236,6 +246,19 @@ def _compact(pairs: np.ndarray, y: torch.Tensor, n: int) -> tuple[np.ndarray, to
 
 
 
+def _check_parse_memory(texts: list[str]) -> None:
+    """Refuse, before any file is split, files whose parse would exceed the memory limit
+    (a 20 MB file of ten million one-character rows is ten million cells, ~1 GiB to read).
+    Cells are counted as separators plus line ends: an upper bound, found in C."""
+    size = sum(len(t) for t in texts)
+    cells = sum(t.count(",") + t.count("\n") + t.count("\t") + t.count(" ") + 1 for t in texts)
+    try:
+        memory.check(memory.parse_bytes(size, cells), f"reading the uploaded files (up to {cells} cells)",
+                     "upload smaller files")
+    except memory.MemoryLimitError as exc:
+        raise UploadError(str(exc)) from None
+
+
 def parse_graph(edges: Source, features: Source | None = None, labels: Source | None = None,
                 name: str = "upload", seed: int = 0, max_bytes: int = MAX_BYTES,
                 max_nodes: int = MAX_NODES) -> tuple[Graph, list[str]]:
@@ -273,6 +296,7 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
     e_name, e_text = read_source(edges, "edges.csv", max_bytes)
     f_src = read_source(features, "features.csv", max_bytes) if features is not None else None
     l_src = read_source(labels, "labels.csv", max_bytes) if labels is not None else None
+    _check_parse_memory([e_text] + [src[1] for src in (f_src, l_src) if src is not None])
     notes: list[str] = []
 
     x_raw = None

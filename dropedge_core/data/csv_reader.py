@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from dropedge_core.echo import bounded
+
 MAX_BYTES = 20 * 1024 * 1024  # per file
 MAX_NODES = 10_000_000  # node ids must be below this when no features fix N
 MAX_CLASSES = 1000
@@ -28,7 +30,7 @@ Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", IO[bytes],
 _STRING = pd.ArrowDtype(pa.string())
 _NAN_WORDS = ("nan", "+nan", "-nan")
 _ID = r"[0-9]{1,18}"  # an id that fits int64; longer digit strings are "too large"
-_PREVIEW = 40  # characters of a bad value shown in a message
+_PREVIEW = 80  # characters of a bad value shown in a message (dropedge_core.echo)
 
 
 class UploadError(ValueError):
@@ -72,11 +74,8 @@ class Table:
 
 
 def _show(value: object) -> str:
-    """``repr`` of a (possibly long) cell, on one line."""
-    text = str(value)
-    if len(text) > _PREVIEW:
-        text = text[:_PREVIEW] + "..."
-    return repr(text)
+    """``repr`` of a (possibly long) cell, on one line, cut with its length."""
+    return bounded(value, _PREVIEW)
 
 
 def _has(count: int) -> str:
@@ -195,7 +194,7 @@ def _is_number(cells: pd.Series) -> np.ndarray:
 
 
 def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = None,
-               header: bool | None = None) -> Table:
+               header: bool | None = None, keep_blank: bool = False) -> Table:
     """Split CSV text into a :class:`Table` of string cells, checking the field count.
 
     Args:
@@ -205,6 +204,9 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
             first row has. Every row (a header too) must have as many as the first.
         header: ``True``/``False`` force the first row to be / not be a header;
             ``None``: it is a header when none of its cells is a number.
+        keep_blank: in a one-column file, a blank line after the first row is an empty
+            cell (how some writers put a missing value), not a line to skip; the newline
+            that ends the file makes no row.
 
     Raises:
         UploadError: ``"<name> line 7 has 3 fields; expected 2"``.
@@ -213,6 +215,12 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
     lines = pd.Series(pa.array(text.split("\n"), type=pa.string()), dtype=_STRING)
     stripped = lines.str.strip()
     keep = ((stripped != "") & ~stripped.str.startswith("#")).to_numpy(bool)
+    if keep_blank and keep.any():
+        start = int(np.argmax(keep))
+        if not re.search(r"[,\t ]", str(stripped.iat[start])):  # one column: blank lines are cells
+            end = len(keep) - 1 if text.endswith("\n") else len(keep)
+            blank = (stripped == "").to_numpy(bool)
+            keep[start:end] |= blank[start:end]
     rows = stripped[keep].reset_index(drop=True)
     line_no = np.flatnonzero(keep) + 1
     if rows.empty:

@@ -15,8 +15,10 @@ Where the data come from:
 * The raw files are read here, never through PyG's dataset classes: the Planetoid
   files are pickles, read with the restricted unpickler of
   :mod:`dropedge_core.data.safe_pickle` (a crafted file is a one-line error and runs
-  nothing); the ``.npz`` files with ``np.load`` (no pickles); no processed ``data.pt``
-  (a pickle PyG may load unrestricted) is written or read.
+  nothing); the ``.npz`` files with ``np.load`` (no pickles, their uncompressed sizes
+  checked first); every array is checked by :mod:`dropedge_core.data.raw_arrays`
+  (index ranges, ``indptr``, node ids, shapes) before scipy or torch touches it; no
+  processed ``data.pt`` (a pickle PyG may load unrestricted) is written or read.
 * ``karate`` (ships with PyG) and ``csbm`` (generated here) are built in.
 """
 from __future__ import annotations
@@ -25,15 +27,14 @@ import hashlib
 import os
 import shutil
 import tempfile
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from dropedge_core import memory
-from dropedge_core.data import safe_pickle
+from dropedge_core.data import raw_arrays, safe_pickle
+from dropedge_core.data.raw_arrays import read_npz, read_planetoid
 from dropedge_core.method.graph import Graph, GraphError, l1_normalize_rows, simple_undirected_edges
 
 
@@ -216,68 +217,6 @@ def _download(key: str, source: _Source, target: Path) -> None:
             f"the internet so PyG can download it ({type(exc).__name__})") from None
 
 
-def _features(value, name: str) -> np.ndarray:
-    """A Planetoid feature/label block as a dense float32 array, its shape checked first
-    (a crafted CSR matrix could name a billion-column shape)."""
-    import scipy.sparse as sp
-
-    if not (sp.issparse(value) or isinstance(value, np.ndarray)) or len(value.shape) != 2:
-        raise DatasetError(f"{name} holds {type(value).__name__}, not a 2-d matrix")
-    rows, cols = (int(d) for d in value.shape)
-    memory.check(rows * cols * 4, f"{name} ({rows} x {cols})", "is it a Planetoid raw file?")
-    dense = value.toarray() if sp.issparse(value) else value
-    if dense.dtype.kind not in "biuf":
-        raise DatasetError(f"{name} holds {dense.dtype} values, not numbers")
-    return np.asarray(dense, dtype=np.float32)
-
-
-def read_planetoid(folder: Path, prefix: str) -> dict[str, torch.Tensor]:
-    """The public Planetoid data of ``ind.<prefix>.*`` in ``folder``, read with the
-    restricted unpickler (:mod:`dropedge_core.data.safe_pickle`: a crafted file runs nothing).
-
-    Assembled as PyG's ``read_planetoid_data`` does (CiteSeer's featureless test
-    indices padded with zero rows, the test rows put in index order). Returns ``x``,
-    ``y``, ``edge_index``, the semi-supervised masks and ``num_allx`` (the full split's
-    train+validation range).
-    """
-    from torch_geometric.io.planetoid import edge_index_from_dict
-    from torch_geometric.utils import index_to_mask
-
-    raw = {}
-    for name in ("x", "tx", "allx", "y", "ty", "ally", "graph"):
-        path = folder / f"ind.{prefix}.{name}"
-        value = safe_pickle.load(path)
-        raw[name] = value if name == "graph" else torch.from_numpy(_features(value, path.name))
-    graph = raw["graph"]
-    if not isinstance(graph, dict) or not all(
-            isinstance(k, int) and isinstance(v, list) for k, v in graph.items()):
-        raise DatasetError(f"ind.{prefix}.graph is not a dict of adjacency lists")
-    text = (folder / f"ind.{prefix}.test.index").read_text(encoding="ascii").split()
-    if not text or not all(t.isdigit() for t in text):
-        raise DatasetError(f"ind.{prefix}.test.index is not a list of node indices")
-    test_index = torch.tensor([int(t) for t in text], dtype=torch.long)
-    x, tx, allx, y, ty, ally = (raw[k] for k in ("x", "tx", "allx", "y", "ty", "ally"))
-    sorted_test = test_index.sort()[0]
-    if prefix == "citeseer":  # featureless test indices: zero rows, in no split
-        span = int(test_index.max() - test_index.min()) + 1
-        tx_ext, ty_ext = tx.new_zeros(span, tx.size(1)), ty.new_zeros(span, ty.size(1))
-        tx_ext[sorted_test - test_index.min()] = tx
-        ty_ext[sorted_test - test_index.min()] = ty
-        tx, ty = tx_ext, ty_ext
-    features = torch.cat([allx, tx])
-    features[test_index] = features[sorted_test]
-    labels = torch.cat([ally, ty]).max(dim=1)[1]
-    labels[test_index] = labels[sorted_test]
-    n = labels.numel()
-    edge_index = edge_index_from_dict(graph, num_nodes=n)
-    if edge_index.numel() and int(edge_index.max()) >= n:
-        raise DatasetError(f"ind.{prefix}.graph names node {int(edge_index.max())} of {n}")
-    return {"x": features, "y": labels, "edge_index": edge_index,
-            "train_mask": index_to_mask(torch.arange(y.size(0)), n),
-            "val_mask": index_to_mask(torch.arange(y.size(0), y.size(0) + 500), n),
-            "test_mask": index_to_mask(test_index, n), "num_allx": allx.size(0)}
-
-
 def _load_raw(key: str) -> tuple[dict, str]:
     """Read ``key``'s raw files (never PyG's processed ``data.pt``, which is a pickle PyG
     may load unrestricted); every failure is one line naming the directory read."""
@@ -291,16 +230,9 @@ def _load_raw(key: str) -> tuple[dict, str]:
     try:
         if source.pyg_class == "Planetoid":
             return read_planetoid(folder, key), where
-        from torch_geometric.io.npz import parse_npz
-
-        path = folder / source.raw_files[0]
-        with warnings.catch_warnings(), np.load(path, allow_pickle=False) as f:  # arrays only, no pickles
-            warnings.simplefilter("ignore")
-            rows, cols = (int(v) for v in f["attr_shape"])  # densified below: check the shape first
-            memory.check(rows * cols * 4, f"{path.name} features ({rows} x {cols})", "is it the right file?")
-            data = parse_npz(f, to_undirected=True)
-        return {"x": data.x, "y": data.y, "edge_index": data.edge_index}, where
-    except (safe_pickle.UnsafePickleError, DatasetError, memory.MemoryLimitError) as exc:
+        return read_npz(folder / source.raw_files[0]), where
+    except (safe_pickle.UnsafePickleError, raw_arrays.RawDataError, DatasetError,
+            memory.MemoryLimitError) as exc:
         raise DatasetError(f"cannot read {key} raw files in {place}: {exc}") from None
     except Exception as exc:  # corrupt or truncated files: numpy/zip errors vary
         raise DatasetError(

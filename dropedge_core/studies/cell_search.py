@@ -25,6 +25,7 @@ import pandas as pd
 from dropedge_core import paths
 from dropedge_core.store import ResultStore
 from dropedge_core.studies import ordering, runs, tuning
+from dropedge_core.studies.stopping import SignalStop
 from dropedge_core.training import TrainConfig, train
 
 #: What the per-cell search tunes besides the keep rates.
@@ -56,16 +57,21 @@ def trials_done(study: optuna.Study) -> int:
 
 
 def search_cell(base: TrainConfig, trials: int, storage: str, graph=None,
-                callbacks: Sequence[Callable] = ()) -> optuna.Study:
+                callbacks: Sequence[Callable] = (), stop_event: SignalStop | None = None) -> optuna.Study:
     """Bring the cell's study to ``trials`` finished trials (TPE, median pruning) and
-    return it; a study that has them already is returned untouched."""
+    return it; a study that has them already is returned untouched. ``stop_event``
+    (:func:`~dropedge_core.studies.stopping.stop_on_signals`): a signal leaves the running
+    trial unfinished, uncounted, and raises ``Interrupted``."""
     space = cell_space(base)
     study = tuning.open_study(study_name(base), storage, "tpe", seed=None)
     tuning.check_study(study, space)
     missing = trials - trials_done(study)
     if missing > 0:
         study = tuning.tune(base, missing, study_name(base), storage=storage, search="tpe",
-                            space=space, graph=graph, callbacks=list(callbacks), include_base=True)
+                            space=space, graph=graph, callbacks=list(callbacks), include_base=True,
+                            stop_event=stop_event)
+    if stop_event is not None:
+        stop_event.check()  # a signal between trials: the study stopped early
     return study
 
 
@@ -77,14 +83,19 @@ def best_config(study: optuna.Study, base: TrainConfig) -> TrainConfig | None:
 
 
 def run_best(config: TrainConfig, seeds: Sequence[int], store: ResultStore, graph=None,
-             on_run: Callable[[TrainConfig, dict], None] | None = None) -> list[dict]:
+             on_run: Callable[[TrainConfig, dict], None] | None = None,
+             stop_event: SignalStop | None = None) -> list[dict]:
     """Train ``config`` on every seed not yet in ``store``, store each run as it finishes;
-    return the stored rows of all ``seeds``."""
+    return the stored rows of all ``seeds``. A signal (``stop_event``) ends the running
+    training at its next epoch, stores nothing of it, and raises ``Interrupted``."""
     rows = []
     for seed in seeds:
         c = config.replace(seed=int(seed))
         if not store.has(c):
-            store.put(train(c, graph=graph))
+            result = train(c, graph=graph, stop_event=stop_event)
+            if stop_event is not None:
+                stop_event.check()  # a run cut short is no result: it is trained again on resume
+            store.put(result)
         row = store.get(c)
         rows.append(row)
         if on_run is not None:

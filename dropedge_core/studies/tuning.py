@@ -41,6 +41,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from dropedge_core import databases, paths
 from dropedge_core.method.samplers import p_max_from_prime, p_max_prime
+from dropedge_core.studies.stopping import SignalStop
 from dropedge_core.training import ConfigError, TrainConfig, train
 
 OPTIONAL_PARAMS = ("lr", "dropout", "weight_decay", "hidden")
@@ -382,6 +383,8 @@ def objective(base: TrainConfig, space: SearchSpace, graph=None,
         trial.set_user_attr("test_acc", result.test_acc)
         trial.set_user_attr("best_epoch", result.best_epoch)
         trial.set_user_attr("reason", result.reason)
+        if isinstance(stop_event, SignalStop):
+            stop_event.check()  # a signal: Interrupted is no Exception, Optuna leaves the trial RUNNING
         if pruned["flag"]:
             raise optuna.TrialPruned()
         if result.best_val_acc is None or (stop_event is not None and stop_event.is_set()):

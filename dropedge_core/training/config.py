@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from dropedge_core.data import datasets
+from dropedge_core.echo import bounded
 from dropedge_core.method import normalization, samplers
 from dropedge_core.method.models import ModelError, check_backbone
 from dropedge_core.training import recipes
@@ -196,7 +197,7 @@ def _check_int(name: str, value, low: int, high: int | None = None) -> None:
         ok = value <= high
     if not ok:
         allowed = f"an integer in {low}..{high}" if high is not None else f"an integer >= {low}"
-        raise ConfigError(f"{name} must be {allowed} (got {value!r})")
+        raise ConfigError(f"{name} must be {allowed} (got {bounded(value, quote=isinstance(value, str))})")
 
 
 def _check_float(name: str, value, low: float, high: float, low_open: bool = False,
@@ -213,7 +214,7 @@ def _check_float(name: str, value, low: float, high: float, low_open: bool = Fal
         lo, hi = "(" if low_open else "[", ")" if high_open else "]"
         rng = f"> {low:g}" if high == math.inf and low_open else (
             f">= {low:g}" if high == math.inf else f"in {lo}{low:g}, {high:g}{hi}")
-        raise ConfigError(f"{name} must be {rng} (got {value!r})")
+        raise ConfigError(f"{name} must be {rng} (got {bounded(value, quote=isinstance(value, str))})")
 
 
 def resolve_device(name: str = "auto") -> torch.device:
