@@ -19,7 +19,8 @@ MAX_PAGE_LINES = 150
 RANKS: dict[str, int] = {
     "dropedge_core.method": 0,                                 # the method: torch only, the bottom
     "dropedge_core.env": 1, "dropedge_core.memory": 1,        # infrastructure: settings, limits,
-    "dropedge_core.paths": 1, "dropedge_core.databases": 1,   # where assets and stores are
+    "dropedge_core.paths": 1, "dropedge_core.databases": 1,   # where assets and stores are,
+    "dropedge_core.echo": 1,                                   # refused values shown cut
     "dropedge_core.data": 2, "dropedge_core": 2,
     "dropedge_core.training": 3,
     "dropedge_core.store": 4,
