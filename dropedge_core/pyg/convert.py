@@ -11,8 +11,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirected_edges
-from dropedge_core.pyg.edges import check_edge_index
+from dropedge_core.method.graph import Graph, simple_undirected_edges
+from dropedge_core.pyg.edges import check_edge_index, normalized_features
 
 SPLITS = ("train_mask", "val_mask", "test_mask")
 
@@ -60,7 +60,7 @@ def from_pyg(data: Data, name: str = "pyg") -> Graph:
                              "several splits: pass data with one of them")
         masks[split] = mask
     labelled = y[y >= 0]
-    return Graph(name=name, x=l1_normalize_rows(x.to_dense() if x.layout != torch.strided else x),
+    return Graph(name=name, x=normalized_features(x),
                  y=y.long(), undirected_edges=simple_undirected_edges(data.edge_index, num_nodes),
                  num_classes=int(labelled.max()) + 1 if labelled.numel() else 0,
                  info={"source": "torch_geometric.data.Data"}, **masks)

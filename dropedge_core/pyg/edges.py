@@ -37,6 +37,18 @@ from dropedge_core.method.graph import Graph, l1_normalize_rows
 KERNEL_SAMPLERS = tuple(name for name, (_, w) in samplers.NAMED.items() if w == "kernel")
 
 
+def normalized_features(x: Tensor) -> Tensor:
+    """``x`` (detached, dense, float) with rows L1-normalised as the ``Graph`` path's are.
+
+    Rows already normalised (norm within 1e-6 of 1) and zero rows are taken as they are:
+    dividing again would change their last bits, and with them the kernel weights and
+    possibly a draw (``to_pyg(graph).x`` must give the ``Graph`` path's masks)."""
+    x = (x.to_dense() if x.layout != torch.strided else x).detach().float()
+    norm = x.abs().sum(dim=1, keepdim=True)
+    done = ((norm - 1.0).abs() <= 1e-6) | (norm == 0)
+    return x if bool(done.all()) else torch.where(done, x, l1_normalize_rows(x))
+
+
 def check_edge_index(edge_index: Tensor, num_nodes: int | None = None,
                      x: Tensor | None = None) -> int:
     r"""Validate ``edge_index`` (and ``num_nodes``, ``x``); return the number of nodes.
@@ -113,7 +125,8 @@ class EdgeIndexer:
         edge_index (LongTensor): validated edge indices :obj:`(2, E)`.
         num_nodes (int): the number of nodes.
         x (Tensor, optional): node features; row-L1-normalised here as the ``Graph``
-            path normalises them, so the kernel weights are the same. (default: :obj:`None`)
+            path normalises them (:func:`normalized_features`), so the kernel weights are
+            the same. (default: :obj:`None`)
     """
 
     def __init__(self, edge_index: Tensor, num_nodes: int, x: Tensor | None = None):
@@ -129,7 +142,7 @@ class EdgeIndexer:
         if x is None:
             feats = torch.zeros(num_nodes, 0, device=device)
         else:
-            feats = l1_normalize_rows((x.to_dense() if x.layout != torch.strided else x).detach())
+            feats = normalized_features(x)
         self.graph = Graph(name="edge_index", x=feats, y=torch.full((num_nodes,), -1, device=device),
                            undirected_edges=undirected,
                            train_mask=torch.zeros(num_nodes, dtype=torch.bool, device=device),
