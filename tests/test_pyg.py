@@ -330,3 +330,20 @@ def test_cora_at_16_layers_gives_the_graph_paths_masks_epoch_after_epoch(cora):
     for _ in range(3):
         expected = cora.directed_mask(sampler.sample(cora, 16, g))
         assert torch.equal(drop.masks(data.edge_index, x=data.x), expected)
+
+
+@pytest.mark.parametrize("method", normalization.METHODS)
+def test_normalised_adjacencies_give_gcnconv_the_same_output_as_normalize(csbm, method):
+    """``normalization=`` hands GCNConv(normalize=False) sparse adjacencies; each layer's
+    product equals the one over that layer's kept edges weighted by :func:`normalize`."""
+    data = to_pyg(csbm)
+    torch.manual_seed(0)
+    conv = GCNConv(data.num_features, 4, normalize=False)
+    drop = LayerDropEdge(3, "dropedge++", generator=gen(), normalization=method)
+    kept = layer_dropout_edge(data.edge_index, 3, x=data.x, generator=gen())
+    for adj, (ei, _) in zip(drop(data.edge_index, x=data.x), kept):
+        expected = conv(data.x, *normalize(ei, csbm.num_nodes, method))
+        assert torch.allclose(conv(data.x, adj), expected, atol=1e-5)
+    full = drop.eval()(data.edge_index, x=data.x)
+    whole = conv(data.x, *normalize(data.edge_index, csbm.num_nodes, method))
+    assert len(full) == 3 and torch.allclose(conv(data.x, full[2]), whole, atol=1e-5)

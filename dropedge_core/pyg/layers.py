@@ -13,7 +13,9 @@ from torch import Tensor, nn
 from torch_geometric.transforms import BaseTransform
 
 from dropedge_core.method import samplers
+from dropedge_core.method.normalization import check_method
 from dropedge_core.pyg.edges import EdgeIndexer, check_edge_index, make_sampler
+from dropedge_core.training.trainer import AdjacencyBuilder
 
 
 def _identity(t: Tensor | None) -> tuple | None:
@@ -23,16 +25,20 @@ def _identity(t: Tensor | None) -> tuple | None:
 
 
 class _Cached:
-    """One :class:`EdgeIndexer`, rebuilt only when its inputs change."""
+    """One :class:`EdgeIndexer` (and its adjacency builder and full adjacency), rebuilt
+    only when the inputs change."""
 
     def __init__(self) -> None:
         self.key: tuple | None = None
         self.indexer: EdgeIndexer | None = None
+        self.builder: AdjacencyBuilder | None = None
+        self.full: Tensor | None = None
 
     def get(self, edge_index: Tensor, num_nodes: int, x: Tensor | None) -> EdgeIndexer:
         key = (_identity(edge_index), num_nodes, _identity(x))
         if key != self.key:
             self.indexer, self.key = EdgeIndexer(edge_index, num_nodes, x), key
+            self.builder = self.full = None
         return self.indexer
 
 
@@ -43,6 +49,16 @@ class LayerDropEdge(nn.Module):
     :obj:`edge_index` tensors, one per layer (index :obj:`0`: the input layer); in eval
     mode it returns the input :obj:`edge_index` for every layer and draws nothing.
     The arguments are those of :func:`~dropedge_core.pyg.edges.layer_dropout_edge`.
+
+    With :obj:`normalization` set, it returns instead every layer's normalised
+    adjacency as a sparse CSR :obj:`(N, N)` tensor :obj:`adj_t` (row = target), for
+    layers that take one with :obj:`normalize=False`, e.g. :obj:`GCNConv(...,
+    normalize=False)(x, adj_t)`: PyG then multiplies sparse matrices as the project's
+    trainer does (:class:`~dropedge_core.training.trainer.AdjacencyBuilder`, all layers
+    in one pass; the eval-mode adjacency is computed once), instead of normalising and
+    scattering per layer. These adjacencies are of the simple undirected graph of
+    :obj:`edge_index` (duplicates merged, one-way edges made two-way, self-loops
+    replaced by the normalisation's ``I``), and valid until the next call.
 
     Args:
         num_layers (int): The number of layers :obj:`L`.
@@ -57,6 +73,9 @@ class LayerDropEdge(nn.Module):
             (default: :obj:`False`)
         generator (torch.Generator, optional): The random source (on the graph's
             device). (default: :obj:`None`: torch's global one)
+        normalization (str, optional): :obj:`"NA"`, :obj:`"FOG"`, :obj:`"AN"`,
+            :obj:`"ANS"` or :obj:`"ARW"`: return normalised sparse adjacencies (above).
+            (default: :obj:`None`: kept :obj:`edge_index` tensors)
 
     Example:
         >>> from torch_geometric.nn import GCNConv
@@ -77,8 +96,9 @@ class LayerDropEdge(nn.Module):
     def __init__(self, num_layers: int, sampler: str | samplers.EdgeSampler = "dropedge++",
                  p_min: float = 0.3, p_max: float = 0.8, p: float | None = None,
                  kernel: str = "linear", directed: bool = False,
-                 generator: torch.Generator | None = None):
+                 generator: torch.Generator | None = None, normalization: str | None = None):
         super().__init__()
+        self.normalization = None if normalization is None else check_method(normalization)
         samplers.check_layers(num_layers)
         self.sampler = make_sampler(sampler, p_min=p_min, p_max=p_max, p=p, kernel=kernel,
                                     directed=directed)
@@ -106,16 +126,36 @@ class LayerDropEdge(nn.Module):
             x (Tensor, optional): Node features (kernel samplers). (default: :obj:`None`)
             num_nodes (int, optional): The number of nodes. (default: :obj:`None`)
         """
+        if self.normalization is not None:
+            return self._adjacencies(edge_index, x, num_nodes)
         if not self.training:
             check_edge_index(edge_index, num_nodes, x)  # the same errors in both modes
             return [edge_index] * self.num_layers
         return [edge_index[:, row] for row in self.masks(edge_index, x, num_nodes)]
 
+    def _adjacencies(self, edge_index: Tensor, x: Tensor | None, num_nodes: int | None) -> list[Tensor]:
+        num_nodes = check_edge_index(edge_index, num_nodes, x)
+        feats = x if self.sampler.weighting == "kernel" else None
+        if feats is None and self.sampler.weighting == "kernel":
+            raise ValueError(f"sampler {self.sampler.name!r} weighs edges by a kernel of the node "
+                             "features: pass x")
+        cache = self._cache
+        graph = cache.get(edge_index, num_nodes, feats).graph
+        if cache.builder is None:
+            cache.builder = AdjacencyBuilder(graph, self.normalization)
+        if not self.training:
+            if cache.full is None:
+                cache.full = cache.builder.full()
+            return [cache.full] * self.num_layers
+        return cache.builder(self.sampler.sample(graph, self.num_layers, self.generator))
+
     def extra_repr(self) -> str:
         s = self.sampler
         rates = f"p={s.p}" if s.relation == "shared" else f"p_min={s.p_min}, p_max={s.p_max}"
         kernel = f", kernel={s.kernel!r}" if s.weighting == "kernel" else ""
-        return f"num_layers={self.num_layers}, sampler={s.name!r}, {rates}{kernel}, directed={s.directed}"
+        norm = f", normalization={self.normalization!r}" if self.normalization else ""
+        return (f"num_layers={self.num_layers}, sampler={s.name!r}, {rates}{kernel}, "
+                f"directed={s.directed}{norm}")
 
 
 class SampleLayerEdges(BaseTransform):
