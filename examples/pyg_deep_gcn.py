@@ -31,7 +31,12 @@ the bag-of-words features as a sparse matrix, and so does this script for GCNCon
 layers, so its GCN is printed beside them as the reference.
 
     DROPEDGE_DATA=../shared/data python examples/pyg_deep_gcn.py [--seeds 0 1 2 3 4] [--epochs 300]
-        [--conv gcn|sage|gat] [--layers 16] [--sampler dropedge++] [--no-project]
+        [--conv gcn|sage|gat] [--layers 16] [--sampler dropedge++] [--adjacency] [--no-project]
+
+``--adjacency``: ``LayerDropEdge(normalization="AN")`` hands ``GCNConv(normalize=False)``
+every layer's normalised sparse adjacency (the trainer's own, built for all layers in
+one pass), so PyG multiplies sparse matrices as the trainer does; the default is the
+plain PyG way, kept ``edge_index`` tensors and ``gcn_norm`` in every layer.
 """
 from __future__ import annotations
 
@@ -46,6 +51,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from dropedge_core import datasets, samplers
+from dropedge_core.method.models import feature_dropout
 from dropedge_core.pyg import LayerDropEdge, to_pyg
 from dropedge_core.training import TrainConfig, train
 from dropedge_core.training.trainer import prepare_features
@@ -60,7 +66,9 @@ class DeepPyG(nn.Module):
 
         super().__init__()
         dims = [in_dim] + [config.hidden] * (config.num_layers - 1) + [num_classes]
-        make = {"gcn": lambda a, b: GCNConv(a, b, cached=False),
+        # with normalised adjacencies from LayerDropEdge (--adjacency), GCNConv only multiplies
+        normalize = drop.normalization is None
+        make = {"gcn": lambda a, b: GCNConv(a, b, cached=False, normalize=normalize),
                 "sage": lambda a, b: SAGEConv(a, b),  # root weight = the Loop term
                 "gat": lambda a, b: GATConv(a, b, heads=1)}[conv]
         self.convs = nn.ModuleList(make(a, b) for a, b in zip(dims[:-1], dims[1:]))
@@ -72,7 +80,7 @@ class DeepPyG(nn.Module):
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor, x_kernel: torch.Tensor) -> torch.Tensor:
         h, last = x, len(self.convs) - 1
         for i, (conv, layer_edges) in enumerate(zip(self.convs, self.drop(edge_index, x=x_kernel))):
-            h_in = F.dropout(h, self.dropout, self.training) if self.dropout and not h.is_sparse else h
+            h_in = feature_dropout(h, self.dropout, self.training)  # the project's (sparse-aware)
             z = conv(h_in, layer_edges)
             if self.loops is not None:
                 z = z + self.loops[i](h_in)
@@ -96,11 +104,15 @@ def accuracy(log_probs: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> fl
     return float((log_probs[mask].argmax(1) == y[mask]).float().mean())
 
 
-def fit_pyg(conv: str, data, config: TrainConfig, x_conv: torch.Tensor) -> dict:
-    """Train the PyG model with the trainer's loop and model selection; return its outcome."""
+def fit_pyg(conv: str, data, config: TrainConfig, x_conv: torch.Tensor, adjacency: bool = False,
+            on_epoch=None) -> dict:
+    """Train the PyG model with the trainer's loop and model selection; return its outcome.
+    ``adjacency``: LayerDropEdge hands GCNConv(normalize=False) the normalised sparse
+    adjacencies; ``on_epoch(epoch)`` is called after every epoch (the benchmark's clock)."""
     drop = LayerDropEdge(config.num_layers, config.sampler, p_min=config.p_min, p_max=config.p_max,
                          p=config.p, kernel=config.kernel, directed=config.directed,
-                         generator=torch.Generator().manual_seed(config.seed))  # as the trainer's
+                         generator=torch.Generator().manual_seed(config.seed),  # as the trainer's
+                         normalization=config.normalization if adjacency else None)
     torch.manual_seed(config.seed)  # SAGEConv/GATConv: PyG's own initialisation, from the seed
     model = DeepPyG(conv, data.num_features, int(data.y.max()) + 1, config, drop)
     if conv == "gcn" and model.loops is not None:
@@ -128,6 +140,8 @@ def fit_pyg(conv: str, data, config: TrainConfig, x_conv: torch.Tensor) -> dict:
         else:
             since_improved += 1
         best_loss_seen = min(best_loss_seen, val_loss)
+        if on_epoch is not None:
+            on_epoch(epoch)
         if config.patience > 0 and since_improved >= config.patience and epoch < config.epochs:
             break
     return {**best, "epochs_run": epoch, "seconds": time.perf_counter() - t0}
@@ -153,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sampler", choices=samplers.NAMES, default="dropedge++")
     ap.add_argument("--dataset", default="cora")
     ap.add_argument("--split", default="semi")
+    ap.add_argument("--adjacency", action="store_true",
+                    help="GCNConv(normalize=False) on LayerDropEdge's normalised sparse adjacencies")
     ap.add_argument("--no-project", action="store_true", help="train only the PyG model")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
@@ -167,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     x_conv = data.x if args.conv == "sage" else prepare_features(data.x)
     base = TrainConfig(dataset=args.dataset, split=args.split, backbone="gcn", num_layers=args.layers,
                        sampler=args.sampler, epochs=args.epochs, diag_every=0, device="cpu")
+    if args.adjacency and args.conv != "gcn":
+        print("error: --adjacency needs --conv gcn (SAGEConv/GATConv take edge_index)", file=sys.stderr)
+        return 2
     if base.normalization != "AN" or base.batch_norm:
         print(f"error: the recipe gives {base.normalization} / batch norm {base.batch_norm}; this example "
               "mirrors AN without batch norm (GCNConv's gcn_norm)", file=sys.stderr)
@@ -180,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     for seed in args.seeds:
         config = base.replace(seed=seed)
         same = masks_match_graph_path(graph, data, config)
-        pyg = fit_pyg(args.conv, data, config, x_conv)
+        pyg = fit_pyg(args.conv, data, config, x_conv, adjacency=args.adjacency)
         ours = None if args.no_project else train(config, graph=graph)
         rows.append((pyg["test_acc"], None if ours is None else ours.test_acc))
         line = (f"seed {seed}: PyG {args.conv} {100 * pyg['test_acc']:.1f}% (best epoch {pyg['epoch']}, "
