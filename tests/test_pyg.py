@@ -347,3 +347,17 @@ def test_normalised_adjacencies_give_gcnconv_the_same_output_as_normalize(csbm, 
     full = drop.eval()(data.edge_index, x=data.x)
     whole = conv(data.x, *normalize(data.edge_index, csbm.num_nodes, method))
     assert len(full) == 3 and torch.allclose(conv(data.x, full[2]), whole, atol=1e-5)
+
+
+def test_the_example_prints_both_accuracies_and_the_mask_check(cora, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pyg_deep_gcn", REPO / "examples" / "pyg_deep_gcn.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    assert example.main(["--seeds", "0", "--epochs", "2", "--layers", "4"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"seed 0: PyG gcn \d+\.\d% .* project trainer GCN \d+\.\d% .* "
+                     r"masks identical to the Graph path's: True", out), out
+    assert "PyG gcn: mean" in out and "project trainer GCN: mean" in out
+    assert example.main(["--conv", "sage", "--adjacency"]) == 2  # a flag mistake is named, exit 2
