@@ -29,7 +29,8 @@ the bag-of-words features as a sparse matrix, and so does this script for GCNCon
 Measured (2026-11-26, the project's shared 2-core CPU, one thread, 5 seeds, full recipe,
 commit a0eac7b): PyG 75.7 / 78.3 / 75.2 / 76.8 / 73.7, mean **75.94%** (std 1.54); the
 project's trainer 74.6 / 77.6 / 75.7 / 76.4 / 74.6, mean **75.78%** (std 1.14):
-+0.16 points; the masks matched the ``Graph`` path's for every seed. Same start and same
++0.16 points; the masks matched the ``Graph`` path's for every seed (seed 0 re-run on the
+final code: the same 75.7%, best epoch 214). Same start and same
 masks, the two runs part after a few epochs (float noise, amplified by Adam over 16
 layers), so a seed can differ by a point either way; the means agree.
 
