@@ -1,0 +1,103 @@
+"""Benchmark: epoch cost of the PyG path vs the project's trainer on the same model (issue 26).
+
+The model of ``examples/pyg_deep_gcn.py``: Cora (semi), a 16-layer GCN, hidden 128, the
+self-feature term, AN, DropEdge++ 0.3 -> 0.8, the depth recipe's settings. One epoch =
+a fresh sample, one training step, a full-graph evaluation (the trainer's epoch). Three
+ways, interleaved in one process (rounds), each timed per epoch in process CPU time (the
+machine is shared; wall time is printed beside it):
+
+* ``trainer``: :func:`dropedge_core.training.train` (clock: its epoch events);
+* ``pyg``: PyG ``GCNConv(cached=False)`` layers on ``LayerDropEdge``'s kept ``edge_index``
+  (``gcn_norm`` in every layer) — the plain PyG way;
+* ``pyg-adj``: the same layers with ``normalize=False`` on ``LayerDropEdge(normalization="AN")``'s
+  normalised sparse adjacencies.
+
+Prints the median per-epoch costs and the ratios to the trainer; the verdict is on the
+plain ``pyg`` path (target <= 1.10x); exit 1 when missed.
+
+    DROPEDGE_DATA=../shared/data python bench/bench_pyg.py [--epochs 20] [--rounds 3] [--layers 16]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from dropedge_core import datasets
+from dropedge_core.pyg import to_pyg
+from dropedge_core.training import TrainConfig, train
+from dropedge_core.training.trainer import prepare_features
+
+TARGET = 1.10
+WARMUP = 2  # first epochs of each run left out (allocations, caches)
+
+
+def _example():
+    path = Path(__file__).resolve().parent.parent / "examples" / "pyg_deep_gcn.py"
+    spec = importlib.util.spec_from_file_location("pyg_deep_gcn", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Clock:
+    """Per-epoch CPU and wall deltas between consecutive ticks."""
+
+    def __init__(self) -> None:
+        self.cpu, self.wall = [], []
+        self.last = (time.process_time(), time.perf_counter())
+
+    def tick(self, *_) -> None:
+        now = (time.process_time(), time.perf_counter())
+        self.cpu.append(now[0] - self.last[0])
+        self.wall.append(now[1] - self.last[1])
+        self.last = now
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--layers", type=int, default=16)
+    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    example = _example()
+    graph = datasets.load("cora", split="semi")
+    data = to_pyg(graph)
+    x_conv = prepare_features(data.x)
+    config = TrainConfig(dataset="cora", split="semi", backbone="gcn", num_layers=args.layers,
+                         sampler="dropedge++", epochs=args.epochs, patience=0, diag_every=0, device="cpu")
+    cpu: dict[str, list[float]] = {"trainer": [], "pyg": [], "pyg-adj": []}
+    wall: dict[str, list[float]] = {k: [] for k in cpu}
+    for r in range(args.rounds):  # interleaved, so that all three see the same machine
+        run = config.replace(seed=r)
+        for name in cpu:
+            clock = Clock()
+            if name == "trainer":
+                train(run, graph=graph, on_event=lambda e, c=clock: e["type"] == "epoch" and c.tick())
+            else:
+                example.fit_pyg("gcn", data, run, x_conv, adjacency=name == "pyg-adj", on_epoch=clock.tick)
+            cpu[name] += clock.cpu[WARMUP:]
+            wall[name] += clock.wall[WARMUP:]
+    med = {k: statistics.median(v) for k, v in cpu.items()}
+    med_wall = {k: statistics.median(v) for k, v in wall.items()}
+    print(f"Cora semi, GCN-{args.layers} hidden {config.hidden} Loop {config.self_loop}, DropEdge++ "
+          f"{config.p_min}->{config.p_max}, CPU, {torch.get_num_threads()} thread(s), "
+          f"{args.rounds} rounds x {args.epochs - WARMUP} epochs")
+    for name in cpu:
+        print(f"  {name:8s} {med[name] * 1e3:7.1f} ms CPU/epoch ({med_wall[name] * 1e3:7.1f} ms wall), ratio "
+              f"{med[name] / med['trainer']:.3f}x CPU, {med_wall[name] / med_wall['trainer']:.3f}x wall")
+    ratio = med["pyg"] / med["trainer"]
+    print(f"PyG path (GCNConv on kept edge_index) / trainer: {ratio:.3f}x CPU: "
+          f"{'PASS' if ratio <= TARGET else 'FAIL'} (target <= {TARGET:.2f}x); "
+          f"with normalised adjacencies: {med['pyg-adj'] / med['trainer']:.3f}x")
+    return 0 if ratio <= TARGET else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,37 @@
+"""DropEdge++ for PyTorch Geometric users.
+
+The project's samplers, where a PyG model works: on an ``edge_index`` (and ``x``), with
+PyG's conventions (``training=``, ``num_nodes``, ``generator``, validation first).
+
+* :func:`layer_dropout_edge` — :func:`torch_geometric.utils.dropout_edge` made
+  layer-wise: one kept ``edge_index`` and mask per layer, from any of the seven samplers;
+* :class:`LayerDropEdge` — the same as a :class:`torch.nn.Module` (samples in training
+  mode, the whole graph in eval mode; what depends only on the graph is cached); with
+  ``normalization="AN"`` (or NA/FOG/ANS/ARW) every layer's normalised sparse adjacency
+  instead, for layers with ``normalize=False`` (the trainer's speed);
+* :class:`SampleLayerEdges` — a :class:`~torch_geometric.transforms.BaseTransform`;
+* :func:`normalize` — NA, FOG, AN (PyG's ``gcn_norm``), ANS, ARW for one layer;
+* :func:`from_pyg`, :func:`to_pyg` — ``Data`` to the project's ``Graph`` and back.
+
+For the same generator state the masks are those of the ``Graph`` path
+(``samplers.make(...).sample(graph, L, generator)``), bit for bit. This package is a
+front end: it samples with :mod:`dropedge_core.method.samplers` and builds adjacencies
+with the trainer's :class:`~dropedge_core.training.trainer.AdjacencyBuilder`; nothing in
+the project imports it (docs/ARCHITECTURE.md). The method layer stays torch only, so the
+``Graph`` conversions are the functions :func:`from_pyg` and :func:`to_pyg`.
+
+Example:
+    >>> import torch
+    >>> from dropedge_core.pyg import layer_dropout_edge
+    >>> edge_index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+    >>> layers = layer_dropout_edge(edge_index, num_layers=2, sampler="li", p_min=0.5, p_max=1.0)
+    >>> [int(mask.sum()) for _, mask in layers]  # 1 of 2 edges (both directions), then 2 of 2
+    [2, 4]
+"""
+from dropedge_core.pyg.convert import from_pyg, to_pyg
+from dropedge_core.pyg.edges import EdgeIndexer, check_edge_index, layer_dropout_edge
+from dropedge_core.pyg.layers import LayerDropEdge, SampleLayerEdges
+from dropedge_core.pyg.norm import normalize
+
+__all__ = ["EdgeIndexer", "LayerDropEdge", "SampleLayerEdges", "check_edge_index", "from_pyg",
+           "layer_dropout_edge", "normalize", "to_pyg"]
