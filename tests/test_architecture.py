@@ -23,13 +23,14 @@ RANKS: dict[str, int] = {
     "dropedge_core.echo": 1,                                   # refused values shown cut
     "dropedge_core.data": 2, "dropedge_core": 2,
     "dropedge_core.training": 3,
-    "dropedge_core.store": 4,
-    "dropedge_core.claims": 5,
-    "dropedge_core.studies": 6,
-    "dropedge_core.figures": 7,
-    "dropedge_core.cli": 8, "dropedge_core.__main__": 8,
-    "app_shared": 9,
-    "app_pages": 10, "app": 10,
+    "dropedge_core.pyg": 4,                                    # for PyG users' code: nothing here imports it
+    "dropedge_core.store": 5,
+    "dropedge_core.claims": 6,
+    "dropedge_core.studies": 7,
+    "dropedge_core.figures": 8,
+    "dropedge_core.cli": 9, "dropedge_core.__main__": 9,
+    "app_shared": 10,
+    "app_pages": 11, "app": 11,
 }
 #: App plumbing: none of it belongs in the package.
 APP_WORDS = ("watchdog", "heartbeat", "session_state", "st.fragment", "poll")
