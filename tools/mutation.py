@@ -6,6 +6,7 @@ Usage:
     python tools/mutation.py MODULE show NAME       # the diff of one mutant
     python tools/mutation.py MODULE summary         # killed / survived / equivalent / timeout
     python tools/mutation.py MODULE survivors       # the diff of every surviving mutant
+    python tools/mutation.py MODULE retest          # rerun only the survivors (after adding tests)
     python tools/mutation.py list                   # the configured modules
 
 MODULE is a key of ``tools/mutation.toml`` (samplers, normalization, metrics, models, graph,
@@ -58,16 +59,27 @@ def workspace(name: str, cfg: dict) -> Path:
     """``.mutation/NAME/``: links to the package and the tests, and a pyproject.toml that
     configures mutmut for this module only (mutmut reads its settings from the cwd)."""
     module = cfg["modules"][name]
-    tests = list(module["tests"])
-    extra = f"tests/test_core_{name}.py"
-    if (REPO / extra).is_file() and extra not in tests:
-        tests.append(extra)
+    # tests/test_core_NAME.py is always in the selection (an empty stand-in until it
+    # exists): mutmut starts over when the selection changes, but keeps its verdicts when
+    # only the tests do, so `retest` can rerun the survivors against new tests
+    core = f"test_core_{name}.py"
+    tests = [*module["tests"], f"tests/{core}"]
     ws = WORK / name
     ws.mkdir(parents=True, exist_ok=True)
-    for part in ("dropedge_core", "tests", *cfg.get("mutmut", {}).get("also_copy", [])):
+    for part in ("dropedge_core", *cfg.get("mutmut", {}).get("also_copy", [])):
         link = ws / part
         if not link.is_symlink():
             link.symlink_to(REPO / part)
+    tests_dir = ws / "tests"  # links to the checkout's test files, refreshed every call
+    if tests_dir.is_symlink():
+        tests_dir.unlink()
+    shutil.rmtree(tests_dir, ignore_errors=True)
+    tests_dir.mkdir()
+    for f in (REPO / "tests").iterdir():
+        if f.is_file():
+            (tests_dir / f.name).symlink_to(f)
+    if not (tests_dir / core).exists():
+        (tests_dir / core).write_text('"""Stand-in: no core tests yet."""\n', encoding="utf-8")
     settings = {"source_paths": ["dropedge_core"], "only_mutate": [module["source"]],
                 "pytest_add_cli_args_test_selection": tests, **cfg.get("mutmut", {})}
     with open(REPO / "pyproject.toml", "rb") as f:
@@ -136,10 +148,16 @@ def main(argv: list[str]) -> int:
         summary(name, cfg)
         return 0
     ws = workspace(name, cfg)
-    if rest[0] == "survivors":
-        for key in summary(name, cfg)["survivors"]:
-            subprocess.call([mutmut(), "show", key], cwd=ws)
-        return 0
+    if rest[0] == "retest":  # the survivors again, e.g. after new tests were added
+        rest = ["run", *summary(name, cfg)["survivors"]]
+    elif rest[0] == "survivors":  # one process (`mutmut show` per mutant costs a start-up each)
+        keys = summary(name, cfg)["survivors"]
+        script = ("import sys\nfrom mutmut.mutation.diff_apply import get_diff_for_mutant\n"
+                  f"for key in sys.argv[1:]:\n    print('#', key)\n"
+                  f"    print(get_diff_for_mutant(key, path={cfg['modules'][name]['source']!r}))\n")
+        python = Path(mutmut()).resolve().parent / "python"
+        return subprocess.call([str(python) if python.is_file() else sys.executable, "-c", script, *keys],
+                               cwd=ws)
     env = dict(os.environ)
     data = REPO.parent / "shared" / "data"  # tests/conftest.py looks beside the checkout, not the workspace
     if "DROPEDGE_DATA" not in env and data.is_dir():
