@@ -1,0 +1,156 @@
+"""training/trainer.py: what reaches the model (the sampled, normalised per-layer
+adjacencies in training, the full one in evaluation) and model selection / early stopping
+on a scripted validation curve. Expected adjacencies are dense numpy formulas of the masks;
+expected epochs are worked out by hand from the script (``python tools/mutation.py trainer``)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from dropedge_core.method import samplers
+from dropedge_core.training import TrainConfig, train
+from dropedge_core.training import trainer as trainer_module
+
+from .conftest import random_graph
+from .test_normalization import dense_reference
+
+N_TRAIN, N_VAL, N_TEST = 8, 12, 20
+
+
+def split_graph(seed: int = 0):
+    g = random_graph(50, 120, seed=seed)
+    idx = torch.arange(50)
+    g.train_mask = idx < N_TRAIN
+    g.val_mask = (idx >= N_TRAIN) & (idx < N_TRAIN + N_VAL)
+    g.test_mask = (idx >= N_TRAIN + N_VAL) & (idx < N_TRAIN + N_VAL + N_TEST)
+    return g
+
+
+def dense_adjacency(g, mask: torch.Tensor) -> torch.Tensor:
+    a = np.zeros((g.num_nodes, g.num_nodes), dtype=np.float32)
+    u, v = g.undirected_edges[:, mask].numpy()
+    a[u, v] = a[v, u] = 1.0
+    return torch.from_numpy(a)
+
+
+class Recorder(torch.nn.Module):
+    """The real model, with every forward pass's mode and (dense) adjacencies written down."""
+
+    def __init__(self, model: torch.nn.Module, calls: list):
+        super().__init__()
+        self.model, self.calls = model, calls
+
+    def forward(self, x, adjs, return_hidden=False):
+        self.calls.append((self.training, [a.to_dense() for a in adjs]))
+        return self.model(x, adjs, return_hidden=return_hidden)
+
+
+@pytest.mark.parametrize("sampler, method", [("dropedge++", "AN"), ("li", "ARW"), ("dropedge", "NA")])
+def test_sampled_adjacencies_reach_the_model_in_training_and_the_full_one_in_evaluation(
+        monkeypatch, sampler, method):
+    g = split_graph()
+    calls: list = []
+    make = trainer_module.make_model
+    monkeypatch.setattr(trainer_module, "make_model", lambda *a, **k: Recorder(make(*a, **k), calls))
+    config = TrainConfig(dataset="upload", backbone="gcn", sampler=sampler, num_layers=3, p_min=0.2,
+                         p_max=0.7, normalization=method, hidden=8, epochs=2, patience=0, diag_every=0,
+                         seed=3)
+    train(config, graph=g)
+    # the trainer's sample stream: its own generator seeded with the run's seed
+    gen = torch.Generator().manual_seed(3)
+    s = samplers.make(sampler, p_min=0.2, p_max=0.7)
+    full = dense_reference(dense_adjacency(g, torch.ones(g.num_edges, dtype=torch.bool)), method)
+    assert [mode for mode, _ in calls] == [True, False, True, False]
+    for epoch in range(2):
+        masks = s.sample(g, 3, generator=gen)
+        training, evaluation = calls[2 * epoch][1], calls[2 * epoch + 1][1]
+        assert len(training) == len(evaluation) == 3
+        for layer in range(3):
+            want = dense_reference(dense_adjacency(g, masks[layer]), method)
+            torch.testing.assert_close(training[layer], want)
+            torch.testing.assert_close(evaluation[layer], full)
+        # the sample is not the full graph (else the test could not tell them apart)
+        assert int(masks.sum()) < 3 * g.num_edges
+
+
+def test_nodrop_trains_on_the_full_adjacency(monkeypatch):
+    g = split_graph(1)
+    calls: list = []
+    make = trainer_module.make_model
+    monkeypatch.setattr(trainer_module, "make_model", lambda *a, **k: Recorder(make(*a, **k), calls))
+    train(TrainConfig(dataset="upload", sampler="nodrop", num_layers=2, hidden=8, epochs=1, patience=0,
+                      diag_every=0), graph=g)
+    full = dense_reference(dense_adjacency(g, torch.ones(g.num_edges, dtype=torch.bool)), "AN")
+    for _, adjs in calls:
+        for a in adjs:
+            torch.testing.assert_close(a, full)
+
+
+class Script:
+    """A scripted validation curve: epoch e reports val_acc[e - 1], val_loss[e - 1] and a
+    test accuracy of e / 100 (so the chosen epoch can be read from the test accuracy)."""
+
+    def __init__(self, monkeypatch, val_acc: list[float], val_loss: list[float]):
+        self.val_acc, self.val_loss, self.epoch = val_acc, val_loss, 0
+        real_loss = trainer_module.F.nll_loss
+
+        def nll_loss(inp, target, *args, **kwargs):
+            if inp.size(0) == N_VAL:  # the evaluation's validation loss: a new epoch's numbers
+                self.epoch += 1
+                return torch.tensor(self.val_loss[self.epoch - 1])
+            return real_loss(inp, target, *args, **kwargs)
+
+        def accuracy(log_probs, y, mask):
+            size = int(mask.sum())
+            if size == N_VAL:
+                return self.val_acc[self.epoch - 1]
+            return self.epoch / 100 if size == N_TEST else 0.5
+
+        monkeypatch.setattr(trainer_module.F, "nll_loss", nll_loss)
+        monkeypatch.setattr(trainer_module, "_accuracy", accuracy)
+
+
+def run(epochs: int, patience: int, diag_every: int = 0, events: list | None = None):
+    config = TrainConfig(dataset="upload", sampler="dropedge", num_layers=2, hidden=8, epochs=epochs,
+                         patience=patience, diag_every=diag_every)
+    return train(config, graph=split_graph(), on_event=None if events is None else events.append)
+
+
+def test_model_selection_best_accuracy_ties_to_the_lower_loss(monkeypatch):
+    Script(monkeypatch, val_acc=[0.5, 0.7, 0.7, 0.6, 0.7], val_loss=[1.0, 0.9, 0.8, 0.85, 0.8])
+    result = run(epochs=5, patience=0)
+    # epoch 2 raises the accuracy, epoch 3 ties it with a lower loss, epoch 5 ties both: 3
+    assert (result.best_epoch, result.best_val_acc, result.test_acc) == (3, 0.7, 0.03)
+    assert (result.reason, result.epochs_run, result.message) == ("finished", 5, "finished 5 epochs")
+
+
+def test_early_stopping_waits_while_the_loss_falls(monkeypatch):
+    # counter by hand (patience 2): epochs 1, 2 raise the accuracy; 3, 4, 5 do not, but each
+    # brings the lowest loss seen so far (0.85, 0.8, 0.75): reset; 6 +1, 7 +1: stop after 7.
+    # (Without the loss rule it stops after 4; with a patience of 4, after 9 - or after 6
+    # with both changes.)
+    Script(monkeypatch, val_acc=[0.5, 0.6, 0.55, 0.55, 0.55, 0.55, 0.55] + [0.9] * 5,
+           val_loss=[1.0, 0.9, 0.85, 0.8, 0.75, 0.9, 0.9] + [0.1] * 5)
+    events: list = []
+    result = run(epochs=20, patience=2, diag_every=5, events=events)
+    assert (result.reason, result.epochs_run) == ("early_stop", 7)
+    assert (result.best_epoch, result.test_acc) == (2, 0.02)
+    assert result.message == "early stop at epoch 7: no better validation accuracy or loss for 2 epochs"
+    # diagnostics at the schedule (5) and at the early stop (7)
+    assert [d["epoch"] for d in result.diagnostics] == [5, 7]
+    end = events[-1]
+    assert end == {"type": "end", "reason": "early_stop", "message": result.message, "best_epoch": 2,
+                   "best_val_acc": 0.6, "test_acc": 0.02, "epochs_run": 7, "total_time": end["total_time"]}
+
+
+def test_a_run_whose_patience_runs_out_at_the_last_epoch_finished(monkeypatch):
+    Script(monkeypatch, val_acc=[0.5, 0.4, 0.4], val_loss=[1.0, 1.1, 1.2])
+    result = run(epochs=3, patience=2)
+    assert (result.reason, result.epochs_run, result.best_epoch) == ("finished", 3, 1)
+
+
+def test_patience_zero_never_stops_early(monkeypatch):
+    Script(monkeypatch, val_acc=[0.5] + [0.1] * 5, val_loss=[1.0] + [2.0] * 5)
+    result = run(epochs=6, patience=0)
+    assert (result.reason, result.epochs_run, result.best_epoch) == ("finished", 6, 1)
