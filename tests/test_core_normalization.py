@@ -25,18 +25,29 @@ def dense(edges: np.ndarray, n: int, keep: np.ndarray | None = None) -> torch.Te
     return torch.from_numpy(a).float()
 
 
+def graph_of(edges: list[list[int]], n: int = 5) -> Graph:
+    x = torch.eye(n)
+    none = torch.zeros(n, dtype=torch.bool)
+    return Graph("hand", x, torch.zeros(n, dtype=torch.long), torch.tensor(edges), none, none, none, 2)
+
+
 def unsorted_graph() -> Graph:
     """Five nodes, edges given out of the documented (u, v)-sorted order."""
-    edges = torch.tensor([[2, 0, 1, 0, 3], [4, 3, 2, 1, 4]])
-    x = torch.eye(5)
-    none = torch.zeros(5, dtype=torch.bool)
-    return Graph("unsorted", x, torch.zeros(5, dtype=torch.long), edges, none, none, none, 2)
+    return graph_of([[2, 0, 1, 0, 3], [4, 3, 2, 1, 4]])
 
 
+# edge lists out of the documented order (each fools a different wrong order check), and a
+# sorted one whose last nodes have no edge
+EDGE_LISTS = [[[2, 0, 1, 0, 3], [4, 3, 2, 1, 4]], [[0, 0, 1], [2, 1, 3]], [[1, 0], [2, 3]],
+              [[0, 1, 0], [1, 3, 2]], [[0, 1], [1, 2]]]
+
+
+@pytest.mark.parametrize("edges", EDGE_LISTS)
 @pytest.mark.parametrize("method", normalization.METHODS)
-def test_unsorted_edges_give_the_dense_formula(method):
-    g = unsorted_graph()
-    keep = np.array([True, False, True, True, True])
+def test_edges_in_any_order_give_the_dense_formula(method, edges):
+    g = graph_of(edges)
+    keep = np.ones(g.num_edges, dtype=bool)
+    keep[0] = g.num_edges < 3  # drop one edge where there are enough
     masks = torch.from_numpy(keep).unsqueeze(0)
     (ei, w), = normalization.adjacencies(g, masks, method)
     got = normalization.to_dense(ei, w, 5)
@@ -47,6 +58,62 @@ def test_unsorted_edges_give_the_dense_formula(method):
     loops = normalization.entry_loops(g)
     rows, cols = normalization.entry_index(g)
     assert rows[loops].tolist() == list(range(5)) and cols[loops].tolist() == list(range(5))
+
+
+def directed_dense(g: Graph, mask: torch.Tensor) -> torch.Tensor:
+    """A directed mask over edge_index: row i holds i's kept directions i -> j."""
+    a = torch.zeros(g.num_nodes, g.num_nodes)
+    s, t = g.edge_index[:, mask]
+    a[s, t] = 1.0
+    return a
+
+
+@pytest.mark.parametrize("method", normalization.METHODS)
+def test_values_over_several_chunks_both_widths_on_one_graph(monkeypatch, method):
+    """CPU_CHUNK rows per pass: a tiny chunk makes every pass loop over many chunks, with a
+    partial last one; both mask widths on the same graph (separate cached incidences)."""
+    monkeypatch.setattr(normalization, "CPU_CHUNK", 7)
+    g = random_graph(15, 40, seed=8)
+    gen = torch.Generator().manual_seed(2)
+    rows, cols = normalization.entry_index(g)
+    und = torch.rand(3, g.num_edges, generator=gen) < 0.6
+    values = normalization.layer_values(g, und, method)
+    for layer in range(3):
+        want = dense_reference(dense(g.undirected_edges.numpy(), 15, und[layer].numpy()), method)
+        torch.testing.assert_close(values[layer], want[rows, cols])
+    dirs = torch.rand(2, 2 * g.num_edges, generator=gen) < 0.6
+    values = normalization.layer_values(g, dirs, method)
+    for layer in range(2):
+        want = dense_reference(directed_dense(g, dirs[layer]), method)
+        torch.testing.assert_close(values[layer], want[rows, cols])
+
+
+def test_a_reused_workspace_and_out_give_fresh_values():
+    g = random_graph(12, 25, seed=9)
+    rows, cols = normalization.entry_index(g)
+    gen = torch.Generator().manual_seed(4)
+    workspace: dict = {}
+    for num_layers in (3, 3, 2):  # the same shapes twice, then another depth
+        masks = torch.rand(num_layers, g.num_edges, generator=gen) < 0.5
+        out = torch.empty(num_layers, rows.numel())
+        got = normalization.layer_values(g, masks, "AN", out=out, workspace=workspace)
+        assert got is out
+        for layer in range(num_layers):
+            want = dense_reference(dense(g.undirected_edges.numpy(), 12, masks[layer].numpy()), "AN")
+            torch.testing.assert_close(got[layer], want[rows, cols])
+
+
+def test_layer_values_refuses_a_wrong_width_or_out():
+    g = random_graph(12, 25, seed=9)
+    m, e = g.num_edges, normalization.entry_index(g).size(1)
+    with pytest.raises(GraphError) as err:
+        normalization.layer_values(g, torch.ones(1, m + 1, dtype=torch.bool))
+    assert str(err.value) == f"mask width {m + 1} matches neither M={m} nor 2M={2 * m}"
+    ones = torch.ones(2, m, dtype=torch.bool)
+    for out in (torch.empty(2, e, dtype=torch.float64), torch.empty(3, e), torch.empty(e, 2).t()):
+        with pytest.raises(ValueError) as err:
+            normalization.layer_values(g, ones, out=out)
+        assert str(err.value) == f"out must be a contiguous float32 tensor of shape (2, {e})"
 
 
 def test_layer_weights_flags_and_values():
