@@ -178,6 +178,21 @@ def test_weighted_nested_decreasing_marginals_match_brute_force():
     assert (freq - ref.flip(0)).abs().max() < 0.025, (freq, ref.flip(0))
 
 
+@pytest.mark.parametrize("increasing", [True, False])
+def test_weighted_nested_draws_of_fewer_than_half_match_brute_force(increasing):
+    """A layer keeping fewer than half of its pool (2 of 5) takes the "k smallest keys"
+    branch of the CPU loop (the other tests keep more than half: the "drop the largest")."""
+    counts = [1, 2]
+    ref = torch.tensor(nested_marginals(WEIGHTS.tolist(), counts), dtype=torch.float64)
+    order = torch.tensor(counts if increasing else counts[::-1])
+    g = gen(8)
+    draws = 5000
+    freq = sum(samplers.nested_masks(WEIGHTS, order, g, increasing=increasing).double()
+               for _ in range(draws)) / draws
+    want = ref if increasing else ref.flip(0)
+    assert (freq - want).abs().max() < 0.025, (freq, want)
+
+
 def _one_heavy_edge_graph() -> Graph:
     """A star 0-1, 0-2, 0-3 whose features make edge 0-1 weigh 1 under the linear kernel
     and the others 1e-10 (orthogonal features): a weighted draw of one edge keeps 0-1."""
