@@ -107,7 +107,7 @@ def test_kernel_weights_over_several_chunks_match_numpy():
     v = rng.integers(0, 20, 50)
     edges = torch.tensor(np.stack([u, v]))
     dots = (x[u].astype(np.float64) * x[v]).sum(1)
-    got = samplers.kernel_weights(torch.from_numpy(x), edges, "linear")
+    got = samplers.kernel_weights(torch.from_numpy(x), edges)  # the default kernel: linear
     assert got.dtype == torch.float32
     np.testing.assert_allclose(got.numpy(), dots + 1e-10, rtol=1e-5)
     sq = ((x[u].astype(np.float64) - x[v]) ** 2).sum(1)

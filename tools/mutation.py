@@ -21,6 +21,7 @@ else ``mutmut`` on PATH). Install with ``pip install -r requirements-mutation.tx
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shutil
@@ -101,31 +102,42 @@ def mutmut() -> str:
 
 
 def summary(name: str, cfg: dict) -> dict:
-    """Counts per status, with the mutants listed as equivalent in tools/mutation.toml
-    taken out of 'survived'; score = killed / (all - equivalent - skipped)."""
+    """Counts per status: survivors listed in tools/mutation.toml are counted as
+    'equivalent' (no test can tell them apart) or 'out of reach' (not equivalent, but no
+    fast CPU test reaches them: device placement, the large-pool path). The score is
+    killed / (all - equivalent - skipped), and also without the out-of-reach ones."""
     module = cfg["modules"][name]
     meta = WORK / name / "mutants" / (module["source"] + ".meta")
     if not meta.is_file():
         sys.exit(f"no results for {name!r} yet: run python tools/mutation.py {name}")
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
     equivalent = module.get("equivalent", {})
+    out_of_reach = module.get("out_of_reach", {})  # keys may be globs
     counts: dict[str, int] = {}
     survivors = []
     for key, code in sorted(codes.items()):
         status = STATUS.get(code, "suspicious")
-        if key in equivalent:
+        if status in ("killed", "timeout"):
+            pass
+        elif key in equivalent:
             status = "equivalent"
+        elif any(fnmatch.fnmatchcase(key, pattern) for pattern in out_of_reach):
+            status = "out of reach"
         elif status in ("survived", "no tests", "not checked", "suspicious"):
             survivors.append((key, status))
         counts[status] = counts.get(status, 0) + 1
-    judged = len(codes) - counts.get("equivalent", 0) - counts.get("skipped", 0)
     killed = counts.get("killed", 0) + counts.get("timeout", 0)
+    judged = len(codes) - counts.get("equivalent", 0) - counts.get("skipped", 0)
+    reachable = judged - counts.get("out of reach", 0)
     print(f"{name}: {len(codes)} mutants; " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    print(f"score (killed + timeout) / non-equivalent: {killed}/{judged} = "
-          f"{100.0 * killed / max(judged, 1):.1f}%")
+    def pct(n: int, d: int) -> str:
+        return f"{n}/{d} = {100.0 * n / max(d, 1):.1f}%"
+
+    print(f"score (killed + timeout) / non-equivalent: {pct(killed, judged)}; "
+          f"without the out-of-reach ones: {pct(killed, reachable)}")
     for key, status in survivors:
         print(f"    {status}: {key}")
-    stale = sorted(set(equivalent) - set(codes))
+    stale = sorted(k for k in set(equivalent) | set(out_of_reach) if "*" not in k and k not in codes)
     if stale:
         print("equivalent entries naming no current mutant (renumbered? re-judge): " + ", ".join(stale))
     return {"counts": counts, "survivors": [k for k, _ in survivors]}
