@@ -154,3 +154,24 @@ def test_patience_zero_never_stops_early(monkeypatch):
     Script(monkeypatch, val_acc=[0.5] + [0.1] * 5, val_loss=[1.0] + [2.0] * 5)
     result = run(epochs=6, patience=0)
     assert (result.reason, result.epochs_run, result.best_epoch) == ("finished", 6, 1)
+
+
+def test_adjacency_builder_reuses_its_buffer_only_for_the_same_shape():
+    g = split_graph(2)
+    builder = trainer_module.AdjacencyBuilder(g, "AN")
+    gen = torch.Generator().manual_seed(5)
+    for num_layers in (3, 3, 2, 4):  # same depth twice, then others: the buffer must follow
+        masks = torch.rand(num_layers, g.num_edges, generator=gen) < 0.5
+        adjs = builder(masks)
+        assert len(adjs) == num_layers
+        for layer, adj in enumerate(adjs):
+            want = dense_reference(dense_adjacency(g, masks[layer]), "AN")
+            torch.testing.assert_close(adj.to_dense(), want)
+    every = torch.ones(g.num_edges, dtype=torch.bool)
+    torch.testing.assert_close(builder.full().to_dense(), dense_reference(dense_adjacency(g, every), "AN"))
+
+
+def test_undefined_diagnostics_are_none_not_nan():
+    assert trainer_module._finite_or_none(0.25) == 0.25
+    assert trainer_module._finite_or_none(float("nan")) is None
+    assert trainer_module._finite_or_none(float("inf")) is None
