@@ -171,3 +171,28 @@ def test_to_sparse_has_the_size_asked_for():
     sp = normalization.to_sparse(ei, torch.tensor([2.0, 3.0]), 4)  # nodes 2, 3 isolated
     assert sp.shape == (4, 4)
     assert sp.to_dense().tolist() == [[0, 2, 0, 0], [3, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
+
+
+def test_the_default_method_is_the_gcn_renormalisation():
+    g = random_graph(9, 12, seed=7)
+    rows, cols = normalization.entry_index(g)
+    a = dense(g.undirected_edges.numpy(), 9)
+    masks = torch.ones(1, g.num_edges, dtype=torch.bool)
+    torch.testing.assert_close(normalization.layer_values(g, masks)[0], dense_reference(a, "AN")[rows, cols])
+    (ei, w), = normalization.adjacencies(g, masks)
+    torch.testing.assert_close(normalization.to_dense(ei, w, 9), dense_reference(a, "AN"))
+    ei, w = normalization.full_adjacency(g)
+    torch.testing.assert_close(normalization.to_dense(ei, w, 9), dense_reference(a, "AN"))
+
+
+def test_entries_of_a_star_are_in_csr_order():
+    """Sixty edges (i, 60) share their end v = 60: their directions 60 -> i must come out
+    in the order of i (a sort by v must keep the u order of equal keys: a stable sort)."""
+    n = 61
+    g = graph_of([list(range(60)), [60] * 60], n)
+    rows, cols = normalization.entry_index(g)
+    key = (rows * n + cols).tolist()
+    assert key == sorted(key) and len(set(key)) == 2 * 60 + n
+    (ei, w), = normalization.adjacencies(g, torch.ones(1, 60, dtype=torch.bool), "ARW")
+    torch.testing.assert_close(normalization.to_dense(ei, w, n),
+                               dense_reference(dense(g.undirected_edges.numpy(), n), "ARW"))
