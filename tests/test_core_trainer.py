@@ -175,3 +175,47 @@ def test_undefined_diagnostics_are_none_not_nan():
     assert trainer_module._finite_or_none(0.25) == 0.25
     assert trainer_module._finite_or_none(float("nan")) is None
     assert trainer_module._finite_or_none(float("inf")) is None
+
+
+def _path_graph(n: int):
+    from dropedge_core.method.graph import Graph
+
+    edges = torch.stack([torch.arange(n - 1), torch.arange(1, n)])
+    none = torch.zeros(n, dtype=torch.bool)
+    x = torch.rand(n, 4, generator=torch.Generator().manual_seed(n))
+    return Graph("path", x, torch.zeros(n, dtype=torch.long), edges, none, none, none, 2)
+
+
+def test_diagnostics_wire_mad_subset_and_men_sources_to_their_generators():
+    """On a graph above both thresholds (MAD's node subset, MEN's exact limit), the MAD
+    subset comes from ``seed`` (default 0) and MEN's sources from ``generator``: the
+    numbers are those of metrics.mad / metrics.men_measure called with the same draws."""
+    from dropedge_core.method import metrics
+
+    g = _path_graph(20_001)
+    gen = torch.Generator().manual_seed(0)
+    hidden = [torch.rand(g.num_nodes, 3, generator=gen) for _ in range(2)]
+    masks = torch.rand(2, g.num_edges, generator=gen) < 0.7
+    out = trainer_module.diagnostics(g, hidden, masks, generator=torch.Generator().manual_seed(4),
+                                     mad_nodes=300)
+    want_mad = [metrics.mad(h, max_nodes=300, generator=torch.Generator().manual_seed(0)) for h in hidden]
+    assert out["mad"] == pytest.approx(want_mad)
+    est = metrics.men_measure(g, masks, generator=torch.Generator().manual_seed(4))
+    assert est.sources < g.num_nodes  # estimated: the branch under test
+    assert out["men"] == pytest.approx(est.value) and out["men_stderr"] == pytest.approx(est.stderr)
+    assert out["edge_numbers"] == pytest.approx(list(est.edge_numbers))
+
+
+def test_diagnostics_of_a_small_graph_are_exact_integers():
+    g = _path_graph(30)
+    gen = torch.Generator().manual_seed(1)
+    hidden = [torch.rand(30, 3, generator=gen) for _ in range(3)]
+    masks = torch.ones(2, g.num_edges, dtype=torch.bool)
+    out = trainer_module.diagnostics(g, hidden, masks)
+    assert "men_stderr" not in out
+    # a path of 30 with every edge kept: (A + I) has 30 + 2 * 29 = 88 nonzeros, (A + I)^2
+    # (pairs within 2 steps) 30 + 2 * 29 + 2 * 28 = 144
+    assert out["edge_numbers"] == [88, 144] and all(isinstance(v, int) for v in out["edge_numbers"])
+    assert out["men"] == pytest.approx((88 + 144) / 2)
+    assert len(out["mad"]) == len(out["dirichlet"]) == len(out["subspace_distance"]) == 3
+    assert len(out["layer_distances"]) == 2
