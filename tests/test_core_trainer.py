@@ -219,3 +219,12 @@ def test_diagnostics_of_a_small_graph_are_exact_integers():
     assert out["men"] == pytest.approx((88 + 144) / 2)
     assert len(out["mad"]) == len(out["dirichlet"]) == len(out["subspace_distance"]) == 3
     assert len(out["layer_distances"]) == 2
+
+
+def test_accuracy_by_hand_and_of_no_nodes():
+    log_probs = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]).log()
+    y = torch.tensor([0, 1, 1, 1])
+    assert trainer_module._accuracy(log_probs, y, torch.tensor([True, True, True, False])) == 2 / 3
+    assert trainer_module._accuracy(log_probs, y, torch.tensor([False, False, True, True])) == 0.5
+    nothing = trainer_module._accuracy(log_probs, y, torch.zeros(4, dtype=torch.bool))
+    assert isinstance(nothing, float) and nothing != nothing  # NaN: no nodes, no accuracy
