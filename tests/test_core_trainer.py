@@ -228,3 +228,73 @@ def test_accuracy_by_hand_and_of_no_nodes():
     assert trainer_module._accuracy(log_probs, y, torch.tensor([False, False, True, True])) == 0.5
     nothing = trainer_module._accuracy(log_probs, y, torch.zeros(4, dtype=torch.bool))
     assert isinstance(nothing, float) and nothing != nothing  # NaN: no nodes, no accuracy
+
+
+def test_a_validation_loss_that_is_not_finite_stops_the_run(monkeypatch):
+    Script(monkeypatch, val_acc=[0.5, 0.6, 0.7], val_loss=[1.0, float("inf"), 0.5])
+    result = run(epochs=3, patience=0)
+    assert (result.reason, result.epochs_run, result.best_epoch) == ("nan", 1, 1)
+    lr = TrainConfig(dataset="upload", sampler="dropedge", num_layers=2).lr
+    assert result.message == (f"validation loss became inf at epoch 2 (learning rate {lr} too high?); "
+                              "stopped, curves up to epoch 1 kept")
+
+
+def test_a_training_loss_that_is_not_finite_names_the_epoch(monkeypatch):
+    nan = lambda *a, **k: torch.tensor(float("nan"), requires_grad=True)  # noqa: E731
+    monkeypatch.setattr(trainer_module.F, "nll_loss", nan)
+    config = TrainConfig(dataset="upload", sampler="dropedge", num_layers=2, hidden=8, epochs=3, lr=0.01)
+    result = train(config, graph=split_graph())
+    assert (result.reason, result.epochs_run) == ("nan", 0)
+    assert result.message == ("training loss became nan at epoch 1 (learning rate 0.01 too high?); "
+                              "stopped, curves up to epoch 0 kept")
+
+
+def test_without_validation_nodes_the_run_goes_on_and_selects_nothing():
+    g = split_graph()
+    g.val_mask = torch.zeros(g.num_nodes, dtype=torch.bool)
+    result = train(TrainConfig(dataset="upload", sampler="dropedge", num_layers=2, hidden=8, epochs=3,
+                               patience=0, diag_every=0), graph=g)
+    assert (result.reason, result.epochs_run) == ("finished", 3)
+    assert (result.best_epoch, result.best_val_acc, result.test_acc) == (None, None, None)
+    assert all(e["val_loss"] != e["val_loss"] for e in result.history)  # NaN: nothing to measure
+
+
+def test_stop_before_an_epoch_says_which():
+    import threading
+
+    stop = threading.Event()
+    stop.set()
+    result = train(TrainConfig(dataset="upload", sampler="dropedge", num_layers=2, hidden=8, epochs=3),
+                   graph=split_graph(), stop_event=stop)
+    assert (result.reason, result.epochs_run) == ("stopped", 0)
+    assert result.message == "stopped by request before epoch 1"
+
+
+def test_times_are_durations_of_their_parts():
+    events: list = []
+    result = run(epochs=3, patience=0, diag_every=1, events=events)
+    epochs = [e for e in events if e["type"] == "epoch"]
+    diags = [e for e in events if e["type"] == "diagnostics"]
+    for e in epochs:
+        assert 0.0 <= e["sample_time"] <= e["epoch_time"] <= result.total_time
+    assert all(0.0 <= d["diag_time"] <= result.total_time for d in diags)
+    assert sum(e["epoch_time"] for e in epochs) + sum(d["diag_time"] for d in diags) <= result.total_time
+    assert events[0]["device_name"] == "CPU" and events[0]["device"] == "cpu"
+
+
+def test_refused_graphs_and_missing_inputs():
+    from dropedge_core.training import ConfigError
+
+    config = TrainConfig(dataset="upload", sampler="dropedge", num_layers=2, hidden=8, epochs=1)
+    with pytest.raises(ConfigError) as err:
+        train(config)
+    assert str(err.value) == "dataset 'upload' needs the uploaded graph (pass graph=...)"
+    g = split_graph()
+    g.train_mask = torch.zeros(g.num_nodes, dtype=torch.bool)
+    with pytest.raises(ConfigError, match="random has no training nodes in split"):
+        train(config, graph=g)
+    for classes, fragment in ((0, "random has no labels"), (1, "random has one class only")):
+        g = split_graph()
+        g.num_classes = classes
+        with pytest.raises(ConfigError, match=fragment):
+            train(config, graph=g)
