@@ -77,6 +77,7 @@ def test_edge_classes_and_shares_by_hand():
     masks = torch.tensor([[True, True, False, True], [False, False, True, True]])
     df = sampling.intra_inter_shares(g, masks)
     assert df.columns.tolist() == ["layer", "kind", "kept", "total", "share"]
+    assert df.index.tolist() == [0, 1, 2, 3]
     assert df[["layer", "kind", "kept", "total"]].values.tolist() == [
         [0, "intra", 1, 2], [1, "intra", 1, 2], [0, "inter", 1, 1], [1, "inter", 0, 1]]
     assert df["share"].tolist() == [0.5, 0.5, 1.0, 0.0]
@@ -94,7 +95,7 @@ def test_shares_of_a_kind_without_edges_are_nan():
     assert inter["total"].tolist() == [0, 0] and inter["share"].isna().all()
     both = sampling.intra_inter_by_sampler(g, {"a": torch.ones(1, 4, dtype=torch.bool),
                                                "b": torch.zeros(1, 4, dtype=torch.bool)})
-    assert both["sampler"].tolist() == ["a", "a", "b", "b"]
+    assert both["sampler"].tolist() == ["a", "a", "b", "b"] and both.index.tolist() == [0, 1, 2, 3]
     assert both["kept"].tolist() == [4, 0, 0, 0]
 
 
@@ -134,16 +135,18 @@ def test_smoothing_at_last_step():
 
 
 def test_smoothing_spread_summarises_the_draws(karate):
-    names = ["nodrop", "dropedge"]
-    spread = sampling.smoothing_spread(karate, names, 3, 0.3, 0.8, seed=2, samples=3)
-    draws = [sampling.smoothing_curves(karate, sampling.masks_by_sampler(karate, names, 3, 0.3, 0.8, 2 + i),
-                                       seed=2) for i in range(3)]
+    names = ["nodrop", "fd"]
+    spread = sampling.smoothing_spread(karate, names, 3, 0.3, 0.8, seed=2, samples=3, kernel="rbf",
+                                       method="ARW")
+    draws = [sampling.smoothing_curves(karate, sampling.masks_by_sampler(karate, names, 3, 0.3, 0.8, 2 + i,
+                                                                         "rbf"), method="ARW", seed=2)
+             for i in range(3)]
     values = np.stack([d["value"].to_numpy() for d in draws])  # (draw, row), rows in the same order
     first = draws[0]
     assert spread[["sampler", "step", "measure"]].values.tolist() == \
         first[["sampler", "step", "measure"]].values.tolist()
-    np.testing.assert_allclose(spread["value"], values.mean(0))
-    np.testing.assert_allclose(spread["std"], values.std(0, ddof=1))
+    np.testing.assert_allclose(spread["value"], values.mean(0), atol=1e-12)
+    np.testing.assert_allclose(spread["std"], values.std(0, ddof=1), atol=1e-12)
     np.testing.assert_allclose(spread["low"], values.min(0))
     np.testing.assert_allclose(spread["high"], values.max(0))
     assert (spread["samples"] == 3).all()
@@ -184,3 +187,66 @@ def test_keep_counts_by_sampler_follow_the_schedule(karate):
     assert counts["nodrop"].tolist() == [m] * 3
     assert counts["lid"].tolist() == lid and counts["ldd"].tolist() == lid[::-1]
     assert counts["dropedge"].tolist() == [math.floor(m * 0.5)] * 3
+
+
+def wide_graph(features: int, zero: bool = False) -> Graph:
+    gen = torch.Generator().manual_seed(features)
+    n = 40
+    edges = torch.stack([torch.arange(n - 1), torch.arange(1, n)])
+    x = torch.zeros(n, features) if zero else torch.rand(n, features, generator=gen)
+    none = torch.zeros(n, dtype=torch.bool)
+    return Graph("wide", x, torch.zeros(n, dtype=torch.long), edges, none, none, none, 2)
+
+
+def test_smoothing_curves_project_only_wider_features_from_the_seed():
+    masks = {"lid": torch.ones(3, 39, dtype=torch.bool)}
+    at64 = wide_graph(64)  # exactly max_features: no projection
+    pd.testing.assert_frame_equal(sampling.smoothing_curves(at64, masks),
+                                  sampling.smoothing_curves(at64, masks, max_features=1000))
+    wide = wide_graph(65)  # one more: projected, by default with seed 0 and to 64 columns
+    default = sampling.smoothing_curves(wide, masks)
+    pd.testing.assert_frame_equal(default, sampling.smoothing_curves(wide, masks, max_features=64, seed=0))
+    pd.testing.assert_frame_equal(default, sampling.smoothing_curves(wide, masks))  # seeded: the same again
+    assert not default.equals(sampling.smoothing_curves(wide, masks, max_features=65))
+    assert not default.equals(sampling.smoothing_curves(wide, masks, seed=1))
+
+
+def test_smoothing_of_zero_features_has_no_energy_to_lose():
+    masks = {"nodrop": torch.ones(2, 39, dtype=torch.bool)}
+    df = sampling.smoothing_curves(wide_graph(3, zero=True), masks)
+    assert df[df["measure"] == "dirichlet_energy"]["value"].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_smoothing_spread_defaults(karate):
+    args = (karate, ["dropedge"], 2, 0.3, 0.8)
+    pd.testing.assert_frame_equal(sampling.smoothing_spread(*args),
+                                  sampling.smoothing_spread(*args, seed=0, samples=5))
+
+
+def test_masks_by_sampler_are_the_seeded_samples(karate):
+    got = sampling.masks_by_sampler(karate, ["lid", "dropedge"], 3, 0.2, 0.8)
+    for name in ("lid", "dropedge"):
+        assert torch.equal(got[name], sampling.sample_masks(karate, name, 3, 0.2, 0.8, 0, "linear", 0))
+    other = sampling.masks_by_sampler(karate, ["lid"], 3, 0.2, 0.8, draw=1)
+    assert torch.equal(other["lid"], sampling.sample_masks(karate, "lid", 3, 0.2, 0.8, draw=1))
+    assert not torch.equal(other["lid"], got["lid"])
+
+
+def test_men_runs_defaults_and_seeds(karate):
+    args = (karate, ["dropedge"], [3], 2, 0.2, 0.9)
+    default = sampling.men_runs(*args)
+    pd.testing.assert_frame_equal(default, sampling.men_runs(*args, seed=0, directed=False, p=None))
+    assert not default["men"].equals(sampling.men_runs(*args, seed=1)["men"])  # the seed matters
+    assert not default["men"].equals(sampling.men_runs(*args, p=0.3)["men"])  # so does p
+    assert not default["men"].equals(sampling.men_runs(*args, directed=True)["men"])
+    one = sampling.men_runs(karate, ["lid"], [2], 1, 0.2, 0.9)  # one run is allowed
+    assert len(one) == 1
+    # two names of one sampler draw apart: the name is part of each draw's seed
+    both = sampling.men_runs(karate, ["lid", "LID"], [3], 2, 0.2, 0.9)
+    assert not np.allclose(both["men"][:2], both["men"][2:])
+
+
+def test_men_comparison_takes_a_summary_as_it_is():
+    paper = pd.DataFrame({"dataset_key": ["cora"], "sampler": ["lid"], "layers": [2], "men": [4.0]})
+    pd.testing.assert_frame_equal(sampling.men_comparison(sampling.men_summary(men_rows()), paper, "cora"),
+                                  sampling.men_comparison(men_rows(), paper, "cora"))
