@@ -250,3 +250,10 @@ def test_men_comparison_takes_a_summary_as_it_is():
     paper = pd.DataFrame({"dataset_key": ["cora"], "sampler": ["lid"], "layers": [2], "men": [4.0]})
     pd.testing.assert_frame_equal(sampling.men_comparison(sampling.men_summary(men_rows()), paper, "cora"),
                                   sampling.men_comparison(men_rows(), paper, "cora"))
+
+
+def test_men_runs_estimates_from_the_sources_asked_for(karate):
+    args = (karate, ["lid"], [2], 2, 0.2, 0.9)
+    est = sampling.men_runs(*args, num_sources=5)
+    assert not est["exact"].any() and (est["men_stderr"] > 0).all()
+    pd.testing.assert_frame_equal(est, sampling.men_runs(*args, num_sources=5))  # sources from the seed
