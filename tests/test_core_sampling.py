@@ -257,3 +257,48 @@ def test_men_runs_estimates_from_the_sources_asked_for(karate):
     est = sampling.men_runs(*args, num_sources=5)
     assert not est["exact"].any() and (est["men_stderr"] > 0).all()
     pd.testing.assert_frame_equal(est, sampling.men_runs(*args, num_sources=5))  # sources from the seed
+
+
+def test_smoothing_curves_follow_the_method_and_measure_energy_relative_to_step_0():
+    from dropedge_core.method import metrics
+
+    g = wide_graph(8)
+    masks = torch.ones(2, g.num_edges, dtype=torch.bool)
+    an = sampling.smoothing_curves(g, {"x": masks})
+    assert an.index.tolist() == list(range(len(an)))
+    assert not an["value"].equals(sampling.smoothing_curves(g, {"x": masks}, method="ARW")["value"])
+    # step 1 by hand: H_1 = Â X with the dense renormalised adjacency
+    a = torch.zeros(40, 40)
+    u, v = g.undirected_edges
+    a[u, v] = a[v, u] = 1.0
+    a += torch.eye(40)
+    d = a.sum(1).rsqrt()
+    h1 = d[:, None] * a * d[None, :] @ g.x
+    e0 = metrics.dirichlet_energy(g.x, g.undirected_edges)
+    assert 0 < e0 < 1  # a ratio, not a product, and not only above 1
+    energy = an[an["measure"] == "dirichlet_energy"]["value"].tolist()
+    assert energy[0] == 1.0
+    assert energy[1] == pytest.approx(metrics.dirichlet_energy(h1, g.undirected_edges) / e0, rel=1e-4)
+
+
+def test_smoothing_spread_projects_wide_features_with_its_seed():
+    g = wide_graph(70)
+    spread = sampling.smoothing_spread(g, ["dropedge"], 2, 0.3, 0.8, seed=3, samples=1)
+    one = sampling.smoothing_curves(g, sampling.masks_by_sampler(g, ["dropedge"], 2, 0.3, 0.8, 3), seed=3)
+    np.testing.assert_allclose(spread["value"], one["value"])
+
+
+def test_kernel_reaches_the_samplers(csbm):
+    assert sampling.make_sampler("fd", 0.2, 0.8, kernel="rbf").kernel == "rbf"
+    rbf = sampling.sample_masks(csbm, "fd", 2, 0.2, 0.8, kernel="rbf")
+    assert not torch.equal(rbf, sampling.sample_masks(csbm, "fd", 2, 0.2, 0.8))
+    assert torch.equal(sampling.sample_masks(csbm, "lid", 3, 0.2, 0.8),
+                       sampling.sample_masks(csbm, "lid", 3, 0.2, 0.8, seed=0, draw=0))
+    names = ["fd"]
+    spread = sampling.smoothing_spread(csbm, names, 2, 0.2, 0.8, samples=1, kernel="rbf")
+    linear = sampling.smoothing_spread(csbm, names, 2, 0.2, 0.8, samples=1)
+    assert not np.allclose(spread["value"], linear["value"])
+
+
+def test_run_seeds_fit_torchs_32_bits():
+    assert all(0 <= sampling.run_seed(s, "lid", 8, r) < 2**32 for s in range(5) for r in range(50))
