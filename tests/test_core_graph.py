@@ -80,3 +80,22 @@ def test_l1_normalize_rows_matches_numpy_and_keeps_zero_rows():
     want = np.array([[0.25, -0.75, 0.0], [0.0, 0.0, 0.0], [0.25, 0.25, 0.5]])
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
     assert l1_normalize_rows(torch.tensor([[1e-30, 0.0]])).tolist() == [[1.0, 0.0]]
+
+
+def test_directed_mask_of_one_row_and_of_a_stack():
+    g = small_graph()
+    assert g.directed_mask(torch.tensor([True, False, True])).tolist() == [True, False, True] * 2
+    stack = torch.zeros(2, 2, 3, dtype=torch.bool)
+    stack[1, 0, 2] = True
+    widened = g.directed_mask(stack)
+    assert widened.shape == (2, 2, 6) and widened[1, 0].tolist() == [False, False, True, False, False, True]
+    with pytest.raises(GraphError, match="mask width 4 matches neither M=3 nor 2M=6"):
+        g.directed_mask(torch.ones(4, dtype=torch.bool))
+
+
+def test_csr_tensor_has_the_size_given():
+    from dropedge_core.method.graph import csr_tensor
+
+    m = csr_tensor(torch.tensor([0, 1, 1, 1]), torch.tensor([0]), torch.tensor([2.0]), (3, 5))
+    assert m.shape == (3, 5)
+    assert m.to_dense().tolist() == [[2.0, 0, 0, 0, 0], [0] * 5, [0] * 5]

@@ -196,3 +196,15 @@ def test_entries_of_a_star_are_in_csr_order():
     (ei, w), = normalization.adjacencies(g, torch.ones(1, 60, dtype=torch.bool), "ARW")
     torch.testing.assert_close(normalization.to_dense(ei, w, n),
                                dense_reference(dense(g.undirected_edges.numpy(), n), "ARW"))
+
+
+def test_layer_weights_default_and_named_method():
+    g = random_graph(10, 16, seed=11)
+    rows, cols = normalization.entry_index(g)
+    masks = torch.ones(1, g.num_edges, dtype=torch.bool)
+    a = dense(g.undirected_edges.numpy(), 10)
+    _, weight = normalization.layer_weights(g, masks)
+    torch.testing.assert_close(weight[0], dense_reference(a, "AN")[rows, cols])
+    kept, weight = normalization.layer_weights(g, masks, "NA")
+    torch.testing.assert_close(weight[0], dense_reference(a, "NA")[rows, cols])
+    assert bool(kept.all())  # every entry of the full graph, self-loops included (weight 0 under NA)
