@@ -298,3 +298,14 @@ def test_refused_graphs_and_missing_inputs():
         g.num_classes = classes
         with pytest.raises(ConfigError, match=fragment):
             train(config, graph=g)
+
+
+def test_prepare_features_makes_sparse_features_csr_and_leaves_dense_ones():
+    sparse = torch.zeros(10, 10)
+    sparse[0, 1] = sparse[3, 4] = 1.0  # 2% non-zero
+    got = trainer_module.prepare_features(sparse)
+    assert got.layout == torch.sparse_csr and torch.equal(got.to_dense(), sparse)
+    dense = torch.rand(10, 10) + 0.1  # no zero
+    assert trainer_module.prepare_features(dense) is dense
+    empty = torch.zeros(0, 3)
+    assert trainer_module.prepare_features(empty) is empty
