@@ -309,3 +309,59 @@ def test_prepare_features_makes_sparse_features_csr_and_leaves_dense_ones():
     assert trainer_module.prepare_features(dense) is dense
     empty = torch.zeros(0, 3)
     assert trainer_module.prepare_features(empty) is empty
+
+
+def test_the_run_settings_reach_the_model_and_the_sampler(monkeypatch):
+    seen: dict = {}
+    make = trainer_module.make_model
+
+    def spy(*args, **kwargs):
+        seen.update(args=args, kwargs=kwargs)
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(trainer_module, "make_model", spy)
+    made = samplers.make
+    spy_sampler = lambda *a, **k: seen.update(sampler=(a, k)) or made(*a, **k)  # noqa: E731
+    monkeypatch.setattr(trainer_module.samplers, "make", spy_sampler)
+    g = split_graph(3)
+    config = TrainConfig(dataset="upload", backbone="appnp_star", sampler="fd", num_layers=3, p=0.3,
+                         kernel="rbf", directed=True, hidden=12, dropout=0.25, self_loop=False,
+                         batch_norm=True, alpha=0.3, epochs=1, patience=0, diag_every=0)
+    train(config, graph=g)
+    assert seen["args"] == ("appnp_star", g.num_features, g.num_classes, 3)
+    kwargs = dict(seen["kwargs"])
+    assert kwargs.pop("generator").initial_seed() == config.seed + 1
+    assert kwargs == {"hidden": 12, "dropout": 0.25, "self_loop": False, "batch_norm": True, "alpha": 0.3}
+    assert seen["sampler"] == (("fd",), {"p_min": config.p_min, "p_max": config.p_max, "p": 0.3,
+                                         "kernel": "rbf", "directed": True})
+
+
+def test_memory_refusal_names_the_run_and_what_to_do(monkeypatch):
+    from dropedge_core.memory import MemoryLimitError
+
+    monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.000001")
+    g = split_graph()
+    config = TrainConfig(dataset="upload", sampler="dropedge", num_layers=2, hidden=8, epochs=1)
+    with pytest.raises(MemoryLimitError) as err:
+        train(config, graph=g)
+    text = str(err.value)
+    assert "training gcn L=2 hidden=8 on random (N=50, M=120, 8 features)" in text
+    assert "use fewer layers, a smaller hidden width or a smaller graph" in text
+    g.num_classes = 1
+    with pytest.raises(Exception) as err:
+        train(config, graph=g)
+    assert str(err.value) == ("random has one class only: every prediction would be right "
+                              "(100% accuracy says nothing); training needs at least 2 classes")
+
+
+def test_without_a_graph_the_named_dataset_is_loaded():
+    events: list = []
+    train(TrainConfig(dataset="karate", sampler="dropedge", num_layers=2, hidden=8, epochs=1, diag_every=0),
+          on_event=events.append)
+    assert (events[0]["num_nodes"], events[0]["num_edges"]) == (34, 78)
+
+
+def test_features_at_the_density_threshold_stay_dense():
+    x = torch.zeros(10, 10)
+    x[:3] = 1.0  # exactly 30% non-zero: not below the threshold
+    assert trainer_module.prepare_features(x) is x
