@@ -323,11 +323,16 @@ def test_the_run_settings_reach_the_model_and_the_sampler(monkeypatch):
     made = samplers.make
     spy_sampler = lambda *a, **k: seen.update(sampler=(a, k)) or made(*a, **k)  # noqa: E731
     monkeypatch.setattr(trainer_module.samplers, "make", spy_sampler)
+    adam = torch.optim.Adam
+    spy_adam = lambda params, **k: seen.update(adam=k) or adam(params, **k)  # noqa: E731
+    monkeypatch.setattr(trainer_module.torch.optim, "Adam", spy_adam)
     g = split_graph(3)
     config = TrainConfig(dataset="upload", backbone="appnp_star", sampler="fd", num_layers=3, p=0.3,
                          kernel="rbf", directed=True, hidden=12, dropout=0.25, self_loop=False,
-                         batch_norm=True, alpha=0.3, epochs=1, patience=0, diag_every=0)
+                         batch_norm=True, alpha=0.3, lr=0.02, weight_decay=0.001, epochs=1, patience=0,
+                         diag_every=0)
     train(config, graph=g)
+    assert seen["adam"] == {"lr": 0.02, "weight_decay": 0.001}
     assert seen["args"] == ("appnp_star", g.num_features, g.num_classes, 3)
     kwargs = dict(seen["kwargs"])
     assert kwargs.pop("generator").initial_seed() == config.seed + 1
