@@ -275,8 +275,10 @@ def test_times_are_durations_of_their_parts():
     result = run(epochs=3, patience=0, diag_every=1, events=events)
     epochs = [e for e in events if e["type"] == "epoch"]
     diags = [e for e in events if e["type"] == "diagnostics"]
+    assert len(epochs) == len(diags) == 3  # diag_every=1: diagnostics after every epoch
     for e in epochs:
         assert 0.0 <= e["sample_time"] <= e["epoch_time"] <= result.total_time
+        assert isinstance(e["train_acc"], float) and 0.0 <= e["train_acc"] <= 1.0
     assert all(0.0 <= d["diag_time"] <= result.total_time for d in diags)
     assert sum(e["epoch_time"] for e in epochs) + sum(d["diag_time"] for d in diags) <= result.total_time
     assert events[0]["device_name"] == "CPU" and events[0]["device"] == "cpu"
