@@ -372,3 +372,24 @@ def test_features_at_the_density_threshold_stay_dense():
     x = torch.zeros(10, 10)
     x[:3] = 1.0  # exactly 30% non-zero: not below the threshold
     assert trainer_module.prepare_features(x) is x
+
+
+def test_patience_one_stops_after_one_epoch_without_progress_and_equal_loss_is_no_progress(monkeypatch):
+    # epoch 2 repeats the best loss (not lower): no progress; patience 1 stops after it
+    Script(monkeypatch, val_acc=[0.5, 0.5, 0.9], val_loss=[1.0, 1.0, 0.1])
+    events: list = []
+    result = run(epochs=3, patience=1, diag_every=0, events=events)
+    assert (result.reason, result.epochs_run, result.best_epoch) == ("early_stop", 2, 1)
+    assert result.diagnostics == [] and not [e for e in events if e["type"] == "diagnostics"]
+
+
+def test_the_result_carries_the_run():
+    import time as clock
+
+    config = TrainConfig(dataset="upload", sampler="dropedge", num_layers=2, hidden=8, epochs=2, diag_every=0)
+    t0 = clock.perf_counter()
+    result = train(config, graph=split_graph())
+    elapsed = clock.perf_counter() - t0
+    assert result.config is config and result.device == "cpu"
+    assert isinstance(result.model, torch.nn.Module)
+    assert 0.0 < result.total_time <= elapsed
