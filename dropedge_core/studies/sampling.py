@@ -219,7 +219,7 @@ def edge_number_table(df: pd.DataFrame, layers: int | None = None) -> pd.DataFra
     depth = int(df["layers"].max()) if layers is None else int(layers)
     part = df[df["layers"] == depth]
     if part.empty:
-        raise ValueError(f"no runs at depth {depth}; depths: {sorted(df['layers'].unique())}")
+        raise ValueError(f"no runs at depth {depth}; depths: {sorted(int(v) for v in df['layers'].unique())}")
     long = part[["sampler", "run", "edge_numbers"]].explode("edge_numbers")
     long["layer"] = long.groupby(["sampler", "run"]).cumcount()
     long = long.rename(columns={"edge_numbers": "edge_number"})
