@@ -468,3 +468,51 @@ def test_full_batch_norm_without_running_statistics():
 
 def test_module_has_the_four_backbones():
     assert models.BACKBONES == ("gcn", "resgcn", "jknet", "appnp_star")
+
+
+def test_feature_dropout_keeps_a_draw_equal_to_p():
+    """Inverted dropout keeps a unit whose uniform draw u satisfies u >= p (P(keep) = 1 - p):
+    p set to the generator's own first draw must keep that unit."""
+    first = float(torch.rand(3, generator=torch.Generator().manual_seed(0))[0])
+    out = feature_dropout(torch.ones(3), first, True, torch.Generator().manual_seed(0))
+    assert out[0] == pytest.approx(1.0 / (1.0 - first))
+
+
+def test_feature_dropout_zero_rate_draws_nothing():
+    """p = 0 returns the input and leaves the generator alone (a run with dropout 0 must not
+    shift the random stream of anything that shares the generator)."""
+    g = torch.Generator().manual_seed(1)
+    state = g.get_state()
+    h = torch.arange(6.0).reshape(2, 3)
+    assert feature_dropout(h, 0.0, True, g) is h
+    assert torch.equal(g.get_state(), state)
+
+
+def test_feature_dropout_coo_keeps_shape_with_empty_last_column():
+    h = torch.sparse_coo_tensor(torch.tensor([[0, 1], [0, 1]]), torch.tensor([1.0, 2.0]), (3, 5))
+    out = feature_dropout(h, 0.5, True, torch.Generator().manual_seed(0))
+    assert out.shape == (3, 5) and out.layout == torch.sparse_coo
+
+
+@pytest.mark.parametrize("name", ["gcn", "resgcn", "jknet", "appnp_star"])
+def test_forward_emits_no_warnings(name):
+    """log_softmax over the classes is asked for explicitly (an implicit dim warns)."""
+    import warnings
+
+    m = make_model(name, F_IN, C, 2, hidden=HID).double().eval()
+    a = adjs(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = m(x(), a)
+    assert torch.allclose(out.exp().sum(1), torch.ones(N, dtype=torch.float64))
+
+
+def test_bias_and_self_loop_reach_every_layer():
+    for bias in (True, False):
+        for loop in (True, False):
+            for m in (GCN(5, 3, 3, hidden=4, bias=bias, self_loop=loop),
+                      JKNet(5, 3, 3, hidden=4, bias=bias, self_loop=loop)):
+                assert all((c.bias is not None) == bias for c in m.convs)
+                assert all((c.weight_self is not None) == loop for c in m.convs)
+            a = APPNPStar(5, 3, 3, hidden=4, bias=bias, self_loop=loop)
+            assert (a.out.bias is not None) == bias and (a.inp_bias is not None) == bias
