@@ -294,3 +294,66 @@ def test_leader_sentence_head_when_it_trails_everywhere_and_nothing_is_tested():
                    ("nodrop", 16): [0.7], ("dropedge++", 4): [0.3], ("nodrop", 4): [0.2]})
     assert ordering.leader_sentence(mixed).startswith(
         "DropEdge++ has the highest mean test accuracy at L = 4, 8, but not at L = 16. No paired test")
+
+
+# ---- after the first mutation run: boundaries and words -----------------------------------------
+
+def test_a_std_of_exactly_the_threshold_is_no_test():
+    x = 1.414213562373095e-12  # found by numpy: the sample std of (x, 0) is exactly 1e-12
+    assert np.std([x, 0.0], ddof=1) == 1e-12
+    test = ordering.paired_difference([x, 0.0], [0.0, 0.0])
+    assert math.isnan(test.p_value) and test.ci_low == test.ci_high == test.mean
+
+
+def test_holm_reads_none_as_no_test():
+    out = ordering.holm([0.02, None, 0.01])
+    assert out[0] == pytest.approx(0.02) and math.isnan(out[1]) and out[2] == pytest.approx(0.02)
+
+
+def test_verdicts_at_the_edges_of_alpha_and_of_a_zero_difference():
+    # two depths, one family: p = 1 at 8 layers (d = -0.125, +0.125: mean exactly 0) and a
+    # second test, so Holm caps the larger at 1.0
+    runs = _runs({("dropedge++", 8): [0.5, 0.75], ("dropedge", 8): [0.625, 0.625],
+                  ("dropedge++", 16): [0.5, 0.7, 0.6], ("dropedge", 16): [0.6, 0.65, 0.4]})
+    at_one = ordering.compare_samplers(runs, alpha=1.0)
+    assert at_one["diff_mean"].iloc[0] == 0.0 and at_one["p_holm"].iloc[0] == 1.0
+    assert at_one["verdict"].iloc[0] == "not shown"  # p̃ = α does not reject
+    everything = ordering.compare_samplers(runs, alpha=2.0)  # rejects every test
+    assert everything["verdict"].tolist() == ["not shown", "shown"]  # a zero difference has no sign
+    behind = ordering.compare_samplers(runs, pairs=[("dropedge", "dropedge++")])
+    assert behind["diff_mean"].iloc[1] < 0 and behind["verdict"].tolist() == ["not shown", "not shown"]
+
+
+def test_the_family_error_names_what_is_allowed():
+    runs = _runs({("dropedge++", 8): [0.5, 0.75], ("dropedge", 8): [0.625, 0.625]})
+    allowed = "['dataset', 'split', 'backbone', 'layers', 'better', 'worse']"
+    with pytest.raises(ValueError) as err:
+        ordering.compare_samplers(runs, family=("seed", "layers"))
+    assert str(err.value) == f"family columns must be among {allowed} (got ['seed'])"
+
+
+def test_describe_family_writes_any_value():
+    key = {"dataset": "cora", "split": 1, "backbone": "gcn"}
+    assert ordering.describe_family(key, 2) == "every pair of samplers, every depth of cora/1/GCN (2 tests)"
+
+
+def test_readable_interval_of_a_wide_difference():
+    a, b = [0.9, 0.5, 0.8], [0.1, 0.2, 0.3]
+    lo, hi = stats.ttest_rel(a, b).confidence_interval(0.95)
+    out = ordering.readable(ordering.compare_samplers(_runs({("x", 8): a, ("y", 8): b}), order=("x", "y")))
+    assert out["95% CI"].tolist() == [f"{100 * lo:+.1f} to {100 * hi:+.1f}"]
+    assert out["95% CI"].tolist() == ["-9.2 to +115.8"]  # 0.5333 ± 4.303 · 0.2517 / √3 (scipy's digits)
+
+
+def test_leader_sentence_with_names_it_has_no_label_for():
+    # lead "mine" behind "theirs" at two depths, ahead of "other" at two depths (not of both)
+    runs = _runs({("mine", 8): [0.5, 0.52, 0.55], ("theirs", 8): [0.8, 0.81, 0.86],
+                  ("other", 8): [0.3, 0.31, 0.36],
+                  ("mine", 16): [0.4, 0.45, 0.41], ("theirs", 16): [0.7, 0.76, 0.72],
+                  ("other", 16): [0.2, 0.24, 0.2]})
+    sentence = ordering.leader_sentence(runs, lead="mine", others=("theirs", "other"))
+    assert sentence.startswith("mine does not lead at any depth measured (L = 8, 16)")
+    assert "mine is shown ahead at L = 8 vs other " in sentence and "; L = 16 vs other " in sentence
+    assert "shown behind at L = 8 vs theirs " in sentence and "; L = 16 vs theirs " in sentence
+    # the families in the order of `others`, not sorted
+    assert "at every depth measured: vs theirs 2 tests, vs other 2 tests)" in sentence
