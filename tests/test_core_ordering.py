@@ -317,7 +317,10 @@ def test_verdicts_at_the_edges_of_alpha_and_of_a_zero_difference():
                   ("dropedge++", 16): [0.5, 0.7, 0.6], ("dropedge", 16): [0.6, 0.65, 0.4]})
     at_one = ordering.compare_samplers(runs, alpha=1.0)
     assert at_one["diff_mean"].iloc[0] == 0.0 and at_one["p_holm"].iloc[0] == 1.0
-    assert at_one["verdict"].iloc[0] == "not shown"  # p̃ = α does not reject
+    # 16 layers: d = -0.1, 0.05, 0.2, p ≈ 0.63 (scipy), so 2p > 1: capped at 1.0 = α, not rejected
+    p16 = stats.ttest_rel([0.5, 0.7, 0.6], [0.6, 0.65, 0.4]).pvalue
+    assert 2 * p16 > 1 and at_one["p_holm"].iloc[1] == 1.0 and at_one["diff_mean"].iloc[1] > 0
+    assert at_one["verdict"].tolist() == ["not shown", "not shown"]  # p̃ = α does not reject
     everything = ordering.compare_samplers(runs, alpha=2.0)  # rejects every test
     assert everything["verdict"].tolist() == ["not shown", "shown"]  # a zero difference has no sign
     behind = ordering.compare_samplers(runs, pairs=[("dropedge", "dropedge++")])
