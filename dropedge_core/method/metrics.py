@@ -229,7 +229,9 @@ def mad(h: torch.Tensor, max_nodes: int = 2000, generator: torch.Generator | Non
     mean over nodes that have any. Near 0 means over-smoothed. Above ``max_nodes``
     nodes a random subset of that size is used (the full matrix is ``N x N``).
     """
-    h = h.detach().float()
+    # float64: in float32 a node's distance to itself (or to a parallel row) rounds to
+    # ~6e-8, above the 1e-8 "non-zero" cut, and would be counted as a distance
+    h = h.detach().double()
     if h.size(0) > max_nodes:
         gen_device = generator.device if generator is not None else "cpu"
         h = h[torch.randperm(h.size(0), generator=generator, device=gen_device)[:max_nodes].to(h.device)]
