@@ -314,3 +314,44 @@ def test_large_pool_path_matches_brute_force_marginals(monkeypatch):
                 <= torch.arange(3).unsqueeze(1)).double() for _ in range(draws)) / draws
     ref = torch.tensor(nested_marginals(WEIGHTS.tolist(), counts), dtype=torch.float64)
     assert (freq - ref).abs().max() < 0.03, (freq, ref)
+
+
+def test_smallest_breaks_ties_at_the_kth_place_as_the_exact_path(monkeypatch):
+    """A tie across the k-th place goes to the exact path, so a seed keeps the same edges
+    whichever way the selection went."""
+    keys = np.random.default_rng(3).integers(0, 40, 250_000).astype(np.float32)
+    large = {k: samplers._smallest(keys, k) for k in (1000, 125_000, 249_000)}
+    # one tie only, exactly across the k-th place (the (k-1)-th smallest is below it)
+    single = {}
+    for k in (1000, 125_000, 249_000):
+        one = np.random.default_rng(k).permutation(250_000).astype(np.float32)
+        one[one == k] = k - 1
+        single[k] = (one, samplers._smallest(one, k))
+    monkeypatch.setattr(samplers, "SELECT_SAMPLE_ABOVE", 10**9)
+    for k, keep in large.items():
+        np.testing.assert_array_equal(keep, samplers._smallest(keys, k))
+    for k, (one, keep) in single.items():
+        np.testing.assert_array_equal(keep, samplers._smallest(one, k))
+
+
+def test_smallest_when_the_bracket_holds_exactly_the_keys_still_needed():
+    """Keys 0..n-1 placed so that the sample's upper bracket is the k-th smallest key: every
+    key in the bracket is needed (the branch that keeps the whole bracket)."""
+    n, k = 240_000, 120_000
+    step = n // samplers.SELECT_SAMPLE
+    positions = np.arange(0, n, step)
+    s = positions.size
+    q = k / n
+    margin = 6.0 * math.sqrt(s * q * (1.0 - q)) + 8.0
+    hi_rank = int(q * s + margin)
+    rng = np.random.default_rng(0)
+    low_values = np.concatenate([rng.choice(k - 1, hi_rank, replace=False), [k - 1]])  # ranks 0..hi_rank
+    high_values = k + rng.choice(n - k, s - hi_rank - 1, replace=False)
+    keys = np.empty(n, dtype=np.float32)
+    keys[positions] = rng.permutation(np.concatenate([low_values, high_values]))
+    rest = np.setdiff1d(np.arange(n), keys[positions].astype(np.int64))
+    others = np.setdiff1d(np.arange(n), positions)
+    keys[others] = rng.permutation(rest)
+    assert np.sort(keys[positions])[hi_rank] == k - 1  # the bracket ends at the k-th smallest
+    keep = samplers._smallest(keys, k)
+    np.testing.assert_array_equal(keep, keys < k)
