@@ -18,7 +18,7 @@ recipe (2 epochs; with diagnostics at the last, or none) is measured and set bes
 ``--grid full`` is Cora (where ``DROPEDGE_DATA`` has it), CSBM 5k and 20k on the CPU
 (plus 100k and 1M nodes on CUDA) × the four backbones × L 2/8/16/64 × hidden 16/64/256 ×
 diagnostics on / off;
-``small`` is the part ``tests/test_memory.py`` runs. Exit status 1 when a cell is outside
+``small`` is the part ``tests/training/test_memory.py`` runs. Exit status 1 when a cell is outside
 the target.
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 LOW, HIGH = 0.7, 1.5
 #: the CSBM sizes of the grid: average degree ~10, 60 features (bench_gpu.py's shapes)
 CSBM = {"csbm:5000": 5000, "csbm:20000": 20_000, "csbm:100000": 100_000, "csbm:1000000": 1_000_000}
-#: the part of the grid ``tests/test_memory.py`` runs: each backbone once, at another depth and width
+#: the part of the grid ``tests/training/test_memory.py`` runs: each backbone once, at another depth and width
 SMALL = [("csbm:5000", "gcn", 2, 256, True), ("csbm:5000", "resgcn", 64, 16, False),
          ("csbm:5000", "jknet", 16, 64, False), ("csbm:5000", "appnp_star", 64, 64, True)]
 

@@ -10,7 +10,7 @@ line, above the limit of the device it would run on (:func:`device_limit`): on t
 its free memory, capped by ``$DROPEDGE_MAX_GPU_MEMORY_GB`` when that is set.
 
 The training estimate (:func:`training_bytes`) is calibrated against measured peaks
-(``bench/calibrate_memory.py``, part of its grid in ``tests/test_memory.py``): within
+(``bench/calibrate_memory.py``, part of its grid in ``tests/training/test_memory.py``): within
 0.7-1.5x, so that it neither refuses what fits (it said 38.2 GiB for a run that peaked at
 8.1 GiB on an H100) nor lets through what does not. :func:`peak_bytes` measures a peak.
 """

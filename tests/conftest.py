@@ -3,14 +3,14 @@ beside the repository); tests that need Cora/CiteSeer skip when it is absent."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 import torch
 
+from tests.helpers import REPO
+
 pytest_plugins = ["pytester"]  # tests/test_ci_skips.py runs this conftest's rules on a made-up suite
 
-REPO = Path(__file__).resolve().parent.parent
 _default_data = REPO.parent / "shared" / "data"
 if not os.environ.get("DROPEDGE_DATA") and _default_data.is_dir():
     os.environ["DROPEDGE_DATA"] = str(_default_data)
@@ -78,28 +78,8 @@ def csbm():
     return datasets.load("csbm")
 
 
-def random_graph(num_nodes: int, num_edges: int, num_features: int = 8, seed: int = 0):
-    """A small random simple graph with non-negative features, for property tests."""
-    from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirected_edges
-
-    g = torch.Generator().manual_seed(seed)
-    raw = torch.randint(num_nodes, (2, num_edges * 3), generator=g)
-    edges = simple_undirected_edges(raw, num_nodes)[:, :num_edges]
-    x = l1_normalize_rows(torch.rand(num_nodes, num_features, generator=g))
-    y = torch.randint(2, (num_nodes,), generator=g)
-    none = torch.zeros(num_nodes, dtype=torch.bool)
-    return Graph("random", x, y, edges, none.clone(), none.clone(), none.clone(), 2)
 
 
-def raw_dir(name: str) -> Path:
-    """The folder a Planetoid dataset's raw files load from now: ``DROPEDGE_DATA``'s or,
-    when they come from the cache, the cache's (call after the dataset's fixture, which
-    skips where neither has them)."""
-    from dropedge_core import datasets
-
-    source = datasets.SOURCES[name]
-    base = datasets.data_dir() if datasets.availability(name) == "DROPEDGE_DATA" else datasets.cache_dir()
-    return base / source.folder / "raw"
 
 
 # ---- CI says what it did not test ----------------------------------------------------------

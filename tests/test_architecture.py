@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import REPO
+
 CORE = REPO / "dropedge_core"
 PAGES = REPO / "app_pages"
 MAX_MODULE_LINES = 500
@@ -157,3 +158,64 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
         "dropedge_core/method/graph.py": ["dropedge_core.databases"],
         "dropedge_core/data/presets.py": ["dropedge_core.store", "dropedge_core.store.ResultStore"],
         "dropedge_core/store.py": ["app_shared"]}
+
+
+#: Test folders beside the package's own (dropedge_core/<layer>/ -> tests/<layer>/): the app's
+#: AppTests, the real-browser tests and the shared helpers.
+TEST_FOLDERS_BESIDE = ("app", "browser", "helpers")
+#: Tests of the whole project, not of one layer: they stay at the top of tests/.
+TOP_LEVEL_TESTS = ("test_architecture.py", "test_ci_skips.py", "test_cuda.py", "test_packaging.py")
+
+
+def _test_tree_problems(repo: Path = REPO) -> list[str]:
+    """What breaks the tests' layout: a test module importing another test module (shared
+    code lives in ``tests/helpers``), a test folder that is not a layer of the package, a
+    layer's test left at the top of ``tests/``."""
+    tests = repo / "tests"
+    core = repo / "dropedge_core"
+    layers = {p.name for p in core.iterdir() if (p / "__init__.py").is_file()}
+    layers |= {p.stem for p in core.glob("*.py")}
+    problems = []
+    for path in _modules(tests):
+        rel = path.relative_to(repo).as_posix()
+        for module in _imports(path, repo):
+            parts = module.split(".")
+            if parts[0] == "tests" and any(p.startswith("test_") or p == "conftest" for p in parts):
+                problems.append(f"{rel} imports {module}")
+        folder = path.relative_to(tests).parts
+        if len(folder) > 1 and folder[0] not in layers | set(TEST_FOLDERS_BESIDE):
+            problems.append(f"{rel}: tests/{folder[0]}/ is not a layer of dropedge_core")
+        if len(folder) == 1 and path.name.startswith("test_") and path.name not in TOP_LEVEL_TESTS:
+            problems.append(f"{rel}: a layer's test at the top of tests/")
+    return sorted(set(problems))
+
+
+def test_tests_mirror_the_package_and_share_code_only_through_helpers():
+    assert _test_tree_problems() == []
+
+
+def test_the_test_tree_check_catches_test_to_test_imports_and_stray_folders(tmp_path):
+    files = {
+        "dropedge_core/method/__init__.py": "",
+        "dropedge_core/studies/__init__.py": "",
+        "tests/method/test_a.py": "from tests.method.test_b import helper\n",
+        "tests/method/test_b.py": "from .test_c import x\nfrom tests.helpers import REPO\n",
+        "tests/method/test_c.py": "from ..conftest import random_graph\n",
+        "tests/studies/test_d.py": "from tests.helpers.app import _ok\n",
+        "tests/misc/test_e.py": "",
+        "tests/test_f.py": "",
+        "tests/test_packaging.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert _test_tree_problems(tmp_path) == [
+        "tests/method/test_a.py imports tests.method.test_b",
+        "tests/method/test_a.py imports tests.method.test_b.helper",
+        "tests/method/test_b.py imports tests.method.test_c",
+        "tests/method/test_b.py imports tests.method.test_c.x",
+        "tests/method/test_c.py imports tests.conftest",
+        "tests/method/test_c.py imports tests.conftest.random_graph",
+        "tests/misc/test_e.py: tests/misc/ is not a layer of dropedge_core",
+        "tests/test_f.py: a layer's test at the top of tests/",
+    ]

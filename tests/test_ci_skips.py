@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 SKIPPING = """
 import pytest

@@ -5,7 +5,7 @@ memory.
 
 Skipped, with the reason, where ``torch.cuda.is_available()`` is False (CI has no GPU).
 The CPU-side guard for the same class of bug (draws on another device than their
-generator) is ``tests/test_devices.py``, which runs everywhere.
+generator) is ``tests/method/test_devices.py``, which runs everywhere.
 
 ``DROPEDGE_TEST_DEVICE=cpu pytest -m cuda tests/test_cuda.py`` runs the same test bodies
 on the CPU: that is how each test was seen to fail on the breakage it guards without a
@@ -22,8 +22,7 @@ import torch
 from dropedge_core import normalization, samplers
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.training import TrainConfig, train
-
-from .test_samplers import WEIGHTS, nested_marginals, successive_subset_probs
+from tests.helpers.references import WEIGHTS, nested_marginals, successive_subset_probs
 
 DEVICE = os.environ.get("DROPEDGE_TEST_DEVICE", "cuda").strip() or "cuda"
 ON_CUDA = DEVICE.startswith("cuda")
@@ -108,7 +107,7 @@ def test_normalised_values_on_cuda_match_the_cpu(cora):
 def test_live_training_page_reports_the_gpu():
     """The page says where it trains (the GPU's name), the run's device, and on a GPU the
     device memory in use and at its peak (on the CPU: none)."""
-    from .test_app_training import _live, _until_idle
+    from tests.helpers.app import _live, _until_idle
 
     at = _live(layers=3, epochs=5)
     label = f"CUDA · {torch.cuda.get_device_name(0)}" if ON_CUDA else "CPU"

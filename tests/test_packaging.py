@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 #: What both sides compute: in the venv (the installed package) and here (the checkout).
 SUMMARY = r"""

@@ -63,24 +63,25 @@ def workspace(name: str, cfg: dict) -> Path:
     # tests/test_core_NAME.py is always in the selection (an empty stand-in until it
     # exists): mutmut starts over when the selection changes, but keeps its verdicts when
     # only the tests do, so `retest` can rerun the survivors against new tests
-    core = f"test_core_{name}.py"
-    tests = [*module["tests"], f"tests/{core}"]
+    found = sorted((REPO / "tests").rglob(f"test_core_{name}.py"))
+    core = found[0].relative_to(REPO) if found else Path("tests") / f"test_core_{name}.py"
+    tests = [*module["tests"], str(core)]
     ws = WORK / name
     ws.mkdir(parents=True, exist_ok=True)
     for part in ("dropedge_core", *cfg.get("mutmut", {}).get("also_copy", [])):
         link = ws / part
         if not link.is_symlink():
             link.symlink_to(REPO / part)
-    tests_dir = ws / "tests"  # links to the checkout's test files, refreshed every call
+    tests_dir = ws / "tests"  # links to the checkout's test files and folders, refreshed every call
     if tests_dir.is_symlink():
         tests_dir.unlink()
     shutil.rmtree(tests_dir, ignore_errors=True)
     tests_dir.mkdir()
     for f in (REPO / "tests").iterdir():
-        if f.is_file():
+        if f.name != "__pycache__":
             (tests_dir / f.name).symlink_to(f)
-    if not (tests_dir / core).exists():
-        (tests_dir / core).write_text('"""Stand-in: no core tests yet."""\n', encoding="utf-8")
+    if not (ws / core).exists():
+        (ws / core).write_text('"""Stand-in: no core tests yet."""\n', encoding="utf-8")
     settings = {"source_paths": ["dropedge_core"], "only_mutate": [module["source"]],
                 "pytest_add_cli_args_test_selection": tests, **cfg.get("mutmut", {})}
     with open(REPO / "pyproject.toml", "rb") as f:

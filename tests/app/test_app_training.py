@@ -1,0 +1,240 @@
+"""The Live training and Tuning pages through ``AppTest``: start short runs on karate,
+poll them like the page's fragment does (``at.run()``), read the figures back."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from dropedge_core.figures import SAMPLER_COLORS
+from tests.helpers.app import _app, _charts, _live, _ok, _until_idle, _values
+
+LIVE_PAGE = "app_pages/live_training.py"
+TUNING_PAGE = "app_pages/tuning.py"
+
+
+
+
+
+
+def _legend(fig: dict) -> list[str]:
+    return [t["name"] for t in fig["data"] if t.get("showlegend", True)]
+
+
+def test_live_training_shows_the_gpu_memory_of_a_gpu_run(monkeypatch):
+    """A run whose epochs report device memory (a CUDA run: the trainer's
+    ``device_memory``, faked here on the CPU) shows it in use and at its peak; a CPU run
+    shows none (the first test's page). The real GPU: ``tests/test_cuda.py``."""
+    from dropedge_core.training import trainer
+
+    monkeypatch.setattr(trainer, "device_memory", lambda device: {"memory_in_use": 3 << 29,
+                                                                  "memory_peak": 5 << 30})
+    at = _live(layers=2, epochs=2)
+    at.button(key="lt_start").click().run()
+    _until_idle(at)
+    assert "GPU memory 1.5 GiB in use, peak 5 GiB" in at.success[0].value, at.success[0].value
+
+
+def test_live_training_one_run_draws_every_figure():
+    at = _live()
+    assert at.title[0].value == "Live training"
+    assert any("Training on **CPU" in c.value for c in at.caption)  # the device is shown
+    at.number_input(key="lt_diag_every").set_value(5).run()
+    at.button(key="lt_start").click().run()
+    _ok(at)
+    assert at.button(key="lt_start").disabled or not at.session_state["live_training"].active
+    _until_idle(at)
+    assert at.success and "finished" in at.success[0].value and "device cpu" in at.success[0].value
+    assert "GPU memory" not in at.success[0].value
+    assert at.button(key="lt_stop").disabled and not at.button(key="lt_start").disabled
+    charts = _charts(at)
+    assert set(charts) == {"lt_curves", "lt_heatmap", "lt_distances", "lt_men"}
+    curves = charts["lt_curves"]
+    assert _legend(curves) == ["#1 DropEdge++ · GCN L=4 · seed 0"]
+    assert curves["data"][0]["line"]["color"] == SAMPLER_COLORS["dropedge++"]
+    assert _values(curves["data"][0]["x"]).astype(int).tolist() == list(range(1, 16))
+    # Dirichlet energy: epoch x layer, diagnostics at epochs 5, 10, 15; L - 1 = 3 hidden outputs
+    heat = charts["lt_heatmap"]["data"][0]
+    assert _values(heat["x"]).astype(int).tolist() == [5, 10, 15]
+    assert _values(heat["z"]).astype(float).shape == (3, 3)
+    assert "Dirichlet energy" in charts["lt_heatmap"]["layout"]["title"]["text"]
+    men = charts["lt_men"]["data"]
+    assert len(men) == 1 and (_values(men[0]["y"]).astype(float) > 0).all()
+    table = at.dataframe[0].value
+    assert table.loc[0, "status"] == "finished" and table.loc[0, "device"] == "cpu"
+    assert 0 <= table.loc[0, "test_acc"] <= 1
+    # the per-layer view switches diagnostic
+    at.radio(key="lt_diag_key").set_value("mad").run()
+    _ok(at)
+    assert "MAD" in _charts(at)["lt_heatmap"]["layout"]["title"]["text"]
+
+
+def test_compare_samplers_overlays_three_runs_and_clear():
+    at = _live(layers=3, epochs=10)
+    at.button(key="lt_compare").click().run()
+    _ok(at)
+    _until_idle(at, 90)
+    charts = _charts(at)
+    names = _legend(charts["lt_curves"])
+    assert [n.split(" · ")[0] for n in names] == ["#1 NoDrop", "#2 DropEdge", "#3 DropEdge++"]
+    colors = [t["line"]["color"] for t in charts["lt_curves"]["data"] if t.get("showlegend", True)]
+    assert colors == [SAMPLER_COLORS[s] for s in ("nodrop", "dropedge", "dropedge++")]
+    men = {t["name"].split(" · ")[0]: _values(t["y"]).astype(float) for t in charts["lt_men"]["data"]}
+    assert len(men) == 3 and men["#1 NoDrop"].min() >= men["#3 DropEdge++"].max()
+    assert len(charts["lt_distances"]["data"]) == 3  # one average Distance per run
+    assert at.selectbox(key="lt_focus").value.startswith("#3")  # the latest run in focus
+    assert len(at.dataframe[0].value) == 3
+    at.button(key="lt_clear").click().run()
+    _ok(at)
+    assert not _charts(at) and at.info  # back to the hint
+
+
+def test_stop_ends_a_long_run():
+    at = _live(epochs=5000)
+    at.number_input(key="lt_diag_every").set_value(0).run()
+    at.button(key="lt_start").click().run()
+    _ok(at)
+    session = at.session_state["live_training"]
+    while session.current is not None and session.current.epochs_done < 3:
+        at.run()
+        time.sleep(0.1)
+    assert session.current is not None, "the long run ended by itself"
+    assert not at.button(key="lt_stop").disabled
+    at.button(key="lt_stop").click().run()
+    _until_idle(at, 30)
+    assert at.warning and "stopped" in at.warning[0].value
+    assert session.runs[0].status == "stopped" and session.runs[0].epochs_done < 5000
+
+
+def test_bad_settings_are_a_message_and_sessions_are_separate():
+    at = _live()
+    at.number_input(key="lt_lr").set_value(0.0).run()
+    at.button(key="lt_start").click().run()
+    _ok(at)
+    assert at.error and "lr must be in (0, 10]" in at.error[0].value
+    assert not at.session_state["live_training"].runs
+    # a run in one browser session is not seen by another
+    at.number_input(key="lt_lr").set_value(0.01).run()
+    at.button(key="lt_start").click().run()
+    other = _live()
+    assert not other.session_state["live_training"].runs and not _charts(other)
+    _until_idle(at)
+    assert len(at.session_state["live_training"].runs) == 1
+    other.run()  # the other session, driven again once the first one's run is over
+    _ok(other)
+    assert not other.session_state["live_training"].runs and not other.success and not _charts(other)
+    assert any("Start a run" in i.value for i in other.info)
+
+
+def test_depth_recipe_is_the_default_and_follows_the_depth():
+    at = _app()
+    at.slider(key="layers").set_value(16).run()
+    at.switch_page(LIVE_PAGE).run()
+    _ok(at)
+    assert at.radio(key="lt_mode").value == "depth recipe"
+    assert at.number_input(key="lt_lr").value == pytest.approx(1e-3) and at.number_input(key="lt_lr").disabled
+    assert at.checkbox(key="lt_loop").value and at.slider(key="lt_dropout").value == 0.0
+    assert at.number_input(key="lt_epochs").value == 300 and not at.number_input(key="lt_epochs").disabled
+    at.number_input(key="lt_epochs").set_value(3).run()  # a shorter demo run keeps the recipe
+    at.slider(key="layers").set_value(2).run()
+    _ok(at)
+    assert at.number_input(key="lt_lr").value == pytest.approx(0.01) and not at.checkbox(key="lt_loop").value
+    at.number_input(key="lt_epochs").set_value(3).run()
+    at.button(key="lt_start").click().run()
+    _until_idle(at)
+    run = at.session_state["live_training"].runs[0]
+    assert run.config.recipe == "depth" and run.config.settings == "depth+epochs=3"
+
+
+def test_paper_preset(cora):
+    at = _live()
+    at.radio(key="lt_mode").set_value("paper preset").run()
+    _ok(at)
+    assert any("No paper preset" in i.value and "depth recipe" in i.value for i in at.info)  # karate: none
+    assert at.number_input(key="lt_hidden").disabled
+    at.selectbox(key="dataset").select("cora").run()
+    at.selectbox(key="lt_backbone").select("resgcn").run()
+    _ok(at)
+    assert at.success and "num_layers = 8" in at.success[0].value  # the paper's Cora semi ResGCN
+    assert at.number_input(key="lt_hidden").disabled
+    assert any("L = 8" in c.value for c in at.caption)
+
+
+def test_backbone_appnp_star_is_labelled_appnp_star_and_enables_alpha():
+    at = _live()
+    box = at.selectbox(key="lt_backbone")
+    assert box.options == ["GCN", "ResGCN", "JKNet", "APPNP*"]
+    assert at.slider(key="lt_alpha").disabled  # GCN: no teleport
+    box.select("appnp_star").run()
+    _ok(at)
+    assert at.selectbox(key="lt_backbone").value == "appnp_star" and not at.slider(key="lt_alpha").disabled
+
+
+def test_tuning_study_heatmap_and_train_this(tmp_path, monkeypatch):
+    monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", str(tmp_path / "tuning.sqlite"))
+    at = _app()
+    at.slider(key="layers").set_value(3).run()
+    at.switch_page(TUNING_PAGE).run()
+    _ok(at)
+    assert at.title[0].value == "Tuning" and not _charts(at)
+    assert "karate" in at.text_input(key="tune_study").value
+    at.number_input(key="tune_trials").set_value(3).run()
+    at.number_input(key="tune_epochs").set_value(10).run()
+    at.text_input(key="tune_study").input("app-test").run()
+    at.button(key="tune_start").click().run()
+    _ok(at)
+    deadline = time.monotonic() + 60
+    while not at.session_state["tune_job"].done:
+        assert time.monotonic() < deadline, "the study did not finish"
+        time.sleep(0.2)
+        at.run()
+        _ok(at)
+    at.run()
+    _ok(at)
+    assert at.success and "finished 3 trials" in at.success[0].value
+    charts = _charts(at)
+    assert set(charts) == {"tune_surface", "tune_history"}
+    surface = {t.get("name") or t["type"]: t for t in charts["tune_surface"]["data"]}
+    assert set(surface) == {"contour", "trials", "best"}
+    assert len(_values(surface["trials"]["x"])) == 3
+    table = at.dataframe[0].value
+    assert len(table) == 3 and table["val_acc"].notna().all()
+    assert np.isclose(table.loc[0, "p_min"], 0.3)  # the sidebar's point comes first
+    best = table.loc[table["val_acc"].idxmax()]
+    assert at.metric[0].value.startswith(f"{table['val_acc'].max():.1%} ± ")
+    # karate: 8 validation nodes, said so; the ± is the binomial standard error
+    assert any("Tiny validation set" in w.value and "8 nodes" in w.value for w in at.warning)
+    # Train this: the Live training page, pre-filled with the best point
+    at.button(key="tune_train_this").click().run()
+    _ok(at)
+    assert at.title[0].value == "Live training"
+    info = next(i.value for i in at.info if "From study 'app-test'" in i.value)
+    assert f"p_min = {best['p_min']:.3f}" in info and "L = 3" in info
+    assert at.number_input(key="lt_epochs").value == 10 and at.number_input(key="lt_hidden").value == 64
+    at.switch_page(LIVE_PAGE)  # AppTest reruns the page it was told, not the one st.switch_page chose
+    at.button(key="lt_start").click().run()
+    _ok(at)
+    run = at.session_state["live_training"].runs[0]
+    assert run.config.p_min == pytest.approx(best["p_min"]) and run.config.num_layers == 3
+    _until_idle(at)
+    # back to the sidebar's values
+    at.button(key="lt_drop_override").click().run()
+    _ok(at)
+    assert not any("From study" in i.value for i in at.info)
+
+
+def test_a_bad_train_request_is_a_message():
+    at = _app()
+    at.session_state["train_request"] = {"dataset": "karate", "p_min": 0.9, "p_max": 0.2}
+    at.switch_page(LIVE_PAGE).run()
+    _ok(at)
+    assert at.error and "p_min must be <= p_max" in at.error[0].value
+    assert not any("From " in i.value for i in at.info)
+    # values beyond a widget's range are clamped to it
+    at.session_state["train_request"] = {"dataset": "karate", "hidden": 4096, "epochs": 7,
+                                         "source": "a test"}
+    at.run()
+    _ok(at)
+    assert at.number_input(key="lt_hidden").value == 1024 and at.number_input(key="lt_epochs").value == 7
+    assert any("From a test" in i.value for i in at.info)

@@ -1,0 +1,50 @@
+"""SIGINT / SIGTERM during ``tune`` (issue 29, class 3): exit 130 / 143 with one line and
+no traceback (Optuna used to log a 17-35 line one), and the interrupted trial is left
+RUNNING, which no budget counts, instead of FAIL (which did). Real signals, sent to the
+real CLI in a fresh process once its trial is running."""
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import optuna
+import pytest
+
+from tests.helpers import REPO
+
+
+def _running_trials(path) -> int:
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return db.execute("SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'").fetchone()[0]
+    except sqlite3.Error:  # not created yet
+        return 0
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_tune_is_one_line_and_the_trial_is_not_counted(tmp_path, signum, code):
+    storage = tmp_path / "tune.sqlite"
+    argv = [sys.executable, "-m", "dropedge_core", "tune", "--dataset", "karate", "--layers", "2",
+            "--trials", "3", "--epochs", "100000", "--patience", "0", "--no-pruning", "--study", "s",
+            "--storage", str(storage), "--no-progress"]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240  # a wait for the trial to start, not a timing assertion
+        while not _running_trials(storage) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+        assert _running_trials(storage) == 1, proc.poll()
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = err.strip().splitlines()
+    assert proc.returncode == code, lines[-5:]
+    assert lines == [f"error: interrupted by {signal.Signals(signum).name}; the running trial or run was "
+                     "left unfinished and not counted: run the same command again to resume"], lines
+    study = optuna.load_study(study_name="s", storage=f"sqlite:///{storage}")
+    states = [t.state for t in study.get_trials(deepcopy=False)]
+    assert states == [optuna.trial.TrialState.RUNNING], states  # not FAIL: no budget counts it

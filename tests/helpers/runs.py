@@ -1,0 +1,55 @@
+"""Made-up run results, a scripted trainer and the CLI runner the tests share."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+from dropedge_core import cli
+from dropedge_core.training import RunResult, TrainConfig
+from tests.helpers import REPO
+
+
+def fake_result(seed: int = 0, **changes) -> RunResult:
+    config = TrainConfig(**{"dataset": "karate", "seed": seed, **changes})
+    history = [{"type": "epoch", "epoch": e, "train_loss": 1.0 / e, "val_loss": 1.0, "train_acc": 0.5,
+                "val_acc": 0.5, "test_acc": 0.4, "epoch_time": 0.01, "sample_time": 0.001}
+               for e in (1, 2)]
+    diags = [{"type": "diagnostics", "epoch": 2, "men": 100.0, "edge_numbers": [50, 150]}]
+    return RunResult(config=config, reason="finished", message="finished 2 epochs", best_epoch=2,
+                     best_val_acc=0.5, test_acc=0.4, epochs_run=2, total_time=0.1, device="cpu",
+                     history=history, diagnostics=diags)
+
+
+def result_of(config: TrainConfig, test_acc: float | None = 0.5, reason: str = "finished") -> RunResult:
+    return RunResult(config=config, reason=reason, message=reason, best_epoch=1, best_val_acc=0.6,
+                     test_acc=test_acc, epochs_run=3, total_time=0.1, device="cpu")
+
+
+def _fake_train(calls: list, block: threading.Event | None = None, fail_layers: int | None = None):
+    def train_fn(config, graph, on_event, stop_event):
+        calls.append(config)
+        if config.num_layers == fail_layers:
+            raise RuntimeError("boom\nsecond line")
+        for epoch in range(1, config.epochs + 1):
+            if stop_event.is_set():
+                return result_of(config, reason="stopped")
+            on_event({"type": "epoch", "epoch": epoch})
+            if block is not None:
+                block.wait(0.01)
+        return result_of(config, test_acc=0.1 * config.num_layers)
+    return train_fn
+
+
+def run_cli(capsys, *argv):
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exc:  # argparse: --help and usage errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_module(*argv, timeout=300):
+    return subprocess.run([sys.executable, "-m", "dropedge_core", *argv], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout)
