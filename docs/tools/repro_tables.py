@@ -5,6 +5,7 @@ run CSVs (``dropedge_core/assets/results/``), so that the document can be regene
     python docs/tools/repro_tables.py --search > /tmp/search.md   # the per-cell search
     python docs/tools/repro_tables.py --front                     # coverage, DropEdge++ vs the paper
     python docs/tools/repro_tables.py --facts                     # the numbers behind the statements
+    python docs/tools/repro_tables.py --ablation                  # why DropEdge++ trails at 32 layers
     python docs/tools/repro_tables.py --write docs/REPRODUCTION.md  # all of the above, in place
 
 
@@ -317,6 +318,57 @@ def facts_text() -> str:
     return facts(results.bundled_results(), reference.paper_accuracy_by_depth())
 
 
+ABLATION = Path(paths.BUNDLED_RESULTS_DIR).parent / "ablation" / "gcn32_cora_semi.csv"
+ABLATION_REFERENCE = ("dropedge", 0.3, 0.8, False)
+
+
+def _arm(sampler: str, p_min: float, p_max: float, directed: bool) -> str:
+    """An ablation arm's name with its keep rates (``p`` is the sampler's default, (p_min + p_max) / 2)."""
+    rates = {"nodrop": "", "dropedge": f" p = {(p_min + p_max) / 2:g}", "fd": f" p = {(p_min + p_max) / 2:g}"}
+    name = {"lid": "LID", "fd": "FD", **LABELS}[sampler] + rates.get(sampler, f" {p_min:g}→{p_max:g}")
+    return name + (", directed" if directed else "")
+
+
+def ablation_text(path: Path = ABLATION) -> str:
+    """The 32-layer ablation: every arm's accuracy, each arm against DropEdge (paired by seed) and
+    DropEdge++ with each bottom keep rate against DropEdge++ at the recipe's; one Holm family."""
+    runs = pd.read_csv(path)
+    arms = ["sampler", "p_min", "p_max", "directed"]
+    by_arm = {key: part.set_index("seed")["test_acc"] for key, part in runs.groupby(arms, sort=False)}
+    order = sorted(by_arm, key=lambda k: (list(LABELS).index(k[0]) if k[0] in LABELS else 1.5, k[3], k[1]))
+    base_plus = ("dropedge++", 0.3, 0.8, False)
+    pairs = [(a, ABLATION_REFERENCE) for a in order if a != ABLATION_REFERENCE]
+    if base_plus in by_arm:
+        pairs += [(a, base_plus) for a in order if a[0] == "dropedge++" and a != base_plus]
+    tests = []
+    for a, b in pairs:
+        both = by_arm[a].index.intersection(by_arm[b].index)
+        tests.append(ordering.paired_difference(by_arm[a][both], by_arm[b][both]))
+    adjusted = ordering.holm([t.p_value for t in tests])
+    lines = ["| arm | seeds | test accuracy, % | against | difference, points (95% CI) | p | Holm p "
+             "| verdict |",
+             "|" + " --- |" * 8]
+    for (a, b), t, ph in zip(pairs, tests, adjusted):
+        acc = by_arm[a]
+        verdict = "not shown" if not ph < ordering.ALPHA else ("lower" if t.mean < 0 else "higher")
+        lines.append(f"| {_arm(*a)} | {acc.size} | {100 * acc.mean():.1f} ± {100 * acc.std():.1f} | "
+                     f"{_arm(*b)} | "
+                     f"{100 * t.mean:+.1f} ({100 * t.ci_low:+.1f} to {100 * t.ci_high:+.1f}) | "
+                     f"{ordering.format_p(t.p_value)} | {ordering.format_p(ph)} | {verdict} |")
+    ref = by_arm[ABLATION_REFERENCE]
+    lines.append(f"| {_arm(*ABLATION_REFERENCE)} | {ref.size} | "
+                 f"{100 * ref.mean():.1f} ± {100 * ref.std():.1f} | (the reference) | | | | |")
+    lower = [_arm(*a) for (a, b), t, ph in zip(pairs, tests, adjusted)
+             if b == ABLATION_REFERENCE and ph < ordering.ALPHA and t.mean < 0]
+    kept = [_arm(*a) for (a, b), t, ph in zip(pairs, tests, adjusted)
+            if b == ABLATION_REFERENCE and not ph < ordering.ALPHA and a[0] != "nodrop"]
+    summary = (f"One family of {len(tests)} paired t-tests (each arm against DropEdge; DropEdge++ at "
+               f"other keep rates against DropEdge++ {base_plus[1]:g}→{base_plus[2]:g}), Holm-corrected "
+               f"(α = {ordering.ALPHA:g}). Below DropEdge: {', '.join(lower) or 'none'}; "
+               f"not shown to differ from it: {', '.join(kept) or 'none'}.")
+    return "\n".join(lines) + "\n\n" + summary
+
+
 def write(path: Path) -> None:
     """Regenerate ``path`` in place: the blocks between ``<!-- repro_tables: NAME -->`` and
     ``<!-- /repro_tables: NAME -->`` (``headline``: DropEdge++ against the paper; ``front``: the
@@ -324,7 +376,10 @@ def write(path: Path) -> None:
     :func:`depth_text` and :func:`search_text` up to its sentence on DropEdge++."""
     doc = path.read_text(encoding="utf-8")
     headline, front = front_text().split("\n\n", 1)
-    for name, text in (("headline", headline), ("front", front), ("facts", facts_text())):
+    blocks = [("headline", headline), ("front", front), ("facts", facts_text())]
+    if ABLATION.is_file():
+        blocks.append(("ablation", ablation_text()))
+    for name, text in blocks:
         begin, end = f"<!-- repro_tables: {name} -->", f"<!-- /repro_tables: {name} -->"
         a, b = doc.index(begin), doc.index(end)
         doc = doc[:a] + begin + "\n\n" + text.strip("\n") + "\n\n" + doc[b:]
@@ -348,11 +403,15 @@ def main() -> None:
                         help="print the top of REPRODUCTION.md (DropEdge++ against the paper, coverage)")
     parser.add_argument("--facts", action="store_true",
                         help="print the numbers behind the document's statements (section 1, 1c, 3, 4)")
+    parser.add_argument("--ablation", action="store_true",
+                        help="print the 32-layer ablation (dropedge_core/assets/ablation/)")
     parser.add_argument("--write", metavar="DOC", type=Path,
                         help="regenerate every generated block of DOC (docs/REPRODUCTION.md) in place")
     args = parser.parse_args()
     if args.write:
         write(args.write)
+    elif args.ablation:
+        print(ablation_text())
     elif args.front:
         print(front_text())
     elif args.facts:
