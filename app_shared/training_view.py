@@ -46,7 +46,7 @@ def fill_widgets(fields: dict, keep: set | frozenset = frozenset()) -> None:
 
 
 def take_train_request() -> None:
-    """"Train this" on the Tuning page (:func:`app_shared.jobs.train_request` in
+    """"Train this" on the Tuning page (:func:`dropedge_core.studies.tuned.train_request` in
     ``train_request``): pre-fill the form, take its point over the sidebar's
     (``lt_override``). A bad request is a message, not a traceback."""
     request = ss.pop("train_request", None)

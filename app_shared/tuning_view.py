@@ -1,5 +1,5 @@
 """The Tuning page's best-point panel: the best trial with its uncertainty, and the
-"Train this" hand-off to Live training (:func:`app_shared.jobs.train_request`)."""
+"Train this" hand-off to Live training (:func:`dropedge_core.studies.tuned.train_request`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -7,9 +7,8 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from app_shared import jobs
 from dropedge_core import samplers
-from dropedge_core.studies import tuning
+from dropedge_core.studies import tuned, tuning
 from dropedge_core.training import TrainConfig
 
 LIVE_PAGE = "app_pages/live_training.py"
@@ -58,7 +57,7 @@ def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfi
         if st.button("Train this", type="primary", key="tune_train_this",
                      help="Open Live training with this point (and the study's settings)."):
             base = base or make_base()
-            ss["train_request"] = jobs.train_request(best, base, name)
+            ss["train_request"] = tuned.train_request(best, base, name)
             st.switch_page(LIVE_PAGE)
 
 
@@ -66,7 +65,7 @@ def study_handle(study_name: str, storage_url: str):
     """A read handle on a stored study, kept in this session once it exists."""
     handles = ss.setdefault("tune_handles", {})
     if study_name not in handles:
-        study = jobs.load_study(study_name, storage_url)
+        study = tuned.load_study(study_name, storage_url)
         if study is None:
             return None
         handles[study_name] = study
