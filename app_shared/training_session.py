@@ -36,12 +36,14 @@ COMPARE_SAMPLERS: tuple[str, ...] = ("nodrop", "dropedge", "dropedge++")
 
 @dataclass
 class PollResult:
-    """What changed in one :meth:`TrainingSession.poll`: runs that started or ended
-    (a page reruns in full on a change, so its buttons and run lists follow)."""
+    """What changed since a poller's last :meth:`TrainingSession.poll`: runs that started
+    or ended (a page reruns in full on a change, so its buttons and run lists follow), and
+    the ``cursor`` to pass to the next poll."""
 
     started: list[RunRecord] = field(default_factory=list)
     ended: list[RunRecord] = field(default_factory=list)
     new_events: int = 0
+    cursor: int = 0
 
     @property
     def changed(self) -> bool:
@@ -49,15 +51,23 @@ class PollResult:
 
 
 class TrainingSession:
-    """The training runs of one browser session: a queue worked off one run at a time
+    """The training runs of one Live training page: a queue worked off one run at a time
     in a background thread, every run's events, and a watchdog on the running one.
 
     Runs start in order: :meth:`submit` queues configs (e.g. the three samplers of
-    :data:`COMPARE_SAMPLERS`), and :meth:`poll` — called by the page's fragment —
-    collects the running run's new events and, when it is over, starts the next one.
-    So a queue only moves while somebody polls, and the watchdog stops the running run
-    (and drops the queue) when nobody has for ``idle_timeout`` seconds: a closed tab
-    leaves no thread behind.
+    :data:`COMPARE_SAMPLERS`). Collecting the running run's events, storing it when it
+    ends and starting the next one is :meth:`advance`. Who calls it decides who the runs
+    belong to:
+
+    * ``autonomous=False``: only :meth:`poll` (the page's fragment) advances, so a queue
+      moves while somebody polls, and the watchdog stops the running run (and drops the
+      queue) when nobody has for ``idle_timeout`` seconds.
+    * ``autonomous=True`` (the app, with ``idle_timeout=None``): a driver thread advances
+      while runs are active, so the runs outlive the browser tab — trained to their end and
+      stored with nobody watching — and a reloaded page finds them in
+      :mod:`app_shared.registry`. The wall-time limit ``max_seconds`` still holds.
+
+    Several pages may watch one session: each passes its own cursor to :meth:`poll`.
 
     Args:
         idle_timeout, max_seconds: the watchdog's limits (see :class:`Watchdog`).
@@ -68,24 +78,35 @@ class TrainingSession:
             early stop; not stopped, NaN or an error; not an uploaded graph) is put, so
             the Depth study finds it without training it again; default the results
             store of :func:`dropedge_core.paths.results_store`; ``None``: nothing stored.
+        autonomous: a driver thread advances the queue (see above).
+        drive_every: the driver's interval in seconds.
     """
+
+    #: Changes kept for pollers that lag behind (a page polls about once a second).
+    MAX_CHANGES = 64
 
     def __init__(self, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
                  max_seconds: float | None = DEFAULT_MAX_SECONDS, max_runs: int = 12,
-                 worker_factory: Callable | None = None, store: Callable | None = _results_store):
+                 worker_factory: Callable | None = None, store: Callable | None = _results_store,
+                 autonomous: bool = False, drive_every: float = 0.25):
         self.idle_timeout = idle_timeout
         self.store = store
         self.max_seconds = max_seconds
         self.max_runs = max_runs
         self.worker_factory = worker_factory or (lambda config, graph: TrainingWorker(config, graph))
+        self.autonomous, self.drive_every = autonomous, drive_every
         self.runs: list[RunRecord] = []
         self._pending: list[tuple[RunRecord, object]] = []
         self._current: RunRecord | None = None
         self._worker: WatchedWorker | None = None
+        self._driver: threading.Thread | None = None
         self._seen = 0
         self._count = 0
         self._lock = threading.RLock()
         self._figures: dict[str, tuple[object, object]] = {}
+        self._changes: list[tuple[str, RunRecord]] = []  # ("started" | "ended", run), in order
+        self._changes_dropped = 0  # changes before self._changes[0]
+        self._own_cursor = 0
 
     # -- state ------------------------------------------------------------------------
     @property
@@ -129,33 +150,69 @@ class TrainingSession:
                 records.append(record)
             if self._current is None:
                 self._start_next()
+            if self.autonomous and self._driver is None:
+                self._driver = threading.Thread(target=self._drive, name="dropedge-live", daemon=True)
+                self._driver.start()
             return records
 
-    def poll(self) -> PollResult:
-        """Heartbeat, collect the running run's new events, start the next run when it
-        is over. Cheap: call it as often as the page redraws."""
+    def poll(self, cursor: int | None = None) -> PollResult:
+        """Heartbeat, :meth:`advance`, and the runs that started or ended since ``cursor``
+        (a poller's last :attr:`PollResult.cursor`; ``None``: the session's own cursor, for
+        a single poller). Cheap: call it as often as the page redraws."""
         with self._lock:
-            out = PollResult()
-            if self._current is None and self._pending:  # a run was queued while idle
-                out.started.append(self._start_next())
-            while self._current is not None:
+            if self._worker is not None:
                 self._worker.heartbeat()
+            new_events = self.advance()
+            own = cursor is None
+            start = self._own_cursor if own else cursor
+            out = PollResult(new_events=new_events, cursor=self._changes_dropped + len(self._changes))
+            for kind, record in self._changes[max(0, start - self._changes_dropped):]:
+                (out.started if kind == "started" else out.ended).append(record)
+            if own:
+                self._own_cursor = out.cursor
+            return out
+
+    def advance(self) -> int:
+        """Collect the running run's new events; when it is over, store it and start the
+        next one. Returns the number of new events."""
+        with self._lock:
+            new_events = 0
+            if self._current is None and self._pending:  # a run was queued while idle
+                self._start_next()
+            while self._current is not None:
                 new = self._worker.events_since(self._seen)
                 self._seen += len(new)
                 self._current.events.extend(new)
-                out.new_events += len(new)
+                new_events += len(new)
                 if not self._worker.done:
                     break
                 record = self._finish()
-                out.ended.append(record)
                 if record.note and self._pending:  # the watchdog fired: nobody is watching
                     for dropped, _ in self._pending:
                         dropped.status, dropped.note = "stopped", "dropped from the queue by the watchdog"
-                        out.ended.append(dropped)
+                        self._changed("ended", dropped)
                     self._pending.clear()
                 if self._pending:
-                    out.started.append(self._start_next())
-            return out
+                    self._start_next()
+            return new_events
+
+    def _changed(self, kind: str, record: RunRecord) -> None:
+        self._changes.append((kind, record))
+        extra = len(self._changes) - self.MAX_CHANGES
+        if extra > 0:
+            del self._changes[:extra]
+            self._changes_dropped += extra
+
+    def _drive(self) -> None:
+        """The driver thread: advance until no run is active (then it ends; the next
+        :meth:`submit` starts another)."""
+        while True:
+            with self._lock:
+                self.advance()
+                if not self.active:
+                    self._driver = None
+                    return
+            time.sleep(self.drive_every)
 
     def stop(self) -> None:
         """Stop the running run (it ends with reason ``stopped`` at its next epoch) and
@@ -163,6 +220,7 @@ class TrainingSession:
         with self._lock:
             for record, _ in self._pending:
                 record.status, record.note = "stopped", "dropped from the queue (Stop)"
+                self._changed("ended", record)
             self._pending.clear()
             if self._worker is not None:
                 self._worker.stop()
@@ -189,12 +247,14 @@ class TrainingSession:
         record, graph = self._pending.pop(0)
         record.status = "running"
         self._current, self._seen = record, 0
+        self._changed("started", record)
         try:
             worker = self.worker_factory(record.config, graph)
         except Exception as exc:  # reported on the run, never lost
             record.events.append({"type": "error", "message": f"{type(exc).__name__}: {exc}".splitlines()[0]})
             record.status = "error"
             self._current, self._worker = None, None
+            self._changed("ended", record)
             return record
         self._worker = WatchedWorker(worker, self.idle_timeout, self.max_seconds)
         return record
@@ -209,6 +269,7 @@ class TrainingSession:
         record.note = dog.message
         self._store(record, getattr(self._worker, "result", None))
         self._current, self._worker = None, None
+        self._changed("ended", record)
         over = [r for r in self.runs if r.over]
         for old in over[: max(0, len(over) - self.max_runs)]:
             self.runs.remove(old)
