@@ -297,7 +297,7 @@ def sync_url(page: str) -> None:
     if sel.dataset == UPLOAD:  # an upload's files stay in the browser: not linkable
         query.pop("dataset", None)
         query.pop("split", None)
-    query.update(ss.get("_url_jobs", {}).get(page, {}))  # a job's id (app_shared.live_runs)
+    query.update(ss.get("_url_jobs", {}).get(page, {}))  # a job's id (app_shared.job_links)
     if _query() != query:
         st.query_params.from_dict(query)
     ss["_url_written"] = query

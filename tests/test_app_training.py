@@ -320,13 +320,15 @@ def test_switching_the_dataset_mid_run_keeps_the_runs_data_named():
     at.button(key="lt_start").click().run()
     _ok(at)
     live = at.session_state["live_training"]
-    at.selectbox(key="dataset").set_value("csbm").run()
-    _ok(at)
-    assert "csbm" in at.caption[0].value  # the page's header: the sidebar's dataset
-    heads = [h.value for h in at.subheader]
-    assert any(h.startswith("Runs on karate") for h in heads), heads
-    assert live.current is not None
-    progress = at.get("progress")[0].proto.text
-    assert "on karate" in progress and "csbm" not in progress
-    live.stop()
-    assert live.wait(30)
+    try:
+        at.selectbox(key="dataset").set_value("csbm").run()
+        _ok(at)
+        assert "csbm" in at.caption[0].value  # the page's header: the sidebar's dataset
+        heads = [h.value for h in at.subheader]
+        assert any(h.startswith("Runs on karate") for h in heads), heads
+        assert live.current is not None
+        progress = at.get("progress")[0].proto.text
+        assert "on karate" in progress and "csbm" not in progress
+    finally:
+        live.stop()
+        assert live.wait(30)
