@@ -19,15 +19,19 @@ ss = st.session_state
 def show_in_url(page: str, param: str, job_id: str) -> None:
     """Put ``job_id`` into ``page``'s URL as ``param`` (and remember it was shown)."""
     ss[f"_job_{page}"] = job_id
+    ss.setdefault(f"_jobs_seen_{page}", set()).add(job_id)
     ss.setdefault("_url_jobs", {})[page] = {param: job_id}
 
 
 def from_url(page: str, param: str, kind: str, what: str):
-    """The job of ``kind`` that ``page``'s URL names under ``param`` when this session does
-    not show it yet (a reloaded page, a shared link), else ``None``; an unknown or expired
-    id is one ``st.warning`` naming ``what`` (e.g. "training run"), shown once."""
+    """The job of ``kind`` that ``page``'s URL names under ``param`` when this session has
+    never shown it (a reloaded page, a shared link), else ``None``; an unknown or expired
+    id is one ``st.warning`` naming ``what`` (e.g. "training run"), shown once.
+
+    Ids this session showed before are ignored: the browser updates its URL after a run
+    ends, so a rerun started at once (a second click) may carry the previous job's id."""
     wanted = st.query_params.get(param)
-    if not wanted or wanted == ss.get(f"_job_{page}"):
+    if not wanted or wanted in ss.get(f"_jobs_seen_{page}", ()):
         return None
     job = registry.REGISTRY.get(wanted, kind)
     if job is not None:

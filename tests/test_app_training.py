@@ -332,3 +332,34 @@ def test_switching_the_dataset_mid_run_keeps_the_runs_data_named():
     finally:
         live.stop()
         assert live.wait(30)
+
+
+def _param(at: AppTest, name: str) -> str:
+    value = at.query_params[name]
+    return value[0] if isinstance(value, list) else value
+
+
+def test_a_reloaded_tuning_page_finds_its_study(tmp_path, monkeypatch):
+    """A study started, its tab closed: it runs all its trials unwatched; a new session
+    with ``?study_job=<id>`` shows that study (its name, its status, its figures)."""
+    monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", str(tmp_path / "tuning.sqlite"))
+    at = _app()
+    at.slider(key="layers").set_value(2).run()
+    at.switch_page(TUNING_PAGE).run()
+    at.number_input(key="tune_trials").set_value(3).run()
+    at.number_input(key="tune_epochs").set_value(5).run()
+    at.text_input(key="tune_study").input("reload-test").run()
+    at.button(key="tune_start").click().run()
+    _ok(at)
+    job, job_id = at.session_state["tune_job"], _param(at, "study_job")
+    del at  # nobody polls from here on
+    assert job.idle_timeout is None  # no idle stop: a closed tab leaves it running
+    assert job.join(120) and job.finished == 3 and job.watchdog.fired is None
+    again = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    again.query_params["study_job"] = job_id
+    again.switch_page(TUNING_PAGE).run()
+    _ok(again)
+    assert again.session_state["tune_job"] is job
+    assert again.text_input(key="tune_study").value == "reload-test"  # not this session's default name
+    assert again.success and "finished 3 trials" in again.success[0].value
+    assert set(_charts(again)) == {"tune_surface", "tune_history"}
