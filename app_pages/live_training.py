@@ -1,16 +1,17 @@
 """Live training: train a backbone with a sampler and watch the curves grow.
 
-Runs live in this browser session's :class:`app_shared.jobs.TrainingSession`
-(``st.session_state``, never a module global): a background thread trains, the
-fragment below polls it every ``POLL_S`` seconds while a run is active, and its
-watchdog stops a run that nobody polls (a closed tab) after ``jobs.DEFAULT_IDLE_TIMEOUT``.
+Runs live in a :class:`app_shared.jobs.TrainingSession` that outlives the browser tab: a
+background thread trains its queue to the end and stores the runs, whether or not a page
+watches; the session's id is in the URL (``?run=<id>``), so a reloaded page shows it
+again (:mod:`app_shared.live_runs`). The fragment below polls it every ``POLL_S`` seconds
+while a run is active.
 """
 from __future__ import annotations
 
 import streamlit as st
 
 import app_shared as ui
-from app_shared import jobs
+from app_shared import jobs, live_runs
 from app_shared import training_view as tv
 from app_shared.training_view import DEFAULTS, MODES, OVERRIDE_KEYS
 from dropedge_core import figures
@@ -22,10 +23,8 @@ from dropedge_core.training import ConfigError, TrainConfig, check_trainable, re
 POLL_S = 0.7
 
 ss = st.session_state
-if "live_training" not in ss:  # this browser session's runs
-    ss["live_training"] = jobs.TrainingSession()
-live: jobs.TrainingSession = ss["live_training"]
-started = live.poll().started
+live = live_runs.live_session()  # the URL's run (a reloaded page), else this session's own
+started = live_runs.poll(live).started
 if started:  # a queued run started: the per-layer views follow it once it has diagnostics
     ss["lt_focus_want"] = started[-1].label
 
@@ -121,9 +120,9 @@ if start or compare:
     except (ConfigError, MemoryLimitError) as exc:
         st.error(f"Cannot train with these settings: {exc}")
     else:
-        live.submit(configs, graph)
-        ss["lt_focus_want"] = live.runs[-len(configs)].label
-        st.rerun()
+        if live_runs.submit(live, configs, graph):
+            ss["lt_focus_want"] = live.runs[-len(configs)].label
+            st.rerun()
 
 
 @st.fragment(run_every=POLL_S if live.active else None)
@@ -135,3 +134,4 @@ def show_runs() -> None:
 
 
 show_runs()
+live_runs.others_in_progress()

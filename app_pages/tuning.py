@@ -1,8 +1,9 @@
 """Tuning: an Optuna study over the keep rates, watched live.
 
-The study runs in this browser session's :class:`app_shared.jobs.TuningJob` (a
-thread, stoppable, with a watchdog), stored in an SQLite file under ``results/`` so it
-can be resumed, shared with ``python -m dropedge_core tune`` workers, and read back.
+The study runs in a :class:`app_shared.jobs.TuningJob` (a thread, stoppable, with a
+wall-time limit) that outlives the browser tab: its id is in the URL, so a reloaded page
+shows it again. Trials go to an SQLite file under ``results/`` so a study can be resumed,
+shared with ``python -m dropedge_core tune`` workers, and read back.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ STORAGE = paths.tuning_storage()
 STORAGE_URL = tuning.storage_url(STORAGE)  # a file path, or a server URL (postgresql://...)
 
 ss = st.session_state
-job: jobs.TuningJob | None = ss.get("tune_job")
+job: jobs.TuningJob | None = tv.current_job()  # the URL's (a reloaded page) or this session's
 running = job is not None and not job.done
 
 sel = ui.selection()
@@ -73,7 +74,9 @@ auto_name = (f"{ui.data_id(sel)}-{sel.split}-{sel.sampler}-{backbone}-L{sel.laye
              f"-e{epochs}-s{sel.seed}" + ("" if kernel == "linear" else f"-{kernel}")
              + ("-directed" if directed else "") + f"-{token}")
 if ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default name
-    ss["tune_study_auto"] = ss["tune_study"] = auto_name
+    ss["tune_study_auto"] = auto_name
+    if not ss.pop("tune_keep_name", False):  # (not on a reloaded page: the study's own)
+        ss["tune_study"] = auto_name
 name = st.text_input("Study name", key="tune_study", max_chars=200,
                      help="Trials go into this study of the storage; an existing name "
                           "resumes it (its trials should share these settings).").strip()
@@ -89,16 +92,15 @@ if b[0].button("Start study", type="primary", key="tune_start", disabled=running
                            directed=directed)
         space = tuning.SearchSpace(extra=tuple(extra))
         check_trainable(base, graph)
-        ss["tune_job"] = jobs.TuningJob(base, int(trials), name, STORAGE_URL,
-                                        search=search, seed=sel.seed, space=space, graph=graph)
-        ss["tune_base"] = base
-        ss.pop("tune_reported", None)
+        new = jobs.TuningJob(base, int(trials), name, STORAGE_URL, search=search, seed=sel.seed,
+                             space=space, graph=graph, idle_timeout=None, start=False)
     except (ConfigError, tuning.TuningError, MemoryLimitError) as exc:
         st.error(f"Cannot start the study: {exc}".splitlines()[0])
     except Exception as exc:  # the storage: unwritable folder, not an Optuna database, ...
         st.error(f"Cannot open the study in {STORAGE}: {type(exc).__name__}: {exc}".splitlines()[0])
     else:
-        st.rerun()
+        if tv.start_job(new):  # registered (its id in the URL), then started
+            st.rerun()
 if b[1].button("Stop", key="tune_stop", disabled=not running):
     job.stop()
 

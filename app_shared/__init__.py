@@ -8,23 +8,19 @@ tables behind ``st.cache_data``. No logic worth a test lives here: it is in
 ``dropedge_core``.
 
 The dataset picker's last entry, "upload (your CSV)", is the user's own graph: file
-uploaders appear under it, :func:`dropedge_core.data.csv_graph.parse_graph` reads the files,
-and the parsed graph (or the one-line error) is kept in this browser session's
-``st.session_state`` under the files' content hashes — never in a module global, so
-two sessions each keep their own upload.
+uploaders appear under it and their parse is kept in the browser session
+(:mod:`app_shared.upload`).
 """
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 
-from app_shared import urlstate
+from app_shared import upload, urlstate
+from app_shared.text import plain
+from app_shared.upload import upload_files_text
 from dropedge_core import datasets, memory, samplers
-from dropedge_core.data import csv_graph, csv_reader
 from dropedge_core.figures import sampler_label
 from dropedge_core.method.graph import Graph, GraphError
 from dropedge_core.studies import graph_layout as layout
@@ -40,20 +36,6 @@ DATA_SEED = 0
 #: The dataset picker's entry for the user's own graph (``TrainConfig.dataset`` too).
 UPLOAD = UPLOAD_DATASET
 DATASET_OPTIONS: tuple[str, ...] = (*datasets.NAMES, UPLOAD)
-#: (role, uploader label, help) of the upload widgets; keys ``upload_<role>``.
-UPLOAD_FILES = (
-    ("edges", "Edge list (required)",
-     "CSV rows `source,target` of integer node ids 0..N-1; a header row, spaces or tabs are "
-     "fine. Self-loops and duplicate edges are dropped."),
-    ("features", "Node features (optional)",
-     "One row of numbers per node (row i = node i); it fixes the number of nodes. Without it "
-     "every node gets one constant feature."),
-    ("labels", "Node labels (optional; training needs them)",
-     "One label per node in node order, or two columns `node,label`. Integers or class "
-     "names; -1 or an empty cell: no label. Split: 20 train / 30 validation nodes per "
-     "class, the rest test."),
-)
-UPLOAD_TYPES = ["csv", "txt", "tsv"]
 NO_LABELS = ("no labels: training is unavailable. Upload a labels file in the sidebar "
              "(one label per node, or rows `node,label`); the Edge sampler and the MEN "
              "explorer work without labels.")
@@ -104,7 +86,7 @@ def sidebar_pickers() -> Selection:
                  "would fetch them from the internet. 'upload (your CSV)': your own graph "
                  "from an edge list and optional features and labels.")
         if name == UPLOAD:
-            _upload_widgets()
+            upload.upload_widgets(DATA_SEED)
         ss["_upload_drawn"] = name == UPLOAD
         splits = dataset_splits(name)
         if ss.get("split") not in splits:  # a dataset with other split rules was picked
@@ -138,97 +120,6 @@ def sidebar_pickers() -> Selection:
 def dataset_splits(name: str) -> tuple[str, ...]:
     """The splits the Split picker offers for a dataset (or the upload)."""
     return UPLOAD_SPLITS if name == UPLOAD else datasets.SOURCES[name].splits
-
-
-def _file_digest(file) -> str:
-    """SHA-256 of an uploaded file's content, hashed once per upload (``file_id``)."""
-    memo = st.session_state.setdefault("_upload_digests", {})
-    file_id = getattr(file, "file_id", None)
-    if file_id not in memo:
-        if len(memo) > 16:
-            memo.clear()
-        memo[file_id] = hashlib.sha256(file.getvalue()).hexdigest()
-    return memo[file_id]
-
-
-def _upload_widgets() -> None:
-    """The upload's file uploaders (in the sidebar) and its parse, kept in the session.
-
-    ``st.session_state["upload_parsed"]`` holds ``{"digest", "id", "graph", "notes",
-    "error", "files"}`` of the last parse; a new parse happens only when the files'
-    content (their SHA-256) or names change. When the uploaders come back empty after
-    another dataset was picked (Streamlit forgets a widget that was not drawn), the
-    earlier upload stays in use until new files replace it or "Forget" drops it.
-    """
-    ss = st.session_state
-    with st.expander("Your graph (CSV files)", expanded=True):
-        files = {role: st.file_uploader(label, type=UPLOAD_TYPES, key=f"upload_{role}", help=text)
-                 for role, label, text in UPLOAD_FILES}
-        st.caption("Read as text only: nothing is unpickled or run. Up to "
-                   f"{csv_reader.human_size(csv_graph.MAX_BYTES)} per file.")
-        parsed = ss.get("upload_parsed")
-        if files["edges"] is None:
-            reappeared = not ss.get("_upload_drawn", False)
-            if parsed is not None and (reappeared or ss.get("upload_kept")) and \
-                    not any(files.values()):
-                ss["upload_kept"] = True
-                st.caption(f"Still using your earlier upload ({plain(upload_files_text(parsed['files']))}); "
-                           "upload files to replace it.")
-                if st.button("Forget it", key="upload_forget"):
-                    ss.pop("upload_parsed", None)
-                    ss["upload_kept"] = False
-                    st.rerun()
-                return
-            ss.pop("upload_parsed", None)
-            ss["upload_kept"] = False
-            if files["features"] is not None or files["labels"] is not None:
-                st.caption("Add the edge list: features and labels belong to its nodes.")
-            return
-        ss["upload_kept"] = False
-        digest = tuple((role, f.name, f.size, _file_digest(f)) for role, f in files.items()
-                       if f is not None)
-        if parsed is None or parsed["digest"] != digest:
-            parsed = _parse_upload(files, digest)
-            ss["upload_parsed"] = parsed
-        for note in parsed["notes"]:
-            st.caption(f"ℹ️ {plain(note)}")
-
-
-def plain(text: str) -> str:
-    """``text`` (file names, messages quoting file content) escaped so that Streamlit's
-    Markdown shows it as written: no emphasis, links, LaTeX or ``:color[...]``."""
-    text = re.sub(r"([\\`*_\[\]$<>~|#])", r"\\\1", str(text))
-    return re.sub(r":(?=[A-Za-z])", r"\\:", text)
-
-
-def _graph_name(file_name: str) -> str:
-    """The uploaded graph's name: the edge file's stem, in plain characters."""
-    return re.sub(r"[^\w.\- ]", "_", Path(file_name).stem)[:60].strip() or "upload"
-
-
-def _parse_upload(files: dict, digest: tuple) -> dict:
-    """Parse the uploaded files into the session's upload record (never raises)."""
-    names = {role: re.sub(r"[\x00-\x1f\x7f]", "?", str(f.name))[:120] or role
-             for role, f in files.items() if f is not None}
-    record = {"digest": digest, "id": hashlib.sha256(repr(digest).encode()).hexdigest()[:12],
-              "graph": None, "notes": [], "error": None, "files": names}
-    try:
-        with st.spinner("Reading your files…"):
-            graph, notes = csv_graph.parse_graph(files["edges"], files["features"], files["labels"],
-                                              name=_graph_name(names["edges"]), seed=DATA_SEED)
-    except csv_graph.UploadError as exc:
-        record["error"] = " ".join(str(exc).split())
-    except Exception as exc:  # a defect the parser did not foresee: still one line
-        record["error"] = f"cannot read the files ({type(exc).__name__}: {exc})".splitlines()[0]
-    else:
-        record.update(graph=graph, notes=notes)
-    return record
-
-
-def upload_files_text(files: dict) -> str:
-    """``edges.csv (+features.csv, labels.csv)``."""
-    extra = [files[k] for k in ("features", "labels") if k in files]
-    return files.get("edges", "?") + (f" (+{', '.join(extra)})" if extra else "")
 
 
 def selection() -> Selection:
@@ -406,6 +297,7 @@ def sync_url(page: str) -> None:
     if sel.dataset == UPLOAD:  # an upload's files stay in the browser: not linkable
         query.pop("dataset", None)
         query.pop("split", None)
+    query.update(ss.get("_url_jobs", {}).get(page, {}))  # a job's id (app_shared.job_links)
     if _query() != query:
         st.query_params.from_dict(query)
     ss["_url_written"] = query

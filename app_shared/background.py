@@ -1,8 +1,9 @@
 """The life cycle every background job shares: one daemon thread and one stop flag.
 
-:class:`TrainingWorker`, :class:`~app_shared.jobs.SweepJob`
-and :class:`~app_shared.jobs.TuningJob` set ``self._thread`` and ``self._stop`` in
-their constructors and inherit the controls from :class:`ThreadedJob`.
+:class:`ThreadedJob` owns both: its ``__init__`` makes the stop flag and the (not yet
+started) thread that runs the subclass's ``_run``; :class:`TrainingWorker`,
+:class:`~app_shared.watchdog.WatchedJob` and its sweep and tuning jobs call it through
+``super().__init__`` and inherit the controls.
 """
 from __future__ import annotations
 
@@ -13,10 +14,28 @@ from dropedge_core.training import RunResult, TrainConfig, train
 
 
 class ThreadedJob:
-    """Stop / done / running / join over ``self._thread`` and ``self._stop``."""
+    """A job run by one daemon thread, with stop / done / running / join.
 
-    _thread: threading.Thread
-    _stop: threading.Event
+    Args:
+        name: the thread's name (seen in a debugger's or ``py-spy``'s thread list).
+
+    Subclasses implement ``_run`` (the thread's body: it should end soon after
+    :attr:`stopping` turns true) and call ``super().__init__(name)`` before
+    :meth:`start`.
+    """
+
+    def __init__(self, name: str = "dropedge-job"):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def start(self):
+        """Start the thread (once; a started or finished job is left alone)."""
+        if self._thread.ident is None:
+            self._thread.start()
+        return self
 
     def stop(self) -> None:
         """Ask the job to stop; it ends at its next check of the flag."""
@@ -71,22 +90,16 @@ class TrainingWorker(ThreadedJob):
     """
 
     def __init__(self, config: TrainConfig, graph: Graph | None = None, start: bool = True):
+        super().__init__("dropedge-train")
         self.config = config
         self.graph = graph
         self._events: list[dict] = []
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="dropedge-train", daemon=True)
         self.result: RunResult | None = None
         self.error: str | None = None
         self.exception: BaseException | None = None
         if start:
             self.start()
-
-    def start(self) -> TrainingWorker:
-        if not self._thread.is_alive() and not self.done:
-            self._thread.start()
-        return self
 
     def _push(self, event: dict) -> None:
         with self._lock:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app_shared import jobs
+from app_shared import job_links, jobs
 from dropedge_core import figures, samplers
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.store import ResultStore
@@ -19,6 +19,7 @@ from dropedge_core.studies.cells import PAPER_GAP, reproduction_notes
 from dropedge_core.studies.own_runs import OwnRuns, request_for
 
 POLL_S = 0.7
+PAGE, SWEEP_PARAM = "depth_study", "sweep"
 ss = st.session_state
 
 
@@ -122,8 +123,14 @@ def _job_state(job) -> tuple | None:
 
 def sweep_controls(view: depth.DepthView, req: DepthRequest, store: ResultStore | None,
                    store_error: str | None, graph, dataset: str) -> None:
-    """"Run missing" / "Stop", the counts, and the fragment that polls this session's sweep
-    (:class:`app_shared.jobs.SweepJob`) and reruns the page whenever a run was stored."""
+    """"Run missing" / "Stop", the counts, and the fragment that polls this page's sweep
+    (:class:`app_shared.jobs.SweepJob`) and reruns the page whenever a run was stored.
+
+    The sweep outlives the browser tab (no idle stop): its id is in the URL (``?sweep=``),
+    so a reloaded page shows it again (:mod:`app_shared.job_links`)."""
+    found = job_links.from_url(PAGE, SWEEP_PARAM, "sweep", "sweep")
+    if found is not None:
+        ss["ds_job"] = found
     job: jobs.SweepJob | None = ss.get("ds_job")
     running = job is not None and not job.done
     missing, counts = view.missing, view.counts
@@ -144,27 +151,29 @@ def sweep_controls(view: depth.DepthView, req: DepthRequest, store: ResultStore 
         + (f"Store: `{store.path}`." if store is not None else
            f"The results store cannot be opened ({store_error}): only bundled runs are shown."))
     if start and missing:
-        ss["ds_job"] = job = jobs.SweepJob(missing, store, graph=graph)
-        st.rerun()
-    ss["ds_seen"] = _job_state(job)
-
-    @st.fragment(run_every=POLL_S if running else None)
-    def show_job() -> None:
-        current: jobs.SweepJob | None = ss.get("ds_job")
-        if current is None:
-            return
-        current.heartbeat()
-        where = f"{current.configs[0].dataset}/{current.configs[0].split}" if current.configs else ""
-        if not current.done:
-            st.progress(current.progress, text=f"Sweep on {where}: {current.status}")
-        else:
-            warn = current.stopped or current.failures
-            box = st.error if current.error else st.warning if warn else st.success
-            box(f"Sweep on {where}: {current.status}.")
-        if _job_state(current) != ss.get("ds_seen"):
+        new = jobs.SweepJob(missing, store, graph=graph, idle_timeout=None, start=False)
+        if job_links.register(new, "sweep", PAGE, SWEEP_PARAM):
+            ss["ds_job"] = new.start()
             st.rerun()
+    ss["ds_seen"] = _job_state(job)
+    st.fragment(_show_job, run_every=POLL_S if running else None)()
 
-    show_job()
+
+def _show_job() -> None:
+    """The sweep's progress (or how it ended); reruns the page when a run was stored."""
+    current: jobs.SweepJob | None = ss.get("ds_job")
+    if current is None:
+        return
+    current.heartbeat()
+    where = f"{current.configs[0].dataset}/{current.configs[0].split}" if current.configs else ""
+    if not current.done:
+        st.progress(current.progress, text=f"Sweep on {where}: {current.status}")
+    else:
+        warn = current.stopped or current.failures
+        box = st.error if current.error else st.warning if warn else st.success
+        box(f"Sweep on {where}: {current.status}.")
+    if _job_state(current) != ss.get("ds_seen"):
+        st.rerun()
 
 
 def cell_table(view: depth.DepthView) -> None:

@@ -1,5 +1,5 @@
 """The Tuning page's best-point panel: the best trial with its uncertainty, and the
-"Train this" hand-off to Live training (:func:`app_shared.jobs.train_request`)."""
+"Train this" hand-off to Live training (:func:`dropedge_core.studies.tuned.train_request`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -7,13 +7,34 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from app_shared import jobs
+from app_shared import job_links
 from dropedge_core import samplers
-from dropedge_core.studies import tuning
+from dropedge_core.studies import tuned, tuning
 from dropedge_core.training import TrainConfig
 
 LIVE_PAGE = "app_pages/live_training.py"
+PAGE, JOB_PARAM = "tuning", "study_job"
 ss = st.session_state
+
+
+def current_job():
+    """This page's study job: the one the URL's ``study_job`` names (a reloaded page: its
+    settings, base config and study name come with it), else this session's."""
+    found = job_links.from_url(PAGE, JOB_PARAM, "tuning", "tuning study")
+    if found is not None:
+        ss.update(tune_job=found, tune_base=found.base, tune_study=found.study_name, tune_keep_name=True)
+        ss.pop("tune_reported", None)
+    return ss.get("tune_job")
+
+
+def start_job(job) -> bool:
+    """Register ``job`` (its id goes into the URL) and start it; ``False`` after an
+    ``st.error`` when the server runs too many jobs already."""
+    if not job_links.register(job, "tuning", PAGE, JOB_PARAM):
+        return False
+    ss.update(tune_job=job.start(), tune_base=job.base)
+    ss.pop("tune_reported", None)
+    return True
 
 
 def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfig | None,
@@ -58,7 +79,7 @@ def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfi
         if st.button("Train this", type="primary", key="tune_train_this",
                      help="Open Live training with this point (and the study's settings)."):
             base = base or make_base()
-            ss["train_request"] = jobs.train_request(best, base, name)
+            ss["train_request"] = tuned.train_request(best, base, name)
             st.switch_page(LIVE_PAGE)
 
 
@@ -66,7 +87,7 @@ def study_handle(study_name: str, storage_url: str):
     """A read handle on a stored study, kept in this session once it exists."""
     handles = ss.setdefault("tune_handles", {})
     if study_name not in handles:
-        study = jobs.load_study(study_name, storage_url)
+        study = tuned.load_study(study_name, storage_url)
         if study is None:
             return None
         handles[study_name] = study

@@ -9,7 +9,8 @@ workers split the grid and no run is trained twice. When only runs claimed by ot
 left, a worker waits for them: they get stored, or their worker died (SIGKILL, machine
 lost), its lease runs out and the claim is taken over.
 
-Example (a worker's loop; ``tests/store/test_storage_targets.py`` and ``tests/store/test_postgres.py`` run it)::
+Example (a worker's loop; ``tests/store/test_storage_targets.py`` and
+``tests/store/test_postgres.py`` run it)::
 
     runs = ClaimedRuns(store, configs, lease=120)
     for claim in runs:

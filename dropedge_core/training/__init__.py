@@ -14,6 +14,7 @@ from dropedge_core.training.config import (
                                            ConfigError,
                                            RunResult,
                                            TrainConfig,
+                                           device_name,
                                            resolve_device,
 )
 from dropedge_core.training.trainer import (
@@ -27,5 +28,5 @@ from dropedge_core.training.trainer import (
 
 __all__ = ["AdjacencyBuilder", "ConfigError", "END_REASONS", "MAX_EPOCHS", "MAX_HIDDEN", "MAX_LAYERS",
            "MAX_LR", "MAX_SEED", "MAX_WEIGHT_DECAY", "RunResult", "TrainConfig", "UPLOAD_DATASET",
-           "UPLOAD_SPLITS", "check_memory", "check_trainable", "diagnostics", "prepare_features",
-           "resolve_device", "train"]
+           "UPLOAD_SPLITS", "check_memory", "check_trainable", "device_name", "diagnostics",
+           "prepare_features", "resolve_device", "train"]

@@ -230,6 +230,12 @@ def resolve_device(name: str = "auto") -> torch.device:
         raise ConfigError(f"unknown device {name!r}; valid: auto, cpu, cuda, cuda:<index>") from None
 
 
+def device_name(device: torch.device) -> str:
+    """The name the trainer reports for ``device`` (its start event's ``device_name``):
+    the GPU's name on CUDA (``torch.cuda.get_device_name``), else ``"CPU"``."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+
+
 @dataclass
 class RunResult:
     """The outcome of one :func:`train` call.

@@ -52,6 +52,7 @@ from dropedge_core.training.config import (
     ConfigError,
     RunResult,
     TrainConfig,
+    device_name,
     resolve_device,
 )
 from dropedge_core.training.selection import ModelSelection
@@ -266,7 +267,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
     if device.type == "cuda":  # the epochs' "memory_peak" counts from here
         torch.cuda.reset_peak_memory_stats(device)
     emit({"type": "start", "config": config.to_dict(), "device": str(device),
-          "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU",
+          "device_name": device_name(device),
           "num_nodes": g.num_nodes, "num_edges": g.num_edges})
     history: list[dict] = []
     diags: list[dict] = []

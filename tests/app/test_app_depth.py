@@ -270,3 +270,27 @@ def test_runs_with_settings_the_page_cannot_ask_for_are_listed(store, karate):
     _ok(at)
     listed = next(d.value for d in at.dataframe if "key" in d.value and len(d.value) == 1)
     assert listed["key"].iloc[0] == run_key(odd)
+
+
+def test_a_sweep_outlives_its_tab_and_a_reloaded_page_finds_it(store):
+    """"Run missing", then the tab closes: the sweep trains and stores every run unwatched;
+    a new session with ``?sweep=<id>`` shows how it ended."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.helpers.app import APP, TIMEOUT
+
+    at = depth_page(depths=(2,), seeds=1)
+    at.button(key="ds_run").click().run()
+    _ok(at)
+    job = at.session_state["ds_job"]
+    job_id = at.query_params["sweep"]
+    job_id = job_id[0] if isinstance(job_id, list) else job_id
+    del at  # nobody polls from here on
+    assert job.idle_timeout is None  # no idle stop: a closed tab leaves it running
+    assert job.join(120) and job.stored == 3 and job.watchdog.fired is None
+    again = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    again.query_params["sweep"] = job_id
+    again.switch_page(PAGE).run()
+    _ok(again)
+    assert again.session_state["ds_job"] is job
+    assert again.success and "finished · 3 of 3 runs trained and stored" in again.success[0].value

@@ -8,9 +8,19 @@ import numpy as np
 import pytest
 
 from dropedge_core.figures import SAMPLER_COLORS
-from tests.helpers.app import _app, _charts, _live, _ok, _until_idle, _values
+from tests.helpers.app import APP, TIMEOUT, _app, _charts, _live, _ok, _until_idle, _values
 
 LIVE_PAGE = "app_pages/live_training.py"
+
+
+@pytest.fixture(autouse=True)
+def _own_registry(monkeypatch):
+    """Each test its own server-wide job registry: another test's runs stay out of its list."""
+    from app_shared import registry
+
+    monkeypatch.setattr(registry, "REGISTRY", registry.JobRegistry())
+
+
 TUNING_PAGE = "app_pages/tuning.py"
 
 
@@ -118,12 +128,13 @@ def test_bad_settings_are_a_message_and_sessions_are_separate():
     at.number_input(key="lt_lr").set_value(0.01).run()
     at.button(key="lt_start").click().run()
     other = _live()
-    assert not other.session_state["live_training"].runs and not _charts(other)
+    assert not other.session_state["live_training"].runs and "lt_curves" not in _charts(other)
     _until_idle(at)
     assert len(at.session_state["live_training"].runs) == 1
     other.run()  # the other session, driven again once the first one's run is over
     _ok(other)
-    assert not other.session_state["live_training"].runs and not other.success and not _charts(other)
+    assert not other.session_state["live_training"].runs and not other.success
+    assert "lt_curves" not in _charts(other)  # the first session's run is only in the server's list
     assert any("Start a run" in i.value for i in other.info)
 
 
@@ -238,3 +249,96 @@ def test_a_bad_train_request_is_a_message():
     _ok(at)
     assert at.number_input(key="lt_hidden").value == 1024 and at.number_input(key="lt_epochs").value == 7
     assert any("From a test" in i.value for i in at.info)
+
+
+def _open_link(run_id: str, **params) -> AppTest:
+    """A new browser session (a reloaded tab) on Live training with ``?run=<run_id>``."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"run": run_id, **params})
+    at.switch_page(LIVE_PAGE).run()  # the page's own URL is the first run, as on a reload
+    _ok(at)
+    return at
+
+
+def test_a_run_outlives_its_tab_and_a_reloaded_page_finds_it(tmp_path, monkeypatch):
+    """Start a run, then nobody polls (the tab closed): it trains to its end and is stored
+    all the same; a new session with the run's id in its URL shows it finished, stored."""
+    from dropedge_core.store import ResultStore
+
+    monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
+    at = _live(layers=2, epochs=30)
+    at.button(key="lt_start").click().run()
+    _ok(at)
+    run_id = at.query_params["run"][0] if isinstance(at.query_params["run"], list) else at.query_params["run"]
+    live = at.session_state["live_training"]
+    assert run_id == at.session_state["_job_live_training"] and live.active
+    del at  # the tab is gone: nothing polls from here on
+    deadline = time.monotonic() + 120
+    while live.active:  # the session's own driver thread, not a poll, moves it on
+        assert time.monotonic() < deadline, "the run did not end without a page"
+        time.sleep(0.2)
+    (record,) = live.runs
+    assert record.status in ("finished", "early_stop") and record.stored_key
+    store = ResultStore(tmp_path / "results.sqlite")
+    assert store.get(record.config)["test_acc"] == record.end["test_acc"]
+    again = _open_link(run_id)
+    assert again.session_state["live_training"] is live  # the same runs, found by id
+    assert "Stored in the results store" in again.success[0].value
+    assert again.success[0].value.startswith(record.label)
+    assert _legend(_charts(again)["lt_curves"]) == [record.label]
+    unknown = _open_link("nope")
+    assert unknown.warning and "nope" in unknown.warning[0].value
+    assert not unknown.session_state["live_training"].runs
+
+
+def test_switching_the_dataset_mid_run_keeps_the_runs_data_named():
+    """The sidebar switches to another dataset while a karate run trains: the runs stay
+    under a header naming karate, and the progress text names it too."""
+    at = _live(layers=2, epochs=5000)
+    at.number_input(key="lt_diag_every").set_value(0).run()
+    at.button(key="lt_start").click().run()
+    _ok(at)
+    live = at.session_state["live_training"]
+    try:
+        at.selectbox(key="dataset").set_value("csbm").run()
+        _ok(at)
+        assert "csbm" in at.caption[0].value  # the page's header: the sidebar's dataset
+        heads = [h.value for h in at.subheader]
+        assert any(h.startswith("Runs on karate") for h in heads), heads
+        assert live.current is not None
+        progress = at.get("progress")[0].proto.text
+        assert "on karate" in progress and "csbm" not in progress
+    finally:
+        live.stop()
+        assert live.wait(30)
+
+
+def _param(at: AppTest, name: str) -> str:
+    value = at.query_params[name]
+    return value[0] if isinstance(value, list) else value
+
+
+def test_a_reloaded_tuning_page_finds_its_study(tmp_path, monkeypatch):
+    """A study started, its tab closed: it runs all its trials unwatched; a new session
+    with ``?study_job=<id>`` shows that study (its name, its status, its figures)."""
+    monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", str(tmp_path / "tuning.sqlite"))
+    at = _app()
+    at.slider(key="layers").set_value(2).run()
+    at.switch_page(TUNING_PAGE).run()
+    at.number_input(key="tune_trials").set_value(3).run()
+    at.number_input(key="tune_epochs").set_value(5).run()
+    at.text_input(key="tune_study").input("reload-test").run()
+    at.button(key="tune_start").click().run()
+    _ok(at)
+    job, job_id = at.session_state["tune_job"], _param(at, "study_job")
+    del at  # nobody polls from here on
+    assert job.idle_timeout is None  # no idle stop: a closed tab leaves it running
+    assert job.join(120) and job.finished == 3 and job.watchdog.fired is None
+    again = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    again.query_params["study_job"] = job_id
+    again.switch_page(TUNING_PAGE).run()
+    _ok(again)
+    assert again.session_state["tune_job"] is job
+    assert again.text_input(key="tune_study").value == "reload-test"  # not this session's default name
+    assert again.success and "finished 3 trials" in again.success[0].value
+    assert set(_charts(again)) == {"tune_surface", "tune_history"}

@@ -326,3 +326,73 @@ def test_a_live_training_run_is_found_by_the_depth_study(tmp_path, monkeypatch):
     session.stop()
     assert session.wait(60) and stopped.status == "stopped" and stopped.stored_key is None
     assert len(store) == 1
+
+
+# -- jobs that outlive the tab: the registry and the autonomous session ---------------------
+
+
+class Switch:
+    """A job whose activity the test sets."""
+
+    def __init__(self, active: bool = True):
+        self.active = active
+
+
+def test_registry_finds_jobs_by_id_and_bounds_what_it_keeps():
+    from app_shared.registry import JobRegistry, RegistryFull
+
+    clock = FakeClock()
+    reg = JobRegistry(keep_finished=60, max_finished=2, max_active=2, clock=clock)
+    a, b = Switch(), Switch()
+    ida, idb = reg.register(a, "training"), reg.register(b, "sweep")
+    assert ida != idb and reg.register(a, "training") == ida  # one id per job
+    assert reg.get(ida) is a and reg.get(ida, "training") is a and reg.get(ida, "sweep") is None
+    assert reg.get("unknown") is None
+    with pytest.raises(RegistryFull, match="2 jobs are running"):
+        reg.register(Switch(), "training")  # a third running job is refused
+    a.active = False  # a finished: kept, findable, and room for another
+    clock.now += 30
+    c = Switch()
+    idc = reg.register(c, "training")
+    assert reg.get(ida) is a and [e.job_id for e in reg.entries("training")] == [ida, idc]
+    clock.now += 61  # a seen finished (at the last register) 61 s ago: expired
+    assert reg.get(ida) is None and len(reg) == 2
+    # at most max_finished finished jobs: the earliest finished go first
+    b.active, c.active = False, False
+    clock.now += 1
+    d, e = Switch(False), Switch(False)
+    reg.register(d, "training")
+    clock.now += 1
+    reg.register(e, "training")
+    clock.now += 1
+    kept = {x.job_id for x in reg.entries()}
+    assert len(kept) == 2 and reg.get(idb) is None and reg.get(idc) is None
+    # a finished job started again counts as running again (and may be refused)
+    reg2 = JobRegistry(max_active=1, clock=clock)
+    f = Switch(False)
+    idf = reg2.register(f, "training")
+    g = Switch()
+    reg2.register(g, "training")
+    with pytest.raises(RegistryFull):
+        reg2.register(f, "training")
+    g.active = False
+    assert reg2.register(f, "training") == idf
+
+
+def test_an_autonomous_session_trains_its_queue_to_the_end_unpolled(karate, tmp_path):
+    """Nobody polls (the tab closed): the driver thread works off the whole queue and
+    stores every run; a late poller with its own cursor still sees every change once."""
+    from dropedge_core.store import ResultStore
+
+    store = ResultStore(tmp_path / "results.sqlite")
+    session = jobs.TrainingSession(idle_timeout=None, autonomous=True, store=lambda: store,
+                                   drive_every=0.01)
+    records = session.submit([_karate(sampler=s, diag_every=0) for s in ("nodrop", "dropedge")], karate)
+    _until(lambda: not session.active, "the queue did not finish without a poller", limit=120)
+    assert [r.status for r in records] == ["finished", "finished"]
+    assert sorted(store.get(r.config)["test_acc"] for r in records) == \
+        sorted(r.end["test_acc"] for r in records)
+    first = session.poll(0)
+    assert first.started == records and first.ended == records
+    assert session.poll(first.cursor).changed is False  # nothing new since
+    assert session.poll(0).ended == records  # another poller, from the start

@@ -220,6 +220,34 @@ def test_live_training_updates_while_it_trains(page, server):
     _screenshot(page, "live_training", docs=True)
 
 
+def test_live_training_survives_a_reload(page, server):
+    """Reload mid-run: the run keeps training on the server, the reloaded page (a new
+    browser session; its URL names the run) shows it again, and it ends and is stored."""
+    from dropedge_core.store import ResultStore
+
+    stored_before = len(ResultStore(SHOTS / "results.sqlite"))
+    page.goto(f"{server}/live_training")
+    _wait_main_text(page, "Live training")
+    _wait_idle(page, 0)
+    page.get_by_test_id("stMain").get_by_text("custom", exact=True).click()
+    _wait_idle(page, 0)
+    _set_number(page, "Epochs", 3000)
+    _set_number(page, "Diagnostics every", 0)
+    page.get_by_role("button", name="Start", exact=True).click()
+    page.wait_for_selector("[data-testid=stProgress]", timeout=TIMEOUT_MS)  # it trains
+    page.wait_for_function("() => new URL(location.href).searchParams.get('run')", timeout=TIMEOUT_MS)
+    run_id = page.evaluate("() => new URL(location.href).searchParams.get('run')")
+    page.reload()
+    _wait_main_text(page, "Runs on karate")  # found again, by the id in the URL
+    assert f"run={run_id}" in page.url
+    _no_exception(page)
+    page.wait_for_selector("[data-testid=stAlertContentSuccess]", timeout=JOB_TIMEOUT_MS)
+    _wait_idle(page, 1)
+    success = page.get_by_test_id("stAlertContentSuccess").first.inner_text()
+    assert "#1 DropEdge++" in success and "Stored in the results store" in success, success
+    assert len(ResultStore(SHOTS / "results.sqlite")) == stored_before + 1
+
+
 def test_tuning_study_and_train_this(page, server):
     page.goto(f"{server}/tuning")
     _wait_main_text(page, "Tuning")

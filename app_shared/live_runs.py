@@ -1,0 +1,109 @@
+"""Live training runs that outlive the browser tab: which session a page shows, its id in
+the URL, and the list of every session's runs on this server.
+
+A page's :class:`~app_shared.training_session.TrainingSession` is autonomous (a driver
+thread trains its queue to the end and stores the runs, nobody need watch) and, once it
+has runs, registered in :data:`app_shared.registry.REGISTRY` (read at each call: tests
+swap it) under an id that the page writes into its URL as ``?run=<id>``. A reloaded page
+is a new browser session with an empty ``st.session_state``: :func:`live_session` reads
+the id and shows that session again, finished runs included; an expired or unknown id is
+one warning.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from app_shared import job_links, registry
+from app_shared.registry import is_active
+from app_shared.run_records import RunRecord
+from app_shared.text import plain
+from app_shared.training_session import PollResult, TrainingSession
+from dropedge_core import figures
+from dropedge_core.training import TrainConfig
+
+#: The URL parameter that names the page's training session.
+RUN_PARAM = "run"
+KIND = "training"
+PAGE = "live_training"
+ss = st.session_state
+
+
+def data_name(config: TrainConfig) -> str:
+    """``"cora (semi)"``: the data a run trains on, as the page names it."""
+    return f"{config.dataset} ({config.split})" if config.split else config.dataset
+
+
+def attach(job: TrainingSession, job_id: str) -> None:
+    """Show ``job`` on this page from now on (its id in the URL)."""
+    ss["live_training"] = job
+    ss.pop("lt_cursor", None)  # a new poller of that session
+    job_links.show_in_url(PAGE, RUN_PARAM, job_id)
+
+
+def live_session() -> TrainingSession:
+    """This page's training session: the one the URL's ``run`` names (a reloaded page, a
+    shared link), else this browser session's own (new: autonomous, no idle stop)."""
+    job = job_links.from_url(PAGE, RUN_PARAM, KIND, "training run")
+    if job is not None:
+        ss["live_training"] = job
+        ss.pop("lt_cursor", None)
+    if "live_training" not in ss:
+        ss["live_training"] = TrainingSession(idle_timeout=None, autonomous=True)
+    return ss["live_training"]
+
+
+def submit(live: TrainingSession, configs: list[TrainConfig], graph) -> bool:
+    """Register the session (its id goes into the URL) and queue ``configs``; ``False``
+    after an ``st.error`` when the server runs too many jobs already."""
+    if not job_links.register(live, KIND, PAGE, RUN_PARAM):
+        return False
+    live.submit(configs, graph)
+    return True
+
+
+def poll(live: TrainingSession) -> PollResult:
+    """Poll ``live`` with this page's own cursor (several pages may watch one session)."""
+    changes = live.poll(ss.get("lt_cursor", 0))
+    ss["lt_cursor"] = changes.cursor
+    return changes
+
+
+def _summary(runs: list[RunRecord]) -> str:
+    if not runs:
+        return "no runs"
+    last = next((r for r in reversed(runs) if r.status == "running"), runs[-1])
+    return f"{last.label} on {data_name(last.config)}: {last.status.replace('_', ' ')} — {last.message}"
+
+
+def others_in_progress(poll_s: float = 2.0) -> None:
+    """Every other training session of this server (in progress or recently finished):
+    one expander each with its curves and a button to follow it on this page; redrawn
+    every ``poll_s`` seconds while one of them trains."""
+    mine = ss.get("live_training")
+    others = [e for e in registry.REGISTRY.entries(KIND) if e.job is not mine]
+    if others:
+        st.fragment(_draw_others, run_every=poll_s if any(e.active for e in others) else None)(others)
+
+
+def _draw_others(others: list) -> None:
+    running = sum(e.active for e in others)
+    with st.expander(f"Runs on this server ({running} in progress, {len(others) - running} "
+                     "finished): also those of closed or reloaded tabs"):
+        for entry in reversed(others):
+            live: TrainingSession = entry.job
+            runs = [r for r in live.runs if r.events]
+            st.markdown(f"**{entry.job_id}** · {'in progress' if is_active(live) else 'finished'} · "
+                        f"{plain(_summary(live.runs))}")
+            if runs:
+                seen = tuple((r.label, len(r.events)) for r in runs)
+                st.plotly_chart(live.figure("overview", seen, lambda runs=runs: figures.training_curves(
+                    {r.label: r.history for r in runs}, samplers={r.label: r.sampler for r in runs})),
+                    key=f"lt_other_{entry.job_id}")
+            if st.button("Show on this page", key=f"lt_follow_{entry.job_id}",
+                         help="Follow these runs here (their id goes into the link)."):
+                attach(live, entry.job_id)
+                st.rerun()
+
+
+__all__ = ["KIND", "RUN_PARAM", "attach", "data_name", "live_session", "others_in_progress", "poll",
+           "submit"]

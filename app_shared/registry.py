@@ -1,0 +1,149 @@
+"""Jobs that outlive the browser tab: a server-wide registry, each job under an id that a
+page puts into its URL.
+
+A Live training session, a sweep or a tuning study keeps running when its page is
+reloaded or its tab closed (they run with ``idle_timeout=None``; their wall-time limit
+still holds). The page registers its job here and writes the id into the URL
+(``?run=<id>``); a reloaded page — a new browser session, with an empty
+``st.session_state`` — reads the id and finds the job again, and a page may list every
+job of a kind that is still in progress.
+
+Memory stays bounded: a finished job is kept ``keep_finished`` seconds after it was seen
+finished and at most ``max_finished`` of them (the oldest go first); at most
+``max_active`` jobs run at once (a new one is refused with :class:`RegistryFull`: a closed
+tab no longer stops its job, so this is the bound on the server's cores). Nothing here
+imports Streamlit; the registry is a module global on purpose (:data:`REGISTRY`), the one
+object that every session of the server process shares.
+
+Example:
+    >>> registry = JobRegistry(max_finished=1)
+    >>> class Job:
+    ...     active = True
+    >>> job = Job(); job_id = registry.register(job, "training")
+    >>> registry.get(job_id) is job, registry.register(job, "training") == job_id
+    (True, True)
+"""
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: A finished job is kept this long after it was first seen finished (seconds).
+KEEP_FINISHED_S = 3600.0
+#: Finished jobs kept at most (the oldest go first).
+MAX_FINISHED = 16
+#: Jobs running at once, over every kind and session.
+MAX_ACTIVE = 6
+
+
+class RegistryFull(RuntimeError):
+    """Too many jobs are running on this server; the message says how many."""
+
+
+def is_active(job) -> bool:
+    """Whether ``job`` still runs: its ``active`` (a training session: a run running or
+    queued), else its ``running`` (a threaded job)."""
+    for name in ("active", "running"):
+        value = getattr(job, name, None)
+        if value is not None:
+            return bool(value() if callable(value) else value)
+    return False
+
+
+@dataclass
+class Entry:
+    """One registered job: its id, kind (``"training"``, ``"sweep"``, ``"tuning"``), when
+    it was registered and when it was first seen finished (``None`` while it runs)."""
+
+    job_id: str
+    kind: str
+    job: object
+    registered_at: float
+    finished_at: float | None = None
+
+    @property
+    def active(self) -> bool:
+        return is_active(self.job)
+
+
+class JobRegistry:
+    """Jobs by id, shared by every browser session of the server (thread-safe).
+
+    Args:
+        keep_finished: seconds a finished job stays findable.
+        max_finished: finished jobs kept at most.
+        max_active: jobs that may run at once (see :meth:`register`).
+        clock: a monotonic clock in seconds (tests pass a fake one).
+    """
+
+    def __init__(self, keep_finished: float = KEEP_FINISHED_S, max_finished: int = MAX_FINISHED,
+                 max_active: int = MAX_ACTIVE, clock: Callable[[], float] = time.monotonic):
+        self.keep_finished, self.max_finished, self.max_active = keep_finished, max_finished, max_active
+        self._clock = clock
+        self._entries: dict[str, Entry] = {}
+        self._lock = threading.Lock()
+
+    def register(self, job, kind: str) -> str:
+        """The id of ``job``, registering it under a new one the first time.
+
+        Raises :class:`RegistryFull` when a job not yet registered would be the
+        ``max_active + 1``-th running one (check before starting it)."""
+        with self._lock:
+            self._prune()
+            mine = next((e for e in self._entries.values() if e.job is job), None)
+            if mine is not None and mine.finished_at is None:
+                return mine.job_id
+            running = sum(e.finished_at is None for e in self._entries.values())
+            if running >= self.max_active:  # a finished job started again counts as new
+                raise RegistryFull(f"{running} jobs are running on this server (at most "
+                                   f"{self.max_active}): wait for one to end, or stop one")
+            if mine is not None:
+                return mine.job_id
+            job_id = secrets.token_hex(4)
+            self._entries[job_id] = Entry(job_id, kind, job, self._clock())
+            return job_id
+
+    def get(self, job_id: str | None, kind: str | None = None):
+        """The job under ``job_id`` (of ``kind`` when given), or ``None`` (never was, or
+        expired)."""
+        with self._lock:
+            self._prune()
+            entry = self._entries.get(str(job_id))
+            return entry.job if entry is not None and kind in (None, entry.kind) else None
+
+    def entries(self, kind: str | None = None) -> list[Entry]:
+        """The registered jobs (of ``kind``), oldest first."""
+        with self._lock:
+            self._prune()
+            return [e for e in self._entries.values() if kind in (None, e.kind)]
+
+    def _prune(self) -> None:
+        """Note which jobs finished (a finished job run again counts as running), then
+        drop those finished too long ago and the oldest beyond ``max_finished``."""
+        now = self._clock()
+        for entry in self._entries.values():
+            if entry.active:
+                entry.finished_at = None
+            elif entry.finished_at is None:
+                entry.finished_at = now
+        finished = sorted((e for e in self._entries.values() if e.finished_at is not None),
+                          key=lambda e: e.finished_at)
+        expired = [e for e in finished if now - e.finished_at > self.keep_finished]
+        kept = [e for e in finished if e not in expired]
+        for entry in expired + kept[: max(0, len(kept) - self.max_finished)]:
+            del self._entries[entry.job_id]
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._prune()
+            return len(self._entries)
+
+
+#: The server's registry: one per process, shared by every browser session.
+REGISTRY = JobRegistry()
+
+__all__ = ["Entry", "JobRegistry", "KEEP_FINISHED_S", "MAX_ACTIVE", "MAX_FINISHED", "REGISTRY",
+           "RegistryFull", "is_active"]

@@ -1,0 +1,144 @@
+"""One Live training run as the page sees it: its config, the events received so far and
+how it ended (:class:`RunRecord`), its label, and the runs as a table."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from dropedge_core import memory
+from dropedge_core.figures import BACKBONE_LABELS, sampler_label
+from dropedge_core.training import TrainConfig
+
+
+def run_label(config: TrainConfig, number: int) -> str:
+    """``"#3 DropEdge++ · GCN L=4 · seed 0"``: what a run is, for legends and tables."""
+    backbone = BACKBONE_LABELS.get(config.backbone, config.backbone)
+    return (f"#{number} {sampler_label(config.sampler)} · {backbone} L={config.num_layers} · "
+            f"seed {config.seed}")
+
+
+#: Columns of :func:`runs_frame`.
+SESSION_RUN_COLUMNS: tuple[str, ...] = (
+    "run", "dataset", "sampler", "backbone", "layers", "p_min", "p_max", "seed", "status", "epochs",
+    "best_epoch", "best_val_acc", "test_acc", "time_s", "epoch_s", "device", "message")
+
+
+@dataclass
+class RunRecord:
+    """One training run of a session: its config, the events received so far and,
+    once over, how it ended.
+
+    ``status`` is ``"queued"``, ``"running"``, one of the trainer's end reasons
+    (``finished``, ``early_stop``, ``stopped``, ``nan``) or ``"error"``; ``message``
+    the trainer's end message (or the error), with the watchdog's note when it
+    stopped the run.
+    """
+
+    number: int
+    config: TrainConfig
+    label: str
+    events: list[dict] = field(default_factory=list)
+    status: str = "queued"
+    note: str | None = None
+    #: The run's key in the results store once it was stored (finished or early stop).
+    stored_key: str | None = None
+
+    @property
+    def sampler(self) -> str:
+        return self.config.sampler
+
+    @property
+    def device(self) -> str | None:
+        start = next((e for e in self.events if e["type"] == "start"), None)
+        return start["device"] if start else None
+
+    @property
+    def device_name(self) -> str | None:
+        """``"cpu"``, or on CUDA the device and the GPU's name (``"cuda:0 · NVIDIA H200"``)."""
+        start = next((e for e in self.events if e["type"] == "start"), None)
+        if start is None:
+            return None
+        name = start.get("device_name")
+        return start["device"] if not name or name == "CPU" else f"{start['device']} · {name}"
+
+    @property
+    def epoch_time(self) -> float | None:
+        """Median seconds per epoch so far (the trainer's ``epoch_time``: sample, normalise,
+        step, evaluate; diagnostics not included)."""
+        times = sorted(e["epoch_time"] for e in self.events
+                       if e["type"] == "epoch" and e.get("epoch_time") is not None)
+        return times[len(times) // 2] if times else None
+
+    @property
+    def device_memory(self) -> tuple[int, int] | None:
+        """``(in use, peak)`` bytes of the run's GPU at its last epoch (the trainer's
+        ``memory_in_use`` / ``memory_peak``); ``None`` on the CPU or before the first epoch."""
+        last = next((e for e in reversed(self.events) if e["type"] == "epoch"), None)
+        if last is None or "memory_peak" not in last:
+            return None
+        return int(last["memory_in_use"]), int(last["memory_peak"])
+
+    def device_memory_text(self) -> str:
+        """``"GPU memory 1.2 GiB in use, peak 3.4 GiB"``, or ``""`` (see :attr:`device_memory`)."""
+        figures = self.device_memory
+        if figures is None:
+            return ""
+        return f"GPU memory {memory.human(figures[0])} in use, peak {memory.human(figures[1])}"
+
+    @property
+    def end(self) -> dict | None:
+        return next((e for e in reversed(self.events) if e["type"] == "end"), None)
+
+    @property
+    def error(self) -> str | None:
+        err = next((e for e in reversed(self.events) if e["type"] == "error"), None)
+        return err["message"] if err else None
+
+    @property
+    def history(self) -> list[dict]:
+        return [e for e in self.events if e["type"] == "epoch"]
+
+    @property
+    def diagnostics(self) -> list[dict]:
+        return [e for e in self.events if e["type"] == "diagnostics"]
+
+    @property
+    def epochs_done(self) -> int:
+        return sum(e["type"] == "epoch" for e in self.events)
+
+    @property
+    def over(self) -> bool:
+        return self.status not in ("queued", "running")
+
+    @property
+    def message(self) -> str:
+        if self.error:
+            text = self.error
+        elif self.end:
+            text = self.end["message"]
+        else:
+            pace = f" · {self.epoch_time:.3f} s/epoch" if self.epoch_time is not None else ""
+            text = {"queued": "waiting for the run before it",
+                    "running": f"epoch {self.epochs_done} of {self.config.epochs}{pace}"}.get(self.status, "")
+        return f"{text}; {self.note}" if self.note else text
+
+    def row(self) -> dict:
+        """One row of :func:`runs_frame`."""
+        end = self.end or {}
+        return {"run": self.label, "dataset": self.config.dataset, "sampler": self.sampler,
+                "backbone": self.config.backbone, "layers": self.config.num_layers,
+                "p_min": self.config.p_min, "p_max": self.config.p_max, "seed": self.config.seed,
+                "status": self.status, "epochs": self.epochs_done, "best_epoch": end.get("best_epoch"),
+                "best_val_acc": end.get("best_val_acc"), "test_acc": end.get("test_acc"),
+                "time_s": end.get("total_time"), "epoch_s": self.epoch_time, "device": self.device_name,
+                "message": self.message}
+
+
+def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
+    """The runs as a table, one row each (accuracies as fractions)."""
+    return pd.DataFrame([r.row() for r in runs], columns=list(SESSION_RUN_COLUMNS))
+
+
+__all__ = ["SESSION_RUN_COLUMNS", "RunRecord", "run_label", "runs_frame"]

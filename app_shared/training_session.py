@@ -1,0 +1,301 @@
+"""The Live training runs of one page: a queue trained one run at a time in a
+background thread, each run's events, and the results store for those that end."""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from app_shared.background import TrainingWorker
+from app_shared.run_records import RunRecord, run_label
+from app_shared.watchdog import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SECONDS, Watchdog, WatchedWorker
+from dropedge_core import paths
+from dropedge_core.store import ResultStore
+from dropedge_core.training import TrainConfig, device_name, resolve_device
+from dropedge_core.training.config import UPLOAD_DATASET
+
+#: End reasons of a Live training run that is put into the results store.
+STORED_REASONS: tuple[str, ...] = ("finished", "early_stop")
+
+
+def _results_store():
+    """The results store (``$DROPEDGE_RESULTS``), opened once per path."""
+    path = paths.results_store()
+    if path not in _STORES:
+        _STORES[path] = ResultStore(path)
+    return _STORES[path]
+
+
+_STORES: dict = {}
+#: Samplers of the "compare samplers" queue: no dropping, DropEdge, DropEdge++.
+COMPARE_SAMPLERS: tuple[str, ...] = ("nodrop", "dropedge", "dropedge++")
+
+
+@dataclass
+class PollResult:
+    """What changed since a poller's last :meth:`TrainingSession.poll`: runs that started
+    or ended (a page reruns in full on a change, so its buttons and run lists follow), and
+    the ``cursor`` to pass to the next poll."""
+
+    started: list[RunRecord] = field(default_factory=list)
+    ended: list[RunRecord] = field(default_factory=list)
+    new_events: int = 0
+    cursor: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.started or self.ended)
+
+
+class TrainingSession:
+    """The training runs of one Live training page: a queue worked off one run at a time
+    in a background thread, every run's events, and a watchdog on the running one.
+
+    Runs start in order: :meth:`submit` queues configs (e.g. the three samplers of
+    :data:`COMPARE_SAMPLERS`). Collecting the running run's events, storing it when it
+    ends and starting the next one is :meth:`advance`. Who calls it decides who the runs
+    belong to:
+
+    * ``autonomous=False``: only :meth:`poll` (the page's fragment) advances, so a queue
+      moves while somebody polls, and the watchdog stops the running run (and drops the
+      queue) when nobody has for ``idle_timeout`` seconds.
+    * ``autonomous=True`` (the app, with ``idle_timeout=None``): a driver thread advances
+      while runs are active, so the runs outlive the browser tab — trained to their end and
+      stored with nobody watching — and a reloaded page finds them in
+      :mod:`app_shared.registry`. The wall-time limit ``max_seconds`` still holds.
+
+    Several pages may watch one session: each passes its own cursor to :meth:`poll`.
+
+    Args:
+        idle_timeout, max_seconds: the watchdog's limits (see :class:`Watchdog`).
+        max_runs: finished runs kept (the oldest are dropped first).
+        worker_factory: ``(config, graph) -> worker``; default starts a
+            :class:`~app_shared.background.TrainingWorker` (tests pass fakes).
+        store: ``() -> ResultStore`` where a run that ends with a result (finished or
+            early stop; not stopped, NaN or an error; not an uploaded graph) is put, so
+            the Depth study finds it without training it again; default the results
+            store of :func:`dropedge_core.paths.results_store`; ``None``: nothing stored.
+        autonomous: a driver thread advances the queue (see above).
+        drive_every: the driver's interval in seconds.
+    """
+
+    #: Changes kept for pollers that lag behind (a page polls about once a second).
+    MAX_CHANGES = 64
+
+    def __init__(self, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+                 max_seconds: float | None = DEFAULT_MAX_SECONDS, max_runs: int = 12,
+                 worker_factory: Callable | None = None, store: Callable | None = _results_store,
+                 autonomous: bool = False, drive_every: float = 0.25):
+        self.idle_timeout = idle_timeout
+        self.store = store
+        self.max_seconds = max_seconds
+        self.max_runs = max_runs
+        self.worker_factory = worker_factory or (lambda config, graph: TrainingWorker(config, graph))
+        self.autonomous, self.drive_every = autonomous, drive_every
+        self.runs: list[RunRecord] = []
+        self._pending: list[tuple[RunRecord, object]] = []
+        self._current: RunRecord | None = None
+        self._worker: WatchedWorker | None = None
+        self._driver: threading.Thread | None = None
+        self._seen = 0
+        self._count = 0
+        self._lock = threading.RLock()
+        self._figures: dict[str, tuple[object, object]] = {}
+        self._changes: list[tuple[str, RunRecord]] = []  # ("started" | "ended", run), in order
+        self._changes_dropped = 0  # changes before self._changes[0]
+        self._own_cursor = 0
+
+    # -- state ------------------------------------------------------------------------
+    @property
+    def current(self) -> RunRecord | None:
+        """The running run (``None`` when idle)."""
+        return self._current
+
+    @property
+    def queued(self) -> list[RunRecord]:
+        return [record for record, _ in self._pending]
+
+    @property
+    def active(self) -> bool:
+        """A run is running or waiting."""
+        return self._current is not None or bool(self._pending)
+
+    @property
+    def watchdog(self) -> Watchdog | None:
+        return self._worker.watchdog if self._worker is not None else None
+
+    def figure(self, name: str, version, build: Callable[[], object]):
+        """The figure ``name`` from ``build()``, rebuilt only when ``version`` (e.g. the
+        runs' event counts) changed. The page polls every ``POLL_S`` seconds; building
+        its four figures costs ~0.1 s of CPU in Python (measured on Cora, 40 epochs),
+        taken from the training thread on a 2-core machine, so unchanged ones are reused."""
+        cached = self._figures.get(name)
+        if cached is None or cached[0] != version:
+            cached = self._figures[name] = (version, build())
+        return cached[1]
+
+    # -- actions ----------------------------------------------------------------------
+    def submit(self, configs: Sequence[TrainConfig], graph=None) -> list[RunRecord]:
+        """Queue runs (validated configs); the first starts at once when idle."""
+        with self._lock:
+            records = []
+            for config in configs:
+                self._count += 1
+                record = RunRecord(self._count, config, run_label(config, self._count))
+                self._pending.append((record, graph))
+                self.runs.append(record)
+                records.append(record)
+            if self._current is None:
+                self._start_next()
+            if self.autonomous and self._driver is None:
+                self._driver = threading.Thread(target=self._drive, name="dropedge-live", daemon=True)
+                self._driver.start()
+            return records
+
+    def poll(self, cursor: int | None = None) -> PollResult:
+        """Heartbeat, :meth:`advance`, and the runs that started or ended since ``cursor``
+        (a poller's last :attr:`PollResult.cursor`; ``None``: the session's own cursor, for
+        a single poller). Cheap: call it as often as the page redraws."""
+        with self._lock:
+            if self._worker is not None:
+                self._worker.heartbeat()
+            new_events = self.advance()
+            own = cursor is None
+            start = self._own_cursor if own else cursor
+            out = PollResult(new_events=new_events, cursor=self._changes_dropped + len(self._changes))
+            for kind, record in self._changes[max(0, start - self._changes_dropped):]:
+                (out.started if kind == "started" else out.ended).append(record)
+            if own:
+                self._own_cursor = out.cursor
+            return out
+
+    def advance(self) -> int:
+        """Collect the running run's new events; when it is over, store it and start the
+        next one. Returns the number of new events."""
+        with self._lock:
+            new_events = 0
+            if self._current is None and self._pending:  # a run was queued while idle
+                self._start_next()
+            while self._current is not None:
+                new = self._worker.events_since(self._seen)
+                self._seen += len(new)
+                self._current.events.extend(new)
+                new_events += len(new)
+                if not self._worker.done:
+                    break
+                record = self._finish()
+                if record.note and self._pending:  # the watchdog fired: nobody is watching
+                    for dropped, _ in self._pending:
+                        dropped.status, dropped.note = "stopped", "dropped from the queue by the watchdog"
+                        self._changed("ended", dropped)
+                    self._pending.clear()
+                if self._pending:
+                    self._start_next()
+            return new_events
+
+    def _changed(self, kind: str, record: RunRecord) -> None:
+        self._changes.append((kind, record))
+        extra = len(self._changes) - self.MAX_CHANGES
+        if extra > 0:
+            del self._changes[:extra]
+            self._changes_dropped += extra
+
+    def _drive(self) -> None:
+        """The driver thread: advance until no run is active (then it ends; the next
+        :meth:`submit` starts another)."""
+        while True:
+            with self._lock:
+                self.advance()
+                if not self.active:
+                    self._driver = None
+                    return
+            time.sleep(self.drive_every)
+
+    def stop(self) -> None:
+        """Stop the running run (it ends with reason ``stopped`` at its next epoch) and
+        drop the queued ones."""
+        with self._lock:
+            for record, _ in self._pending:
+                record.status, record.note = "stopped", "dropped from the queue (Stop)"
+                self._changed("ended", record)
+            self._pending.clear()
+            if self._worker is not None:
+                self._worker.stop()
+
+    def clear(self) -> None:
+        """Forget every run that is over (the running and queued ones stay)."""
+        with self._lock:
+            self.runs = [r for r in self.runs if not r.over]
+
+    def wait(self, timeout: float = 60.0, interval: float = 0.05) -> bool:
+        """Poll until no run is active or ``timeout`` seconds passed (tests, scripts);
+        ``True`` when idle."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.poll()
+            if not self.active:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(interval)
+
+    # -- internals --------------------------------------------------------------------
+    def _start_next(self) -> RunRecord:
+        record, graph = self._pending.pop(0)
+        record.status = "running"
+        self._current, self._seen = record, 0
+        self._changed("started", record)
+        try:
+            worker = self.worker_factory(record.config, graph)
+        except Exception as exc:  # reported on the run, never lost
+            record.events.append({"type": "error", "message": f"{type(exc).__name__}: {exc}".splitlines()[0]})
+            record.status = "error"
+            self._current, self._worker = None, None
+            self._changed("ended", record)
+            return record
+        self._worker = WatchedWorker(worker, self.idle_timeout, self.max_seconds)
+        return record
+
+    def _finish(self) -> RunRecord:
+        record, dog = self._current, self._worker.watchdog
+        dog.cancel()
+        end = record.end
+        record.status = end["reason"] if end else "error"
+        if record.status == "error" and not record.error:
+            record.events.append({"type": "error", "message": "the run ended without an end event"})
+        record.note = dog.message
+        self._store(record, getattr(self._worker, "result", None))
+        self._current, self._worker = None, None
+        self._changed("ended", record)
+        over = [r for r in self.runs if r.over]
+        for old in over[: max(0, len(over) - self.max_runs)]:
+            self.runs.remove(old)
+        return record
+
+
+    def _store(self, record: RunRecord, result) -> None:
+        """Put a run that ended with a result into the results store; a store that fails
+        is a note on the run, never an exception in the poll."""
+        if (self.store is None or result is None or record.status not in STORED_REASONS
+                or record.config.dataset == UPLOAD_DATASET):
+            return
+        try:
+            record.stored_key = self.store().put(result)
+        except Exception as exc:  # an unwritable file, a server that refuses: the run itself is fine
+            line = f"not stored in the results store: {type(exc).__name__}: {exc}".splitlines()[0]
+            record.note = f"{record.note}; {line}" if record.note else line
+
+
+def device_label(name: str = "auto") -> str:
+    """Where training runs, in words: ``"CPU (no CUDA GPU found)"`` or
+    ``"CUDA · NVIDIA H100 ..."`` (the name the trainer reports, :func:`device_name`)."""
+    device = resolve_device(name)
+    if device.type == "cuda":
+        return f"CUDA · {device_name(device)}"
+    return "CPU" + ("" if torch.cuda.is_available() else " (no CUDA GPU found)")
+
+
+__all__ = ["COMPARE_SAMPLERS", "STORED_REASONS", "PollResult", "TrainingSession", "device_label"]

@@ -1,0 +1,75 @@
+"""A tuning study read back: the stored study for reading (never created), and its best
+point as a training request (the Live training page's "Train this").
+
+Apart from :mod:`dropedge_core.studies.tuning` (which runs studies): reading must not
+create a storage, and a tuned point becomes a run's settings here, in the package, where
+the CLI and the app can both reach it.
+"""
+from __future__ import annotations
+
+from dropedge_core import databases
+from dropedge_core.studies import tuning
+from dropedge_core.training import TrainConfig
+
+#: Fields a tuned point may set in a training request (the rest come from the base config).
+TUNED_FIELDS: tuple[str, ...] = ("p_min", "p_max", "lr", "dropout", "weight_decay")
+
+
+def load_study(study_name: str, storage: str | None = None):
+    """The study ``study_name`` in ``storage`` for reading, or ``None`` when there is no
+    such study.
+
+    Nothing is created: a new or empty SQLite file is not touched, and a storage that is
+    not an Optuna one (another program's database, the results store, a server that
+    refuses) raises :class:`~dropedge_core.studies.tuning.TuningError` (one line).
+
+    Args:
+        study_name: the study's name in the storage.
+        storage: an SQLAlchemy URL or a file path (``None``: the default tuning storage).
+    """
+    import optuna
+    from sqlalchemy.exc import SQLAlchemyError
+
+    url = tuning.check_storage(storage, create_folder=False)
+    file = databases.sqlite_path(url)
+    if file is not None and str(file) != ":memory:" and (not file.exists() or file.stat().st_size == 0):
+        return None  # no storage yet: reading must not create one
+    try:
+        return optuna.load_study(study_name=study_name, storage=url)
+    except KeyError:
+        return None
+    except SQLAlchemyError as exc:
+        raise tuning.TuningError(f"cannot read the Optuna storage {databases.display(url)!r}: "
+                                 f"{databases.error_line(exc)}") from None
+
+
+def train_request(best: dict, base: TrainConfig, study_name: str) -> dict:
+    """A tuned point as a training request: ``base``'s fields with the point's
+    ``p_min``/``p_max`` (and lr / dropout / weight decay when tuned), plus ``source`` in
+    words.
+
+    No ``device`` (the trainer picks its own) and no ``diag_every`` (the study ran without
+    diagnostics; the receiver keeps its own). ``p_max`` is raised to ``p_min`` where a
+    point had them crossed.
+
+    Args:
+        best: :func:`~dropedge_core.studies.tuning.best_summary` of the study.
+        base: the study's base config.
+        study_name: named in ``source``.
+
+    Example:
+        >>> base = TrainConfig(dataset="karate", p_min=0.3, p_max=0.8)
+        >>> r = train_request({"trial": 4, "p_min": 0.5, "p_max": 0.4}, base, "s")
+        >>> r["p_min"], r["p_max"], r["source"]
+        (0.5, 0.5, "study 's', trial #4")
+    """
+    request = {k: v for k, v in base.to_dict().items() if k not in ("device", "diag_every")}
+    for key in TUNED_FIELDS:
+        if best.get(key) is not None:
+            request[key] = float(best[key])
+    request["p_max"] = max(request["p_max"], request["p_min"])
+    request["source"] = f"study {study_name!r}, trial #{best['trial']}"
+    return request
+
+
+__all__ = ["TUNED_FIELDS", "load_study", "train_request"]
