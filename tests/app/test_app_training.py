@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from dropedge_core.figures import SAMPLER_COLORS
 from tests.helpers.app import APP, TIMEOUT, _app, _charts, _live, _ok, _until_idle, _values
