@@ -158,19 +158,6 @@ def _build_entries_by_sort(graph: Graph) -> None:
     graph.cache["entry_loops"] = (direction[order] < 0).nonzero().flatten()
 
 
-def layer_weights(graph: Graph, masks: torch.Tensor, method: str = "AN",
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Normalised weights of every layer over the fixed entries of :func:`entry_index`.
-
-    Returns ``(kept, weight)``, both ``(L, 2M + N)`` in CSR order: ``kept`` (bool) marks
-    the entries present at each layer (kept directions and all self-loops), ``weight``
-    (:func:`layer_values`) their normalised values, exactly zero where ``kept`` is False.
-    :func:`adjacencies` compacts these per layer.
-    """
-    weight = layer_values(graph, masks, method)
-    return _kept_entries(graph, masks, weight, check_method(method)), weight
-
-
 def _kept_entries(graph: Graph, masks: torch.Tensor, weight: torch.Tensor, method: str) -> torch.Tensor:
     """``(L, 2M + N)`` bool: the entries of each layer — its kept directions and every
     self-loop. A kept direction weighs > 0 (its end points have degree >= 1), except

@@ -25,8 +25,6 @@ from dropedge_core.method.graph import Graph
 #: The paper's MEN setting (appendix "Mean-Edge-Number"): keep rates 0.05 -> 1.0 and
 #: DropEdge at p = (p_min + p_max) / 2 = 0.525.
 PAPER_MEN_SETTING: dict[str, float] = {"p_min": 0.05, "p_max": 1.0}
-#: The samplers of the paper's MEN table, in its order.
-PAPER_MEN_SAMPLERS: tuple[str, ...] = ("dropedge", "lid", "li", "ldd")
 #: The largest graph (nodes) on which :func:`men_runs` computes MEN exactly by default;
 #: above it, an estimate from sampled source nodes (exact stays possible up to
 #: :data:`dropedge_core.method.metrics.EXACT_ALLOWED_MAX_NODES`).
@@ -132,12 +130,6 @@ def intra_inter_shares(graph: Graph, masks: torch.Tensor) -> pd.DataFrame:
         rows.append(pd.DataFrame({"layer": range(masks.size(0)), "kind": kind,
                                   "kept": kept.tolist(), "total": total, "share": share.tolist()}))
     return pd.concat(rows, ignore_index=True)
-
-
-def intra_inter_by_sampler(graph: Graph, masks_by: dict[str, torch.Tensor]) -> pd.DataFrame:
-    """:func:`intra_inter_shares` for several samplers, with a ``sampler`` column."""
-    frames = [intra_inter_shares(graph, m).assign(sampler=name) for name, m in masks_by.items()]
-    return pd.concat(frames, ignore_index=True)
 
 
 def _undirected(graph: Graph, masks: torch.Tensor) -> torch.Tensor:
