@@ -151,6 +151,10 @@ def kernel_weights(x: torch.Tensor, edges: torch.Tensor, kernel: str = "linear",
     return out.clamp_(min=0.0).add_(KERNEL_FLOOR)
 
 
+def _graph_kernel_weights(graph: Graph, kernel: str, gamma: float, directed: bool) -> torch.Tensor:
+    return kernel_weights(graph.x, graph.edge_index if directed else graph.undirected_edges, kernel, gamma)
+
+
 def successive_sample(weights: torch.Tensor | None, k: int, generator: torch.Generator | None = None,
                       candidates: torch.Tensor | None = None, num_items: int | None = None,
                       ) -> torch.Tensor:
@@ -436,11 +440,7 @@ class EdgeSampler:
         """Kernel weights per mask column (``None`` for uniform), memoised on the graph."""
         if self.weighting == "uniform":
             return None
-        key = ("kernel_weights", self.kernel, float(self.gamma), self.directed)
-        if key not in graph.cache:
-            edges = graph.edge_index if self.directed else graph.undirected_edges
-            graph.cache[key] = kernel_weights(graph.x, edges, self.kernel, self.gamma)
-        return graph.cache[key]
+        return graph.derived(_graph_kernel_weights, self.kernel, float(self.gamma), self.directed)
 
     def layer_counts(self, graph: Graph, num_layers: int) -> torch.Tensor:
         """Edges kept per layer (``(L,)``; row 0 the input layer)."""
