@@ -157,3 +157,39 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
         "dropedge_core/method/graph.py": ["dropedge_core.databases"],
         "dropedge_core/data/presets.py": ["dropedge_core.store", "dropedge_core.store.ResultStore"],
         "dropedge_core/store.py": ["app_shared"]}
+
+
+def _figures_importing_studies(repo: Path = REPO) -> dict[str, list[str]]:
+    """Each figures module's imports of the studies (figures draw the tables the studies
+    build; they never compute one themselves)."""
+    root = repo / "dropedge_core" / "figures"
+    bad = {str(p.relative_to(repo)): sorted(m for m in _imports(p, repo)
+                                            if m == "dropedge_core.studies"
+                                            or m.startswith("dropedge_core.studies."))
+           for p in (_modules(root) if root.is_dir() else [])}
+    return {k: v for k, v in bad.items() if v}
+
+
+def test_no_figures_module_imports_the_studies():
+    bad = _figures_importing_studies()
+    assert not bad, f"figures draw only (tables in, Figure out); these import the studies: {bad}"
+
+
+def test_the_figures_check_catches_a_studies_import(tmp_path):
+    """The checker itself, on a made-up tree: absolute, relative and plain imports of the
+    studies from a figures module are seen; the studies importing the method are not."""
+    files = {
+        "dropedge_core/figures/men.py": "from dropedge_core.studies import sampling\n",
+        "dropedge_core/figures/graph.py": "from ..studies.graph_layout import GraphLayout\n",
+        "dropedge_core/figures/teaching.py": "import dropedge_core.studies.teaching\n",
+        "dropedge_core/figures/style.py": "from dropedge_core.data.reference import FULL_GRAPH\n",
+        "dropedge_core/studies/sampling.py": "from dropedge_core.method import metrics\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert _figures_importing_studies(tmp_path) == {
+        "dropedge_core/figures/graph.py": ["dropedge_core.studies.graph_layout",
+                                           "dropedge_core.studies.graph_layout.GraphLayout"],
+        "dropedge_core/figures/men.py": ["dropedge_core.studies", "dropedge_core.studies.sampling"],
+        "dropedge_core/figures/teaching.py": ["dropedge_core.studies.teaching"]}

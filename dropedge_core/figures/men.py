@@ -15,22 +15,18 @@ from dropedge_core.figures.style import (
     sampler_color,
     sampler_label,
 )
-from dropedge_core.studies import sampling
 
 
-def _men_summary(df: pd.DataFrame) -> pd.DataFrame:
-    return df if "men_mean" in df else sampling.men_summary(df)
-
-
-def men_vs_depth(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> go.Figure:
+def men_vs_depth(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> go.Figure:
     """MEN vs depth per sampler, mean ± std over runs (error bars), log y.
 
     Args:
-        df: rows of :func:`dropedge_core.studies.sampling.men_runs` (or its summary).
+        summary: one row per ``(sampler, layers)`` with ``men_mean, men_std, runs``
+            (:func:`dropedge_core.studies.sampling.men_summary`), drawn in its order.
         paper: optional rows of the paper's table for one dataset (``sampler, layers,
             men``), drawn as open diamonds.
     """
-    s = _men_summary(df)
+    s = summary
     fig = go.Figure()
     for name, part in s.groupby("sampler", sort=False):
         fig.add_trace(go.Scatter(
@@ -56,19 +52,16 @@ def men_vs_depth(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> go.Figu
     return fig
 
 
-def edge_number_curves(df: pd.DataFrame, layers: int | None = None) -> go.Figure:
+def edge_number_curves(stats: pd.DataFrame) -> go.Figure:
     """Edge number ``|Π_{i<=l} (A^(i) + I)|`` vs layer ``l`` at one depth, per sampler:
     the mean over runs as a line and mean ± std as a shaded band (the paper's
     edge-number figure), log y.
 
     Args:
-        df: rows of :func:`dropedge_core.studies.sampling.men_runs`.
-        layers: the depth ``L`` to show (default: the deepest in ``df``).
+        stats: one row per ``(sampler, layer)`` with ``mean, std, count`` and the depth
+            ``layers`` (:func:`dropedge_core.studies.sampling.edge_number_stats`).
     """
-    long = sampling.edge_number_table(df, layers)
-    depth = int(long["layers"].iloc[0])
-    stats = (long.groupby(["sampler", "layer"], sort=False)["edge_number"]
-                 .agg(["mean", "std", "count"]).reset_index().fillna({"std": 0.0}))
+    depth = int(stats["layers"].iloc[0])
     fig = go.Figure()
     for name, part in stats.groupby("sampler", sort=False):
         x = part["layer"].to_numpy()
@@ -93,22 +86,15 @@ def edge_number_curves(df: pd.DataFrame, layers: int | None = None) -> go.Figure
     return fig
 
 
-def men_table_compare(measured_df: pd.DataFrame, paper_df: pd.DataFrame,
-                      dataset: str | None = None) -> go.Figure:
+def men_table_compare(comp: pd.DataFrame, dataset: str) -> go.Figure:
     """The paper's MEN table beside the measured one: for each depth, a bar pair per
     sampler — paper (hatched) and measured (solid, ± std) — on a log axis.
 
     Args:
-        measured_df: rows of :func:`dropedge_core.studies.sampling.men_runs` (or its summary).
-        paper_df: the paper's table (:func:`dropedge_core.data.reference.paper_men`).
-        dataset: dataset key (``"cora"``); default: the only one in ``paper_df``.
+        comp: one row per ``(sampler, layers)`` with ``paper_men, measured_men,
+            measured_std, runs, ratio`` (:func:`dropedge_core.studies.sampling.men_comparison`).
+        dataset: the dataset's name, for the title.
     """
-    if dataset is None:
-        keys = paper_df["dataset_key"].unique()
-        if len(keys) != 1:
-            raise ValueError(f"paper_df holds several datasets {list(keys)}: pass dataset=")
-        dataset = str(keys[0])
-    comp = sampling.men_comparison(measured_df, paper_df, dataset)
     fig = go.Figure()
     for name, part in comp.groupby("sampler", sort=False):
         x = [f"L = {v}" for v in part["layers"]]
@@ -137,6 +123,13 @@ def men_table_compare(measured_df: pd.DataFrame, paper_df: pd.DataFrame,
 # Over-smoothing
 
 
+#: The over-smoothing measures the demo draws, in panel order, with their hover names.
+SMOOTHING_LABELS: dict[str, str] = {
+    "subspace_distance": "relative distance to the over-smoothing subspace",
+    "dirichlet_energy": "Dirichlet energy / its value at step 0",
+}
+
+
 def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
     """How representations collapse with propagation depth, per sampler (home page).
 
@@ -150,7 +143,7 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
         the over-smoothing subspace and the relative Dirichlet energy, both log y. Per
         sampler the line comes first, then (with a spread) the band's upper and lower edge.
     """
-    measures = [m for m in sampling.SMOOTHING_MEASURES if m in set(df["measure"])]
+    measures = [m for m in SMOOTHING_LABELS if m in set(df["measure"])]
     titles = {"subspace_distance": "distance to the over-smoothing subspace",
               "dirichlet_energy": "Dirichlet energy"}
     fig = make_subplots(rows=1, cols=len(measures), subplot_titles=[titles[m] for m in measures],
@@ -165,7 +158,7 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
                 marker=dict(size=4),
                 customdata=np.stack([run["std"], run["low"], run["high"]], axis=1) if spread else None,
                 hovertemplate=f"{sampler_label(name)} · step %{{x}}<br>"
-                              f"{sampling.SMOOTHING_MEASURES[measure]}: %{{y:.3g}}"
+                              f"{SMOOTHING_LABELS[measure]}: %{{y:.3g}}"
                               + (f" (mean of {int(run['samples'].max())} draws, ± %{{customdata[0]:.2g}};"
                                  " range %{customdata[1]:.3g} – %{customdata[2]:.3g})" if spread else "")
                               + "<extra></extra>"),

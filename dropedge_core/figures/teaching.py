@@ -6,20 +6,43 @@ point is); kept in their own module so the views can grow without crowding that 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dropedge_core.data.reference import FULL_GRAPH as FULL
 from dropedge_core.figures.style import _base_layout, sampler_color, sampler_label
-from dropedge_core.studies.teaching import Snapshots
-from dropedge_core.studies.theory import FULL
 
 FULL_COLOR = "#000000"
 #: Strong, distinct class colours for the scatter views (ColorBrewer Set1 + Dark2, no yellow):
 #: the pastel graph colours of :data:`~dropedge_core.figures.style.CLASS_COLORS` blur on a cloud.
 SCATTER_CLASS_COLORS: tuple[str, ...] = ("#e41a1c", "#377eb8", "#4daf4a", "#984ea3", "#ff7f00",
                                          "#a65628", "#f781bf", "#1b9e77", "#7570b3", "#666666")
+
+
+class SnapshotView(Protocol):
+    """One model's view as the class pictures read it
+    (:class:`dropedge_core.studies.teaching.Snapshot`)."""
+
+    sampler: str
+    proj: np.ndarray            # (K, N, 2)
+    separation: list[float]     # K
+    subspace: list[float]       # K
+    test_acc: float | None
+
+
+class Snapshots(Protocol):
+    """The views side by side (:class:`dropedge_core.studies.teaching.Snapshots`)."""
+
+    labels: np.ndarray          # (N,) int, -1 = no label
+    items: Sequence[SnapshotView]
+
+    @property
+    def num_layers(self) -> int: ...
 
 
 def _color(name: str) -> str:
