@@ -3,16 +3,16 @@ one of the page's settings), which of them are cached, the nearest cached settin
 none is, and the whole view the Depth study page draws (:func:`depth_view`).
 
 The run CSV format and the bundled runs are in :mod:`dropedge_core.studies.runs`, the
-per-cell summary and the paper's numbers in :mod:`dropedge_core.studies.cells`; their
-names are re-exported here.
+per-cell summary and the paper's numbers in :mod:`dropedge_core.studies.cells`.
 
 Example:
-    >>> from dropedge_core.studies import depth as results
-    >>> configs = results.depth_configs("karate", None, ["gcn"], [2, 4],
-    ...                                 ["nodrop", "dropedge++"], seeds=2, epochs=50)
+    >>> from dropedge_core.studies import depth
+    >>> from dropedge_core.studies.runs import empty_runs
+    >>> configs = depth.depth_configs("karate", None, ["gcn"], [2, 4],
+    ...                               ["nodrop", "dropedge++"], seeds=2, epochs=50)
     >>> len(configs), configs[0].diag_every, configs[0].recipe
     (8, 0, 'depth')
-    >>> runs = results.requested_runs(configs, results.empty_runs())
+    >>> runs = depth.requested_runs(configs, empty_runs())
     >>> runs["source"].unique().tolist()
     ['missing']
 """
@@ -30,31 +30,8 @@ from dropedge_core.databases import display, is_url
 from dropedge_core.method.models import BACKBONES, check_backbone
 from dropedge_core.store import run_key
 from dropedge_core.studies import ordering
-from dropedge_core.studies.cells import (
-    PAPER_GAP,
-    REPRODUCTION_DOC,
-    cell_summary,
-    depth_table,
-    paper_gaps,
-    paper_rows,
-    reproduction_notes,
-)
-from dropedge_core.studies.runs import (
-    BUNDLED_DIR,
-    GROUP_COLUMNS,
-    RUN_COLUMNS,
-    ResultsError,
-    bundled_files,
-    bundled_results,
-    bundled_signature,
-    cached_runs,
-    empty_runs,
-    export_runs,
-    read_runs,
-    run_row,
-    store_path,
-    store_runs,
-)
+from dropedge_core.studies.cells import depth_table, paper_gaps, paper_rows
+from dropedge_core.studies.runs import RUN_COLUMNS, ResultsError, run_row
 from dropedge_core.training import TrainConfig, recipes
 
 #: Depths the page offers (the paper's).
@@ -246,7 +223,7 @@ def cached_settings(cached: pd.DataFrame, dataset: str, split: str, kernel: str 
     every run of the group that the found settings explain is then counted for them.
 
     Args:
-        cached: runs in the run CSV format (:func:`cached_runs`; ``source`` optional).
+        cached: runs in the run CSV format (:func:`~.runs.cached_runs`; ``source`` optional).
         dataset, split: which runs.
         kernel, directed: tried before the defaults.
         prefer: the keep rates tried first (the page's).
@@ -337,7 +314,7 @@ def requested_runs(configs: Sequence[TrainConfig], cached: pd.DataFrame) -> pd.D
     """One row per requested config: the run CSV columns plus ``source`` — ``"store"``
     or ``"bundled"`` (the metrics come from there) or ``"missing"`` (NaN metrics).
 
-    ``cached`` is :func:`cached_runs` (a table without ``source`` counts as ``"store"``).
+    ``cached`` is :func:`~.runs.cached_runs` (a table without ``source`` counts as ``"store"``).
     """
     wanted = pd.DataFrame([run_row(c) for c in configs],
                           columns=["dataset", "split", "backbone", "sampler", "layers", "seed", "settings",
@@ -424,7 +401,7 @@ def depth_view(dataset: str, split: str, backbones: Sequence[str], depths: Seque
                p_max: float, kernel: str, directed: bool, cached: pd.DataFrame, paper: pd.DataFrame,
                settings_lookup: Callable[..., list[dict]] | None = None) -> DepthView:
     """The Depth study for one request: the requested runs against the cached ones
-    (:func:`cached_runs`), the per-cell table beside the paper's numbers, and — when
+    (:func:`~.runs.cached_runs`), the per-cell table beside the paper's numbers, and — when
     nothing requested is measured yet — the nearest cached settings instead, so that the
     page never shows an empty chart while runs of the dataset/split exist.
 
@@ -472,10 +449,6 @@ def depth_view(dataset: str, split: str, backbones: Sequence[str], depths: Seque
     return view
 
 
-__all__ = ["BUNDLED_DIR", "DEPTHS", "DepthView", "GROUP_COLUMNS", "KEEP_GRID", "MODES", "PAPER_GAP",
-           "REPRODUCTION_DOC", "RUN_COLUMNS", "ResultsError", "STUDY_FIXED", "STUDY_SAMPLERS",
-           "bundled_files", "bundled_results", "bundled_signature", "cached_runs", "cached_settings",
-           "cell_summary", "depth_configs", "depth_table", "depth_view", "describe_settings", "empty_runs",
-           "export_runs", "nearest_settings", "other_runs", "paper_gaps", "paper_rows", "read_runs",
-           "recipe_line", "reproduction_notes", "requested_runs", "run_row", "store_path", "store_runs",
-           "study_settings", "sweep_commands"]
+__all__ = ["DEPTHS", "DepthView", "KEEP_GRID", "MODES", "STUDY_FIXED", "STUDY_SAMPLERS", "cached_settings",
+           "depth_configs", "depth_view", "describe_settings", "nearest_settings", "other_runs",
+           "recipe_line", "requested_runs", "study_settings", "sweep_commands"]
