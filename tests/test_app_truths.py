@@ -220,10 +220,10 @@ def test_live_training_kernel_two_runs_of_one_sampler_and_legible_diagnostics():
 
 
 def test_log_axes_label_few_round_ticks():
-    narrow = figure_style._log_axis([0.31, 0.35, 0.9])
+    narrow = figure_style.log_axis([0.31, 0.35, 0.9])
     assert narrow["type"] == "log" and 2 <= len(narrow["tickvals"]) <= 5
     assert all(len(t) <= 4 for t in narrow["ticktext"])
-    assert figure_style._log_axis([1, 50])["dtick"] == "D2" and figure_style._log_axis([1, 1e4])["dtick"] == 1
+    assert figure_style.log_axis([1, 50])["dtick"] == "D2" and figure_style.log_axis([1, 1e4])["dtick"] == 1
     events = [{"type": "diagnostics", "epoch": e, "layer_distances": [1.0 + e, 2.0, 3.0]}
               for e in range(3)]
     fig = figures.layer_distance_curves(events)

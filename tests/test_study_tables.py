@@ -90,6 +90,14 @@ def test_edge_number_stats_by_hand():
     assert deepest["std"].tolist() == [0.0] * 4 and set(deepest["layers"]) == {4}
 
 
+def test_mean_std_of_a_plain_list_by_hand():
+    # (0.70, 0.74, 0.78): mean 0.74, sample std sqrt((0.04^2 + 0 + 0.04^2) / 2) = 0.04; None left out
+    mean, std = cells.mean_std([0.70, None, 0.74, 0.78])
+    assert mean == pytest.approx(0.74) and std == pytest.approx(0.04)
+    assert cells.mean_std([0.5]) == (0.5, 0.0)  # one value: std 0 (the command line's choice)
+    assert cells.mean_std([]) == (None, None) and cells.mean_std([None]) == (None, None)
+
+
 # ---- a drawing of sampled layers ------------------------------------------------------------
 
 def _square():

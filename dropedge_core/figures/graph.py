@@ -16,7 +16,7 @@ from dropedge_core.figures.style import (
     DROPPED_COLOR,
     KEPT_UNIFORM_WIDTH,
     WEIGHT_COLORS,
-    _base_layout,
+    base_layout,
     sampler_color,
     sampler_label,
 )
@@ -137,7 +137,7 @@ def layer_edges(drawing: LayerDrawing, layer: int, sampler: str | None = None) -
         or one per weight bin), edge midpoints (hover only), one trace per node class.
     """
     fig = go.Figure(_layer_traces(drawing, int(layer), sampler))
-    _base_layout(fig, _layer_title(drawing, int(layer), sampler), height=600, legend="right")
+    base_layout(fig, _layer_title(drawing, int(layer), sampler), height=600, legend="right")
     fig.update_layout(margin=dict(l=10, r=10, t=50, b=10))
     return _graph_axes(fig)
 
@@ -151,7 +151,7 @@ def layer_edges_animation(drawing: LayerDrawing, sampler: str | None = None,
                        layout=dict(title=dict(text=_layer_title(drawing, layer, sampler))))
               for layer in range(num_layers)]
     fig = go.Figure(data=frames[0].data, frames=frames)
-    _base_layout(fig, _layer_title(drawing, 0, sampler), height=640, legend="right")
+    base_layout(fig, _layer_title(drawing, 0, sampler), height=640, legend="right")
     fig.update_layout(margin=dict(l=10, r=10, t=50, b=60))
     play = dict(frame=dict(duration=frame_ms, redraw=True), fromcurrent=True,
                 transition=dict(duration=0))
@@ -195,7 +195,7 @@ def keep_counts_bar(counts_by_sampler: Mapping[str, torch.Tensor | Sequence[int]
         fig.add_hline(y=num_edges, line=dict(color="#555", dash="dash", width=1),
                       annotation_text=f"all edges (M = {num_edges})",
                       annotation_position="top left")
-    _base_layout(fig, "Keep counts per layer (the layer schedule)")
+    base_layout(fig, "Keep counts per layer (the layer schedule)")
     fig.update_layout(barmode="group", bargap=0.15)
     fig.update_xaxes(title="layer l (0 = input)", dtick=1)
     fig.update_yaxes(title="edges kept (count)", rangemode="tozero")
@@ -220,7 +220,7 @@ def nesting_heatmap(nesting: np.ndarray | torch.Tensor, sampler: str | None = No
         hovertemplate="%{z:.1%} of layer %{y}'s kept edges are also kept at layer %{x}"
                       "<extra></extra>"))
     who = f"{sampler_label(sampler)}: " if sampler else ""
-    _base_layout(fig, f"{who}nesting |kept(i) ∩ kept(j)| / |kept(i)|")
+    base_layout(fig, f"{who}nesting |kept(i) ∩ kept(j)| / |kept(i)|")
     fig.update_xaxes(title="layer j (0 = input)", dtick=1 if num_layers <= 16 else None)
     fig.update_yaxes(title="layer i (0 = input)", dtick=1 if num_layers <= 16 else None,
                      autorange="reversed")
@@ -250,7 +250,7 @@ def intra_inter_share(shares: pd.DataFrame) -> go.Figure:
                 hovertemplate=f"{sampler_label(name)} · layer %{{x}} · {kind}-class edges: "
                               "%{y:.1f}% kept (%{customdata[0]} of %{customdata[1]})"
                               "<extra></extra>"))
-    _base_layout(fig, "Kept share of intra-class (solid) vs inter-class (dashed) edges")
+    base_layout(fig, "Kept share of intra-class (solid) vs inter-class (dashed) edges")
     fig.update_xaxes(title="layer l (0 = input)", dtick=1)
     fig.update_yaxes(title="edges kept (% of the class of edge)", rangemode="tozero")
     return fig

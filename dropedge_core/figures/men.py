@@ -8,10 +8,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dropedge_core.figures.style import (
-    _base_layout,
-    _depth_axis,
-    _log_axis,
-    _rgba,
+    base_layout,
+    depth_axis,
+    log_axis,
+    rgba,
     sampler_color,
     sampler_label,
 )
@@ -44,10 +44,10 @@ def men_vs_depth(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> go
                             line=dict(width=2)),
                 hovertemplate=f"{sampler_label(name)} · L=%{{x}}<br>paper MEN %{{y:.2s}}"
                               "<extra></extra>"))
-    _base_layout(fig, "MEN vs depth (mean ± std over runs)")
-    fig.update_xaxes(title="depth L (layers)", **_depth_axis(s["layers"]))
+    base_layout(fig, "MEN vs depth (mean ± std over runs)")
+    fig.update_xaxes(title="depth L (layers)", **depth_axis(s["layers"]))
     fig.update_yaxes(title="MEN (non-zeros of Π(A+I), log scale)",
-                     **_log_axis(pd.concat([s["men_mean"], paper["men"] if paper is not None
+                     **log_axis(pd.concat([s["men_mean"], paper["men"] if paper is not None
                                             else pd.Series(dtype=float)])))
     return fig
 
@@ -70,7 +70,7 @@ def edge_number_curves(stats: pd.DataFrame) -> go.Figure:
         color = sampler_color(name)
         fig.add_trace(go.Scatter(
             x=np.concatenate([x, x[::-1]]), y=np.concatenate([mean + std, lower[::-1]]),
-            fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), mode="lines",
+            fill="toself", fillcolor=rgba(color, 0.18), line=dict(width=0), mode="lines",
             hoverinfo="skip", showlegend=False, legendgroup=name, name=f"{name} ± std"))
         fig.add_trace(go.Scatter(
             x=x, y=mean, mode="lines+markers", name=sampler_label(name), legendgroup=name,
@@ -79,10 +79,10 @@ def edge_number_curves(stats: pd.DataFrame) -> go.Figure:
             hovertemplate=f"{sampler_label(name)} · L={depth} · layer %{{x}}<br>edge number "
                           "%{y:.3s} ± %{customdata[0]:.2s} over %{customdata[1]} runs"
                           "<extra></extra>"))
-    _base_layout(fig, f"Edge number per layer, L = {depth} (band: mean ± std over runs)")
+    base_layout(fig, f"Edge number per layer, L = {depth} (band: mean ± std over runs)")
     fig.update_xaxes(title="layer l (0 = input)", dtick=1 if depth <= 16 else None)
     fig.update_yaxes(title="edge number |Π_{i≤l}(A⁽ⁱ⁾+I)| (non-zeros, log scale)",
-                     **_log_axis(stats["mean"]))
+                     **log_axis(stats["mean"]))
     return fig
 
 
@@ -101,7 +101,7 @@ def men_table_compare(comp: pd.DataFrame, dataset: str) -> go.Figure:
         color = sampler_color(name)
         fig.add_trace(go.Bar(
             x=x, y=part["paper_men"], name=f"{sampler_label(name)} · paper",
-            marker=dict(color=_rgba(color, 0.35), line=dict(color=color, width=1.5),
+            marker=dict(color=rgba(color, 0.35), line=dict(color=color, width=1.5),
                         pattern=dict(shape="/", fgcolor=color)),
             hovertemplate=f"{sampler_label(name)} · %{{x}}<br>paper MEN %{{y:.2s}}<extra></extra>"))
         fig.add_trace(go.Bar(
@@ -111,11 +111,11 @@ def men_table_compare(comp: pd.DataFrame, dataset: str) -> go.Figure:
             customdata=np.stack([part["ratio"], part["runs"].fillna(0)], axis=1),
             hovertemplate=f"{sampler_label(name)} · %{{x}}<br>measured MEN %{{y:.3s}} "
                           "(%{customdata[0]:.2f}× paper, %{customdata[1]} runs)<extra></extra>"))
-    _base_layout(fig, f"MEN: paper vs measured ({dataset})")
+    base_layout(fig, f"MEN: paper vs measured ({dataset})")
     fig.update_layout(barmode="group", bargap=0.2, bargroupgap=0.05)
     fig.update_xaxes(title="depth")
     fig.update_yaxes(title="MEN (non-zeros, log scale)",
-                     **_log_axis(pd.concat([comp["paper_men"], comp["measured_men"]])))
+                     **log_axis(pd.concat([comp["paper_men"], comp["measured_men"]])))
     return fig
 
 
@@ -167,15 +167,15 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
                 for edge, fill in (("high", None), ("low", "tonexty")):
                     fig.add_trace(go.Scatter(
                         x=run["step"], y=run[edge], mode="lines", line=dict(width=0),
-                        fill=fill, fillcolor=_rgba(sampler_color(name), 0.18), legendgroup=name,
+                        fill=fill, fillcolor=rgba(sampler_color(name), 0.18), legendgroup=name,
                         showlegend=False, hoverinfo="skip", name=f"{sampler_label(name)} {edge}"),
                         row=1, col=col)
-        fig.update_yaxes(row=1, col=col, **_log_axis(pd.concat([part[c] for c in ("value", "low", "high")
+        fig.update_yaxes(row=1, col=col, **log_axis(pd.concat([part[c] for c in ("value", "low", "high")
                                                                  if c in part])),
                          title="‖H − P_M H‖ / ‖H‖ (ratio)" if measure == "subspace_distance"
                          else "E(H_k) / E(X) (ratio)")
         fig.update_xaxes(title="propagation step k (layers of Â)", row=1, col=col)
-    _base_layout(fig, "Over-smoothing: H_k = Â⁽ᵏ⁻¹⁾ ··· Â⁽⁰⁾ X collapses as k grows", height=430)
+    base_layout(fig, "Over-smoothing: H_k = Â⁽ᵏ⁻¹⁾ ··· Â⁽⁰⁾ X collapses as k grows", height=430)
     return fig
 
 

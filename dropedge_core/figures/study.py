@@ -14,9 +14,9 @@ from dropedge_core.figures.style import (
     DEPTH_SPREAD,
     DROPPED_COLOR,
     SAMPLER_COLORS,
-    _base_layout,
-    _depth_axis,
-    _percent,
+    base_layout,
+    depth_axis,
+    percent,
     sampler_color,
     sampler_label,
 )
@@ -53,7 +53,7 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
         measured = pd.DataFrame({"backbone_key": pd.Series(dtype=str), "sampler": pd.Series(dtype=str),
                                  "layers": pd.Series(dtype=int), "acc": pd.Series(dtype=float)})
     else:
-        measured = df.assign(backbone_key=df["backbone"].map(_backbone_key), acc=_percent(df[value]))
+        measured = df.assign(backbone_key=df["backbone"].map(_backbone_key), acc=percent(df[value]))
     paper = None
     if paper_df is not None:
         paper = paper_df.assign(backbone_key=paper_df["backbone"].map(_backbone_key))
@@ -111,10 +111,10 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
                 shown.add(f"{name} paper")
         depths = list(part["layers"]) + (list(paper[paper["backbone_key"] == bk]["layers"])
                                          if paper is not None else [])
-        fig.update_xaxes(title="depth L (layers)", row=1, col=col, **_depth_axis(depths or [2]))
+        fig.update_xaxes(title="depth L (layers)", row=1, col=col, **depth_axis(depths or [2]))
     fig.update_yaxes(title="test accuracy (%)", row=1, col=1)
     with_paper = paper is not None and len(paper) > 0
-    _base_layout(fig, "Test accuracy vs depth (mean ± std over seeds"
+    base_layout(fig, "Test accuracy vs depth (mean ± std over seeds"
                  + ("; dashed: paper)" if with_paper else ")")
                  + (f"<br><sup>{note}</sup>" if note else ""), height=460 if note else 440)
     return fig
@@ -130,7 +130,7 @@ def tuning_surface(trials: pd.DataFrame, x: str = "p_min", y: str = "p_max",
             (fraction or %), optionally ``number``.
     """
     t = trials.dropna(subset=[x, y, value])
-    z = _percent(t[value]) if len(t) else t[value]
+    z = percent(t[value]) if len(t) else t[value]
     fig = go.Figure()
     if len(t) >= 3:
         fig.add_trace(go.Contour(x=t[x], y=t[y], z=z, connectgaps=True, colorscale="Viridis",
@@ -151,7 +151,7 @@ def tuning_surface(trials: pd.DataFrame, x: str = "p_min", y: str = "p_max",
             marker=dict(symbol="star", size=16, color="#d62728", line=dict(color="black", width=1)),
             hovertemplate=f"best trial<br>{x} %{{x:.2f}} · {y} %{{y:.2f}}<br>"
                           f"validation accuracy {z.iloc[best]:.2f}%<extra></extra>"))
-    _base_layout(fig, "Validation accuracy over the keep rates")
+    base_layout(fig, "Validation accuracy over the keep rates")
     fig.update_xaxes(title=f"{x} (keep rate, fraction of edges)", range=[0, 1])
     fig.update_yaxes(title=f"{y} (keep rate, fraction of edges)", range=[0, 1])
     return fig
@@ -168,7 +168,7 @@ def tuning_history(trials: pd.DataFrame, value: str = "val_acc") -> go.Figure:
     t = trials.sort_values("trial") if "trial" in trials else trials
     done = t.dropna(subset=[value])
     fig = go.Figure()
-    z = _percent(done[value]) if len(done) else done[value].astype(float)
+    z = percent(done[value]) if len(done) else done[value].astype(float)
     fig.add_trace(go.Scatter(
         x=done["trial"], y=z, mode="markers", name="trial",
         marker=dict(color=SAMPLER_COLORS["dropedge"], size=8),
@@ -185,7 +185,7 @@ def tuning_history(trials: pd.DataFrame, value: str = "val_acc") -> go.Figure:
             x=other["trial"], y=[low] * len(other), mode="markers", name="pruned / stopped",
             marker=dict(symbol="x", color=DROPPED_COLOR, size=8), customdata=list(states),
             hovertemplate="trial %{x}: %{customdata}<extra></extra>"))
-    _base_layout(fig, "Study progress: validation accuracy per trial")
+    base_layout(fig, "Study progress: validation accuracy per trial")
     fig.update_xaxes(title="trial number")
     fig.update_yaxes(title="validation accuracy (%)")
     return fig

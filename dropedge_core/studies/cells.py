@@ -13,7 +13,7 @@ import pandas as pd
 
 from dropedge_core import paths
 from dropedge_core.method.models import check_backbone
-from dropedge_core.studies.runs import GROUP_COLUMNS, _display_order
+from dropedge_core.studies.runs import GROUP_COLUMNS, display_order
 
 
 def cell_summary(runs: pd.DataFrame, by: Sequence[str] = GROUP_COLUMNS, value: str = "test_acc",
@@ -52,6 +52,22 @@ def cell_summary(runs: pd.DataFrame, by: Sequence[str] = GROUP_COLUMNS, value: s
     out["n"] = out["n"].astype("int64")
     out.loc[out["n"] == 1, std] = one_run_std
     return out
+
+
+def mean_std(values: Sequence[float | None], one_run_std: float = 0.0) -> tuple[float | None, float | None]:
+    """Mean and sample std of ``values`` (``None``/NaN left out): one cell of
+    :func:`cell_summary`, for callers holding a plain list; ``(None, None)`` when no value
+    is left, ``one_run_std`` as the std of one value.
+
+    Example:
+        >>> [round(v, 4) for v in mean_std([0.8, None, 0.82])]
+        [0.81, 0.0141]
+    """
+    cell = cell_summary(pd.DataFrame({"cell": 0, "value": list(values)}, dtype=object), by=["cell"],
+                        value="value", one_run_std=one_run_std)
+    if cell.empty or int(cell["n"].iloc[0]) == 0:
+        return None, None
+    return float(cell["value_mean"].iloc[0]), float(cell["value_std"].iloc[0])
 
 
 def paper_rows(paper: pd.DataFrame, dataset: str, split: str, backbones: Sequence[str] | None = None,
@@ -137,7 +153,7 @@ def depth_table(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.Dat
         ref = ref.drop_duplicates(keys)
         table = table.merge(ref, on=keys, how="left")
         table["diff_vs_paper"] = table["test_acc_mean"] - table["paper_test_acc"]
-    return table.sort_values(keys, key=_display_order, kind="stable").reset_index(drop=True)
+    return table.sort_values(keys, key=display_order, kind="stable").reset_index(drop=True)
 
 
 #: Measured and paper differ "by more than a few points" (a fraction: 5 points).
@@ -172,5 +188,5 @@ def reproduction_notes(path: str | Path | None = None,
 
 
 
-__all__ = ["PAPER_GAP", "REPRODUCTION_DOC", "cell_summary", "depth_table", "paper_gaps", "paper_rows",
-           "reproduction_notes"]
+__all__ = ["PAPER_GAP", "REPRODUCTION_DOC", "cell_summary", "depth_table", "mean_std", "paper_gaps",
+           "paper_rows", "reproduction_notes"]
