@@ -8,8 +8,6 @@ from dropedge_core import figures, metrics, samplers
 from dropedge_core.data import reference
 from dropedge_core.studies import sampling
 
-DEPTHS = (2, 4, 8, 16, 32)
-
 sel = ui.selection()
 graph = ui.page_header("MEN explorer", sel)
 st.markdown(
@@ -24,7 +22,7 @@ paper_setting = c1.checkbox("Paper's setting", value=True, key="men_paper_settin
                                  "of the paper's MEN table. Off: the sidebar's keep rates.")
 p_min, p_max = ((sampling.PAPER_MEN_SETTING["p_min"], sampling.PAPER_MEN_SETTING["p_max"])
                 if paper_setting else (sel.p_min, sel.p_max))
-depths = c2.multiselect("Depths L", DEPTHS, default=[2, 4, 8, 16], key="men_depths")
+depths = c2.multiselect("Depths L", sampling.MEN_DEPTHS, default=[2, 4, 8, 16], key="men_depths")
 # per-dataset keys: a big graph starts with fewer runs and the estimate, whatever was
 # picked for a small one
 runs = c3.slider("Runs", 1, 10, 3 if big else 5, key=f"men_runs_{ui.data_id(sel)}",

@@ -193,3 +193,38 @@ def test_the_figures_check_catches_a_studies_import(tmp_path):
                                            "dropedge_core.studies.graph_layout.GraphLayout"],
         "dropedge_core/figures/men.py": ["dropedge_core.studies", "dropedge_core.studies.sampling"],
         "dropedge_core/figures/teaching.py": ["dropedge_core.studies.teaching"]}
+
+
+def _layer_limit_homes(repo: Path = REPO) -> list[str]:
+    """Where a layer limit is written down: assignments to a name ending ``MAX_LAYERS`` with
+    a number, and ``max_layers`` parameters defaulting to a number."""
+    found = []
+    for p in _project_files(repo):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and any(
+                    isinstance(t, ast.Name) and t.id.endswith("MAX_LAYERS") for t in node.targets):
+                found.append(f"{p.relative_to(repo)}:{node.lineno}")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args.args[len(node.args.args) - len(node.args.defaults):]
+                found += [f"{p.relative_to(repo)}:{node.lineno}" for a, d in zip(args, node.args.defaults)
+                          if a.arg == "max_layers" and isinstance(d, ast.Constant)]
+    return found
+
+
+def test_the_layer_limit_has_one_home(tmp_path):
+    """``method.limits.MAX_LAYERS`` is the one number; the app's lower limit is derived from
+    the depth study's depths. The checker sees a copy and a hard-coded default."""
+    assert [h.split(":")[0] for h in _layer_limit_homes()] == ["dropedge_core/method/limits.py"]
+    from app_shared import urlstate
+    from dropedge_core.method import limits
+    from dropedge_core.studies.depth import DEPTHS
+
+    assert urlstate.APP_MAX_LAYERS == max(DEPTHS) <= limits.MAX_LAYERS
+    files = {"dropedge_core/training/config.py": "MAX_LAYERS = 256\n",
+             "dropedge_core/method/samplers.py": "def check_layers(n, max_layers=256):\n    pass\n",
+             "app_shared/urlstate.py": "APP_MAX_LAYERS = max(DEPTHS)\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert sorted(_layer_limit_homes(tmp_path)) == ["dropedge_core/method/samplers.py:1",
+                                                    "dropedge_core/training/config.py:1"]

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from dropedge_core.method.graph import Graph
+from dropedge_core.method.limits import MAX_LAYERS
 
 RELATIONS = ("all", "shared", "independent", "increasing", "decreasing")
 WEIGHTINGS = ("uniform", "kernel")
@@ -70,7 +71,7 @@ def check_rates(p_min: float, p_max: float) -> None:
         raise SamplerError(f"p_min must be <= p_max (got p_min={p_min}, p_max={p_max})")
 
 
-def check_layers(num_layers: int, max_layers: int = 256) -> None:
+def check_layers(num_layers: int, max_layers: int = MAX_LAYERS) -> None:
     if not isinstance(num_layers, int) or not 1 <= num_layers <= max_layers:
         raise SamplerError(f"num_layers must be an integer in 1..{max_layers} (got {num_layers!r})")
 

@@ -25,6 +25,9 @@ from dropedge_core.method.graph import Graph
 #: The paper's MEN setting (appendix "Mean-Edge-Number"): keep rates 0.05 -> 1.0 and
 #: DropEdge at p = (p_min + p_max) / 2 = 0.525.
 PAPER_MEN_SETTING: dict[str, float] = {"p_min": 0.05, "p_max": 1.0}
+#: The depths the MEN explorer offers: the paper's (:data:`dropedge_core.studies.depth.DEPTHS`)
+#: up to 32 (exact MEN of 64 layers over several samplers and runs is too slow for a page).
+MEN_DEPTHS: tuple[int, ...] = (2, 4, 8, 16, 32)
 #: The largest graph (nodes) on which :func:`men_runs` computes MEN exactly by default;
 #: above it, an estimate from sampled source nodes (exact stays possible up to
 #: :data:`dropedge_core.method.metrics.EXACT_ALLOWED_MAX_NODES`).
