@@ -3,7 +3,7 @@ beside the paper's numbers.
 
 Runs are looked up by their run key in the results store (``$DROPEDGE_RESULTS`` or
 ``results/results.sqlite``; Live training runs land there too) and in the run CSVs bundled
-under ``dropedge_core/assets/results/``; :func:`dropedge_core.studies.depth.depth_view` builds the whole
+under ``dropedge_core/assets/results/``; :func:`dropedge_core.studies.depth_view.depth_view` builds the whole
 view. "Run missing" trains the rest in this session's sweep job (:mod:`app_shared.depth_view`),
 and the page redraws as each run is stored.
 """
@@ -18,6 +18,7 @@ from dropedge_core import datasets, figures
 from dropedge_core.data import reference
 from dropedge_core.store import ResultStore, StoreError
 from dropedge_core.studies import depth, own_runs, runs
+from dropedge_core.studies.depth_view import depth_view
 
 
 @st.cache_resource(max_entries=8)
@@ -87,7 +88,7 @@ except runs.ResultsError as exc:
     st.warning(f"Bundled results ignored: {exc}")
     bundled_df = runs.empty_runs()
 cached = runs.cached_runs(store_df, bundled_df)
-view = depth.depth_view(sel.dataset, sel.split, req.backbones, req.depths, req.samplers, req.seeds,
+view = depth_view(sel.dataset, sel.split, req.backbones, req.depths, req.samplers, req.seeds,
                         req.epochs, req.mode, sel.p_min, sel.p_max, req.kernel, req.directed,
                         cached, _paper(), _cached_settings)
 recipe_col.caption("  \n".join(f"**{dv.backbone_label(b)}**: {line}" for b, line in view.recipes.items())
