@@ -239,10 +239,25 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
     # sit beside the sampler's arrays at the next epoch's peak; its page faults cost less
     keep_table = workspace if (num + n) * num_layers * 4 <= KEEP_TABLE_BYTES else None
     table = _buffer(keep_table, "table", (num + n, num_layers), device)
-    # pass 1: the kept flags into the table (as 0/1 floats), then the degrees of all
-    # layers as one sparse product with the incidence matrix (a kept undirected column
-    # adds to both end points' degrees, a direction to its source's)
-    step = _step(device, width)
+    left, right = _degree_scalings(graph, masks, table, method)
+    _fill_values(table, left, right, src, dst, width, method)
+    rows = _table_rows(graph, width, directional)
+    if out is None:
+        out = torch.empty(num_layers, rows.numel(), device=device)
+    elif out.shape != (num_layers, rows.numel()) or out.dtype != torch.float32 or not out.is_contiguous():
+        raise ValueError(f"out must be a contiguous float32 tensor of shape {(num_layers, rows.numel())}")
+    return _gather_entries(table, rows, out)
+
+
+def _degree_scalings(graph: Graph, masks: torch.Tensor, table: torch.Tensor, method: str,
+                     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Pass 1 of :func:`layer_values`: the kept flags into ``table`` (as 0/1 floats), then
+    the degrees of all layers as one sparse product with the incidence matrix (a kept
+    undirected column adds to both end points' degrees, a direction to its source's),
+    turned into the method's ``(N, L)`` scalings of a row's and a column's end point
+    (``right`` is ``None`` for ARW, which scales rows only)."""
+    width = masks.size(1)
+    step = _step(table.device, width)
     for s in range(0, width, step):  # a loop over chunks of mask columns
         e = min(s + step, width)
         table[s:e].copy_(masks[:, s:e].t())
@@ -250,16 +265,24 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
     if method in ("NA", "FOG"):
         deg -= 1.0
     if method == "ARW":
-        left, right = deg.reciprocal_(), None
-    elif method in ("AN", "ANS"):  # every degree is >= 1 (the self-loop)
-        left = right = deg.rsqrt_()
-    else:  # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, a zero row, not inf
-        left = right = torch.where(deg > 0, deg.rsqrt(), torch.zeros_like(deg))
-    # pass 2: row r of the table becomes kept * left[src[r]] * right[dst[r]]; an
-    # undirected mask under ARW has two rows per column (the second half first, while
-    # the first half still holds the flags)
+        return deg.reciprocal_(), None
+    if method in ("AN", "ANS"):  # every degree is >= 1 (the self-loop)
+        scaled = deg.rsqrt_()
+        return scaled, scaled
+    # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, a zero row, not inf
+    scaled = torch.where(deg > 0, deg.rsqrt(), torch.zeros_like(deg))
+    return scaled, scaled
+
+
+def _fill_values(table: torch.Tensor, left: torch.Tensor, right: torch.Tensor | None, src: torch.Tensor,
+                 dst: torch.Tensor, width: int, method: str) -> None:
+    """Pass 2 of :func:`layer_values`: row ``r`` of ``table`` becomes ``kept * left[src[r]]
+    * right[dst[r]]``; an undirected mask under ARW has two rows per column (the second
+    half first, while the first half still holds the flags); then the self-loops' rows."""
+    num, num_layers, device = src.numel(), table.size(1), table.device
     if num != width:
         table[width:num].copy_(table[:width])
+    step = _step(device, width)
     scale = torch.empty(_step(device, num), num_layers, device=device)
     for s in range(0, num, step):  # a loop over chunks of rows
         e = min(s + step, num)
@@ -278,14 +301,13 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
             loops += 1.0
     else:  # D^-1/2 A D^-1/2 has no diagonal; FOG adds I
         loops.fill_(1.0 if method == "FOG" else 0.0)
-    # pass 3: every entry's row of the table, transposed into the (L, entries) output
-    rows = _table_rows(graph, width, directional)
-    if out is None:
-        out = torch.empty(num_layers, rows.numel(), device=device)
-    elif out.shape != (num_layers, rows.numel()) or out.dtype != torch.float32 or not out.is_contiguous():
-        raise ValueError(f"out must be a contiguous float32 tensor of shape {(num_layers, rows.numel())}")
-    step = _step(device, rows.numel())
-    buf = torch.empty(step, num_layers, device=device)
+
+
+def _gather_entries(table: torch.Tensor, rows: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """Pass 3 of :func:`layer_values`: every entry's row of ``table``, transposed into the
+    ``(L, entries)`` output."""
+    step = _step(table.device, rows.numel())
+    buf = torch.empty(step, table.size(1), device=table.device)
     for s in range(0, rows.numel(), step):  # a loop over chunks of entries
         e = min(s + step, rows.numel())
         torch.index_select(table, 0, rows[s:e], out=buf[:e - s])
