@@ -48,6 +48,33 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
             octave each (x = L · 2^offset, centred on L), so that they do not hide each
             other; hover and ticks name the true depth.
     """
+    measured, paper, keys = _panels(df, paper_df, dataset, setting, backbones)
+    fig = make_subplots(rows=1, cols=len(keys), shared_yaxes=True,
+                        subplot_titles=[BACKBONE_LABELS.get(k, k) for k in keys],
+                        horizontal_spacing=0.04)
+    shown: set[str] = set()
+    order = list(dict.fromkeys(list(measured["sampler"]) + (list(paper["sampler"]) if paper is not None
+                                                            else [])))
+    shift = {name: 2.0 ** (spread * (i - (len(order) - 1) / 2)) for i, name in enumerate(order)}
+    for col, bk in enumerate(keys, start=1):
+        part = measured[measured["backbone_key"] == bk]
+        theirs = paper[paper["backbone_key"] == bk] if paper is not None else None
+        for trace in [*_measured_traces(part, bk, shift, shown), *_paper_traces(theirs, bk, shift, shown)]:
+            fig.add_trace(trace, row=1, col=col)
+        depths = list(part["layers"]) + (list(theirs["layers"]) if theirs is not None else [])
+        fig.update_xaxes(title="depth L (layers)", row=1, col=col, **depth_axis(depths or [2]))
+    fig.update_yaxes(title="test accuracy (%)", row=1, col=1)
+    with_paper = paper is not None and len(paper) > 0
+    base_layout(fig, "Test accuracy vs depth (mean ± std over seeds"
+                + ("; dashed: paper)" if with_paper else ")")
+                + (f"<br><sup>{note}</sup>" if note else ""), height=460 if note else 440)
+    return fig
+
+
+def _panels(df: pd.DataFrame, paper_df: pd.DataFrame | None, dataset: str | None, setting: str | None,
+            backbones: Sequence[str] | None) -> tuple[pd.DataFrame, pd.DataFrame | None, list[str]]:
+    """The runs (``backbone_key``, accuracy in % as ``acc``), the paper's rows kept (see
+    :func:`accuracy_vs_depth`) and the panels' backbone keys, in order."""
     value = "test_acc" if "test_acc" in df else "test_accuracy"
     if df.empty:  # nothing measured yet: the paper's numbers alone
         measured = pd.DataFrame({"backbone_key": pd.Series(dtype=str), "sampler": pd.Series(dtype=str),
@@ -71,53 +98,45 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
     else:
         keys = list(dict.fromkeys(list(measured["backbone_key"]) +
                                   (list(paper["backbone_key"]) if paper is not None else [])))
-    if not keys:
-        keys = ["gcn"]
-    fig = make_subplots(rows=1, cols=len(keys), shared_yaxes=True,
-                        subplot_titles=[BACKBONE_LABELS.get(k, k) for k in keys],
-                        horizontal_spacing=0.04)
-    shown: set[str] = set()
-    order = list(dict.fromkeys(list(measured["sampler"]) + (list(paper["sampler"]) if paper is not None
-                                                            else [])))
-    shift = {name: 2.0 ** (spread * (i - (len(order) - 1) / 2)) for i, name in enumerate(order)}
-    for col, bk in enumerate(keys, start=1):
-        part = measured[measured["backbone_key"] == bk]
-        stats = (part.groupby(["sampler", "layers"], sort=False)["acc"]
-                     .agg(["mean", "std", "count"]).reset_index().fillna({"std": 0.0}))
-        for name, s in stats.groupby("sampler", sort=False):
-            s = s.sort_values("layers")
-            fig.add_trace(go.Scatter(
-                x=s["layers"] * shift[name], y=s["mean"], mode="lines+markers", name=sampler_label(name),
-                legendgroup=name, showlegend=name not in shown,
-                line=dict(color=sampler_color(name)),
-                error_y=dict(type="data", array=s["std"], visible=True),
-                customdata=np.stack([s["std"], s["count"], s["layers"]], axis=1),
-                hovertemplate=f"{BACKBONE_LABELS.get(bk, bk)} · {sampler_label(name)} · "
-                              "L=%{customdata[2]}<br>test accuracy %{y:.1f}% ± %{customdata[0]:.1f} "
-                              "over %{customdata[1]} seeds<extra></extra>"), row=1, col=col)
-            shown.add(name)
-        if paper is not None:
-            for name, p in paper[paper["backbone_key"] == bk].groupby("sampler", sort=False):
-                p = p.sort_values("layers")
-                fig.add_trace(go.Scatter(
-                    x=p["layers"] * shift[name], y=p["test_accuracy"], mode="lines+markers",
-                    customdata=p["layers"],
-                    name=f"{sampler_label(name)} (paper)", legendgroup=f"{name} paper",
-                    showlegend=f"{name} paper" not in shown,
-                    line=dict(color=sampler_color(name), dash="dash", width=1.2),
-                    marker=dict(symbol="circle-open", size=8),
-                    hovertemplate=f"{BACKBONE_LABELS.get(bk, bk)} · {sampler_label(name)} · "
-                                  "L=%{customdata}<br>paper: %{y:.1f}%<extra></extra>"), row=1, col=col)
-                shown.add(f"{name} paper")
-        depths = list(part["layers"]) + (list(paper[paper["backbone_key"] == bk]["layers"])
-                                         if paper is not None else [])
-        fig.update_xaxes(title="depth L (layers)", row=1, col=col, **depth_axis(depths or [2]))
-    fig.update_yaxes(title="test accuracy (%)", row=1, col=1)
-    with_paper = paper is not None and len(paper) > 0
-    base_layout(fig, "Test accuracy vs depth (mean ± std over seeds"
-                 + ("; dashed: paper)" if with_paper else ")")
-                 + (f"<br><sup>{note}</sup>" if note else ""), height=460 if note else 440)
-    return fig
+    return measured, paper, keys or ["gcn"]
+
+
+def _measured_traces(part: pd.DataFrame, bk: str, shift: dict, shown: set[str]) -> list[go.Scatter]:
+    """One panel's runs: mean ± std over seeds per sampler and depth (legend once per sampler)."""
+    stats = (part.groupby(["sampler", "layers"], sort=False)["acc"]
+                 .agg(["mean", "std", "count"]).reset_index().fillna({"std": 0.0}))
+    out = []
+    for name, s in stats.groupby("sampler", sort=False):
+        s = s.sort_values("layers")
+        out.append(go.Scatter(
+            x=s["layers"] * shift[name], y=s["mean"], mode="lines+markers", name=sampler_label(name),
+            legendgroup=name, showlegend=name not in shown,
+            line=dict(color=sampler_color(name)),
+            error_y=dict(type="data", array=s["std"], visible=True),
+            customdata=np.stack([s["std"], s["count"], s["layers"]], axis=1),
+            hovertemplate=f"{BACKBONE_LABELS.get(bk, bk)} · {sampler_label(name)} · "
+                          "L=%{customdata[2]}<br>test accuracy %{y:.1f}% ± %{customdata[0]:.1f} "
+                          "over %{customdata[1]} seeds<extra></extra>"))
+        shown.add(name)
+    return out
+
+
+def _paper_traces(paper: pd.DataFrame | None, bk: str, shift: dict, shown: set[str]) -> list[go.Scatter]:
+    """One panel's paper rows: dashed lines with open markers, one per sampler."""
+    out = []
+    for name, p in (paper.groupby("sampler", sort=False) if paper is not None else []):
+        p = p.sort_values("layers")
+        out.append(go.Scatter(
+            x=p["layers"] * shift[name], y=p["test_accuracy"], mode="lines+markers",
+            customdata=p["layers"],
+            name=f"{sampler_label(name)} (paper)", legendgroup=f"{name} paper",
+            showlegend=f"{name} paper" not in shown,
+            line=dict(color=sampler_color(name), dash="dash", width=1.2),
+            marker=dict(symbol="circle-open", size=8),
+            hovertemplate=f"{BACKBONE_LABELS.get(bk, bk)} · {sampler_label(name)} · "
+                          "L=%{customdata}<br>paper: %{y:.1f}%<extra></extra>"))
+        shown.add(f"{name} paper")
+    return out
 
 
 def tuning_surface(trials: pd.DataFrame, x: str = "p_min", y: str = "p_max",
