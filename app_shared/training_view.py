@@ -73,21 +73,7 @@ def draw_runs(live: jobs.TrainingSession, diag_every: int) -> bool:
         st.info("Start a run — or “Compare samplers” to train NoDrop, DropEdge and DropEdge++ "
                 "one after another with the same seed and overlay them.")
         return changes.changed
-    run = live.current
-    if run is not None:
-        gpu = run.device_memory_text()
-        st.progress(min(run.epochs_done / run.config.epochs, 1.0),
-                    text=f"Training {run.label} on {run.device or '…'}: {run.message}"
-                         + (f" · {gpu}" if gpu else "")
-                         + (f" · {len(live.queued)} queued" if live.queued else ""))
-    else:
-        last = live.runs[-1]
-        box = {"finished": st.success, "early_stop": st.success, "stopped": st.warning}.get(
-            last.status, st.error)
-        pace = f", {last.epoch_time:.3f} s/epoch" if last.epoch_time is not None else ""
-        gpu = last.device_memory_text()
-        box(f"{last.label}: **{last.status.replace('_', ' ')}** — {last.message} "
-            f"(device {last.device_name or '?'}{pace}{', ' + gpu if gpu else ''}).")
+    _status_line(live)
     runs = [r for r in live.runs if r.events]
     labels = {r.label: r.sampler for r in runs}
     seen = tuple((r.label, len(r.events)) for r in runs)  # figures are rebuilt only when these change
@@ -98,45 +84,76 @@ def draw_runs(live: jobs.TrainingSession, diag_every: int) -> bool:
         st.caption("Diagnostics (layer distances, Dirichlet energy, MEN) appear after the first "
                    f"{diag_every or '—'} epochs (every “Diagnostics every” epochs).")
     else:
-        options = [r.label for r in reversed(with_diag)]
-        if ss.get("lt_focus_want") in options:
-            ss["lt_focus"] = ss.pop("lt_focus_want")
-        elif ss.get("lt_focus") not in options:
-            ss["lt_focus"] = options[0]
-        c1, c2 = st.columns([1.3, 1])
-        focus_label = c1.selectbox("Run for the per-layer views", options, key="lt_focus")
-        key = c2.radio("Per-layer diagnostic", list(DIAGNOSTICS), key="lt_diag_key",
-                       format_func=DIAGNOSTICS.get, horizontal=True)
-        focus = next(r for r in with_diag if r.label == focus_label)
-        diag_seen = tuple((r.label, len(r.diagnostics)) for r in with_diag)
-        left, right = st.columns(2)
-        with left:
-            st.plotly_chart(live.figure("heatmap", (focus.label, key, len(focus.diagnostics)),
-                                        lambda: figures.diagnostics_heatmap(focus.diagnostics, key=key)),
-                            key="lt_heatmap")
-            st.caption(f"{DIAGNOSTICS[key]} of each hidden layer's output over training "
-                       f"({focus.label}), log colour scale. Over-smoothing shows as "
-                       f"{SMOOTHING_SIGN[key]}.")
-        with right:
-            if any(d["layer_distances"] for d in focus.diagnostics):
-                dist = live.figure("distances", diag_seen, lambda: (
-                    figures.layer_distance_curves(focus.diagnostics) if len(with_diag) == 1
-                    else figures.layer_distance_curves({r.label: r.diagnostics for r in with_diag},
-                                                       samplers=labels)))
-                st.plotly_chart(dist, key="lt_distances")
-                st.caption("D⁽ˡ⁾ = ‖H⁽ˡ⁺¹⁾ − H⁽ˡ⁾‖_F between consecutive hidden layers; the "
-                           "paper's Distance averages l = 1 … L−3. Near 0: the layers stopped "
-                           "changing the representation (over-smoothing)."
-                           + (" One line per run (average)." if len(with_diag) > 1 else ""))
-            else:
-                st.info("Layer distances need at least two hidden layers of the same width "
-                        "(L ≥ 3).")
-        st.plotly_chart(live.figure("men", diag_seen, lambda: figures.men_over_training(
-            {r.label: r.diagnostics for r in with_diag}, samplers=labels)), key="lt_men")
-        st.caption("MEN of the edges each epoch's sample kept, per run, on a linear axis from 0: "
-                   "NoDrop keeps all (flat, highest); DropEdge++/LID stay below DropEdge at equal "
-                   "keep rates; each sampler's line wobbles by a few percent from draw to draw. "
-                   "Two runs of one sampler: a darker or lighter shade and another dash.")
+        _diagnostic_views(live, with_diag, labels)
+    _runs_table(live)
+    return changes.changed
+
+
+def _status_line(live: jobs.TrainingSession) -> None:
+    """The current run's progress bar, or how the last run ended."""
+    run = live.current
+    if run is not None:
+        gpu = run.device_memory_text()
+        st.progress(min(run.epochs_done / run.config.epochs, 1.0),
+                    text=f"Training {run.label} on {run.device or '…'}: {run.message}"
+                         + (f" · {gpu}" if gpu else "")
+                         + (f" · {len(live.queued)} queued" if live.queued else ""))
+        return
+    last = live.runs[-1]
+    box = {"finished": st.success, "early_stop": st.success, "stopped": st.warning}.get(
+        last.status, st.error)
+    pace = f", {last.epoch_time:.3f} s/epoch" if last.epoch_time is not None else ""
+    gpu = last.device_memory_text()
+    box(f"{last.label}: **{last.status.replace('_', ' ')}** — {last.message} "
+        f"(device {last.device_name or '?'}{pace}{', ' + gpu if gpu else ''}).")
+
+
+def _diagnostic_views(live: jobs.TrainingSession, with_diag: list, labels: dict) -> None:
+    """The per-layer views of one picked run (a diagnostic's heatmap, the layer distances)
+    and every run's MEN over training."""
+    options = [r.label for r in reversed(with_diag)]
+    if ss.get("lt_focus_want") in options:
+        ss["lt_focus"] = ss.pop("lt_focus_want")
+    elif ss.get("lt_focus") not in options:
+        ss["lt_focus"] = options[0]
+    c1, c2 = st.columns([1.3, 1])
+    focus_label = c1.selectbox("Run for the per-layer views", options, key="lt_focus")
+    key = c2.radio("Per-layer diagnostic", list(DIAGNOSTICS), key="lt_diag_key",
+                   format_func=DIAGNOSTICS.get, horizontal=True)
+    focus = next(r for r in with_diag if r.label == focus_label)
+    diag_seen = tuple((r.label, len(r.diagnostics)) for r in with_diag)
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(live.figure("heatmap", (focus.label, key, len(focus.diagnostics)),
+                                    lambda: figures.diagnostics_heatmap(focus.diagnostics, key=key)),
+                        key="lt_heatmap")
+        st.caption(f"{DIAGNOSTICS[key]} of each hidden layer's output over training "
+                   f"({focus.label}), log colour scale. Over-smoothing shows as "
+                   f"{SMOOTHING_SIGN[key]}.")
+    with right:
+        if any(d["layer_distances"] for d in focus.diagnostics):
+            dist = live.figure("distances", diag_seen, lambda: (
+                figures.layer_distance_curves(focus.diagnostics) if len(with_diag) == 1
+                else figures.layer_distance_curves({r.label: r.diagnostics for r in with_diag},
+                                                   samplers=labels)))
+            st.plotly_chart(dist, key="lt_distances")
+            st.caption("D⁽ˡ⁾ = ‖H⁽ˡ⁺¹⁾ − H⁽ˡ⁾‖_F between consecutive hidden layers; the "
+                       "paper's Distance averages l = 1 … L−3. Near 0: the layers stopped "
+                       "changing the representation (over-smoothing)."
+                       + (" One line per run (average)." if len(with_diag) > 1 else ""))
+        else:
+            st.info("Layer distances need at least two hidden layers of the same width "
+                    "(L ≥ 3).")
+    st.plotly_chart(live.figure("men", diag_seen, lambda: figures.men_over_training(
+        {r.label: r.diagnostics for r in with_diag}, samplers=labels)), key="lt_men")
+    st.caption("MEN of the edges each epoch's sample kept, per run, on a linear axis from 0: "
+               "NoDrop keeps all (flat, highest); DropEdge++/LID stay below DropEdge at equal "
+               "keep rates; each sampler's line wobbles by a few percent from draw to draw. "
+               "Two runs of one sampler: a darker or lighter shade and another dash.")
+
+
+def _runs_table(live: jobs.TrainingSession) -> None:
+    """One row per run of the session: status, epochs, accuracies, time, device."""
     num = st.column_config.NumberColumn
     st.dataframe(jobs.runs_frame(live.runs), hide_index=True,
                  column_order=["run", "dataset", "status", "epochs", "best_epoch", "best_val_acc", "test_acc",
@@ -147,8 +164,6 @@ def draw_runs(live: jobs.TrainingSession, diag_every: int) -> bool:
                                 "time_s": num("time (s)", format="%.1f"),
                                 "epoch_s": num("s / epoch", format="%.3f"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f")})
-    return changes.changed
-
 
 
 def hyperparameter_widgets(fixed: bool, backbone: str, sampler: str) -> dict:
