@@ -244,34 +244,44 @@ def cached_settings(cached: pd.DataFrame, dataset: str, split: str, kernel: str 
         candidates = [(mode, a, b, epochs, kern, dire) for mode in modes
                       for epochs in [None, *sorted(label_epochs)] for kern, dire in samplings
                       for a, b in ([(None, None)] if mode == "paper preset" else pairs)]
-        rows = list(group.itertuples(index=False))
-        left = {r.key for r in rows}
-        settings_found, misses = 0, 0
-        for row in rows:
-            if row.key not in left:
-                continue
-            if settings_found >= _MAX_SETTINGS or misses >= _MAX_UNMATCHED:
-                break
-            hit = _find_setting(row, candidates)
-            if hit is None:
-                misses += 1
-                left.discard(row.key)
-                continue
-            settings_found += 1
-            explained = {r.key for r in rows if r.key in left and _study_key(r, hit) == r.key}
-            found.setdefault(hit, set()).update(explained)
-            left -= explained
-    out = []
-    for (mode, a, b, epochs, kern, dire), keys in found.items():
-        runs = here[here["key"].isin(keys)]
-        sources = (runs["source"].value_counts().to_dict() if "source" in runs
-                   else {"store": len(runs)})
-        out.append({"mode": mode, "p_min": a, "p_max": b, "epochs": epochs, "kernel": kern,
-                    "directed": dire, "keys": sorted(keys), "runs": len(runs),
-                    "backbones": sorted(set(runs["backbone"]), key=BACKBONES.index),
-                    "samplers": sorted(set(runs["sampler"])), "layers": sorted(set(runs["layers"])),
-                    "seeds": sorted(set(runs["seed"])), "sources": sources})
+        for hit, keys in _explain_group(list(group.itertuples(index=False)), candidates).items():
+            found.setdefault(hit, set()).update(keys)
+    out = [_settings_entry(here[here["key"].isin(keys)], hit, keys) for hit, keys in found.items()]
     return sorted(out, key=lambda s: -s["runs"])
+
+
+def _explain_group(rows: list, candidates: list[tuple]) -> dict[tuple, set[str]]:
+    """``{settings: keys}`` for one (backbone, label) group of runs: the first settings
+    that give a run not yet explained its key, with every run of the group they explain
+    (at most :data:`_MAX_SETTINGS` settings; stops after :data:`_MAX_UNMATCHED` misses)."""
+    found: dict[tuple, set[str]] = {}
+    left = {r.key for r in rows}
+    misses = 0
+    for row in rows:
+        if row.key not in left:
+            continue
+        if len(found) >= _MAX_SETTINGS or misses >= _MAX_UNMATCHED:
+            break
+        hit = _find_setting(row, candidates)
+        if hit is None:
+            misses += 1
+            left.discard(row.key)
+            continue
+        explained = {r.key for r in rows if r.key in left and _study_key(r, hit) == r.key}
+        found.setdefault(hit, set()).update(explained)
+        left -= explained
+    return found
+
+
+def _settings_entry(runs: pd.DataFrame, setting: tuple, keys: set[str]) -> dict:
+    """One :func:`cached_settings` entry: the settings and what their runs cover."""
+    mode, a, b, epochs, kern, dire = setting
+    sources = runs["source"].value_counts().to_dict() if "source" in runs else {"store": len(runs)}
+    return {"mode": mode, "p_min": a, "p_max": b, "epochs": epochs, "kernel": kern,
+            "directed": dire, "keys": sorted(keys), "runs": len(runs),
+            "backbones": sorted(set(runs["backbone"]), key=BACKBONES.index),
+            "samplers": sorted(set(runs["sampler"])), "layers": sorted(set(runs["layers"])),
+            "seeds": sorted(set(runs["seed"])), "sources": sources}
 
 
 def nearest_settings(options: Sequence[dict], backbones: Sequence[str], mode: str, p_min: float,
