@@ -159,6 +159,13 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
         "dropedge_core/store.py": ["app_shared"]}
 
 
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    """A made-up project tree under ``root``: ``{relative path: text}``."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+
+
 def _figures_importing_studies(repo: Path = REPO) -> dict[str, list[str]]:
     """Each figures module's imports of the studies (figures draw the tables the studies
     build; they never compute one themselves)."""
@@ -185,9 +192,7 @@ def test_the_figures_check_catches_a_studies_import(tmp_path):
         "dropedge_core/figures/style.py": "from dropedge_core.data.reference import FULL_GRAPH\n",
         "dropedge_core/studies/sampling.py": "from dropedge_core.method import metrics\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
+    _write_tree(tmp_path, files)
     assert _figures_importing_studies(tmp_path) == {
         "dropedge_core/figures/graph.py": ["dropedge_core.studies.graph_layout",
                                            "dropedge_core.studies.graph_layout.GraphLayout"],
@@ -223,8 +228,6 @@ def test_the_layer_limit_has_one_home(tmp_path):
     files = {"dropedge_core/training/config.py": "MAX_LAYERS = 256\n",
              "dropedge_core/method/samplers.py": "def check_layers(n, max_layers=256):\n    pass\n",
              "app_shared/urlstate.py": "APP_MAX_LAYERS = max(DEPTHS)\n"}
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
+    _write_tree(tmp_path, files)
     assert sorted(_layer_limit_homes(tmp_path)) == ["dropedge_core/method/samplers.py:1",
                                                     "dropedge_core/training/config.py:1"]
