@@ -100,6 +100,37 @@ def _class_ids(values: pd.Series, lines: np.ndarray, name: str) -> tuple[np.ndar
     return codes, names, notes
 
 
+def _one_label_per_node(table: Table, name: str, num_nodes: int, fixed_by: str | None, max_nodes: int,
+                        notes: list[str]) -> Labels:
+    """One column: node ``i``'s label on row ``i``. Trailing empty rows label nothing; more
+    rows than the edge list needs are isolated nodes (unless the features fix ``N``)."""
+    column = table.column(0)
+    # trailing empty cells beyond the nodes (blank lines at the end) label nothing
+    trailing = table.num_rows - int(np.flatnonzero(column.ne("").to_numpy(bool)).max(initial=-1)) - 1
+    keep = max(num_nodes, table.num_rows - trailing)
+    if keep < table.num_rows:
+        table = Table(name, table.flat.iloc[:keep], 1, table.lines[:keep], table.header,
+                      table.header_line)
+    rows = table.num_rows
+    if rows < num_nodes or (fixed_by and rows != num_nodes):
+        source = (f"{fixed_by} has {num_nodes} rows" if fixed_by
+                  else f"the graph has {num_nodes} nodes (the edge list uses ids 0..{num_nodes - 1})")
+        hint = (f" (if line {table.header_line} {show_cell(table.header)} is a label, not a header, "
+                f"add a header line)" if table.header is not None else "")
+        raise UploadError(f"{name} has {rows} label{'s' * (rows != 1)}, one per node, but {source}; "
+                          f"give one label per node, or two columns 'node,label'{hint}")
+    if rows > max_nodes:
+        raise UploadError(f"{name} has {rows} rows; at most {max_nodes} nodes are allowed")
+    if rows > num_nodes:
+        extra = (f"node {num_nodes} has" if rows == num_nodes + 1
+                 else f"nodes {num_nodes}..{rows - 1} have")
+        hint = f" (is line {table.lines[0]} a header?)" if table.header is None else ""
+        notes.append(f"{name} has {rows} labels but the edge list needs {num_nodes}: {extra} "
+                     f"no edges{hint}")
+    y, class_names, more = _class_ids(table.column(0), table.lines, name)
+    return Labels(y, class_names, notes + more)
+
+
 def parse_labels(text: str, name: str, num_nodes: int, fixed_by: str | None,
                  max_nodes: int) -> Labels:
     """Labels of one column (one per node) or two columns ``node,label``.
@@ -124,31 +155,7 @@ def parse_labels(text: str, name: str, num_nodes: int, fixed_by: str | None,
     if table.num_rows == 0:
         raise UploadError(f"{name} has no label rows; expected one label per node, or rows 'node,label'")
     if table.num_columns == 1:
-        column = table.column(0)
-        # trailing empty cells beyond the nodes (blank lines at the end) label nothing
-        trailing = table.num_rows - int(np.flatnonzero(column.ne("").to_numpy(bool)).max(initial=-1)) - 1
-        keep = max(num_nodes, table.num_rows - trailing)
-        if keep < table.num_rows:
-            table = Table(name, table.flat.iloc[:keep], 1, table.lines[:keep], table.header,
-                          table.header_line)
-        rows = table.num_rows
-        if rows < num_nodes or (fixed_by and rows != num_nodes):
-            source = (f"{fixed_by} has {num_nodes} rows" if fixed_by
-                      else f"the graph has {num_nodes} nodes (the edge list uses ids 0..{num_nodes - 1})")
-            hint = (f" (if line {table.header_line} {show_cell(table.header)} is a label, not a header, "
-                    f"add a header line)" if table.header is not None else "")
-            raise UploadError(f"{name} has {rows} label{'s' * (rows != 1)}, one per node, but {source}; "
-                              f"give one label per node, or two columns 'node,label'{hint}")
-        if rows > max_nodes:
-            raise UploadError(f"{name} has {rows} rows; at most {max_nodes} nodes are allowed")
-        if rows > num_nodes:
-            extra = (f"node {num_nodes} has" if rows == num_nodes + 1
-                     else f"nodes {num_nodes}..{rows - 1} have")
-            hint = f" (is line {table.lines[0]} a header?)" if table.header is None else ""
-            notes.append(f"{name} has {rows} labels but the edge list needs {num_nodes}: {extra} "
-                         f"no edges{hint}")
-        y, class_names, more = _class_ids(table.column(0), table.lines, name)
-        return Labels(y, class_names, notes + more)
+        return _one_label_per_node(table, name, num_nodes, fixed_by, max_nodes, notes)
     why = (f"{fixed_by} has {num_nodes} rows, so ids must be 0..{num_nodes - 1}" if fixed_by
            else f"ids must be below {max_nodes}")
     nodes = node_ids(table, [0], num_nodes if fixed_by else max_nodes, why)[:, 0]
