@@ -94,7 +94,7 @@ def depth_table(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.Dat
 
     Args:
         runs: one row per run in the run CSV format; an optional ``source`` column
-            (:func:`requested_runs`) where ``"missing"`` rows are requested runs not
+            (:func:`~.depth.requested_runs`) where ``"missing"`` rows are requested runs not
             made yet.
         paper: :func:`dropedge_core.data.reference.paper_accuracy_by_depth` (percent); its
             number for each cell is added as ``paper_test_acc`` (a fraction, NaN where
@@ -144,16 +144,21 @@ def depth_table(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.Dat
         table[c] = table[c].astype("int64")
     for c in ("test_acc_mean", "test_acc_std", "best_val_acc_mean"):
         table[c] = table[c].astype(float)
-    table = table[columns]
-    if paper is not None:
-        ref = pd.DataFrame({"dataset": paper["dataset_key"], "split": paper["setting"],
-                            "backbone": paper["backbone"].map(check_backbone),
-                            "sampler": paper["sampler"], "layers": paper["layers"].astype("int64"),
-                            "paper_test_acc": paper["test_accuracy"].astype(float) / 100.0})
-        ref = ref.drop_duplicates(keys)
-        table = table.merge(ref, on=keys, how="left")
-        table["diff_vs_paper"] = table["test_acc_mean"] - table["paper_test_acc"]
+    table = table[columns] if paper is None else _beside_paper(table[columns], paper)
     return table.sort_values(keys, key=display_order, kind="stable").reset_index(drop=True)
+
+
+def _beside_paper(table: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the paper's number of each cell (``paper_test_acc``, a fraction) and
+    ``diff_vs_paper`` (mean − paper)."""
+    keys = list(GROUP_COLUMNS)
+    ref = pd.DataFrame({"dataset": paper["dataset_key"], "split": paper["setting"],
+                        "backbone": paper["backbone"].map(check_backbone),
+                        "sampler": paper["sampler"], "layers": paper["layers"].astype("int64"),
+                        "paper_test_acc": paper["test_accuracy"].astype(float) / 100.0})
+    table = table.merge(ref.drop_duplicates(keys), on=keys, how="left")
+    table["diff_vs_paper"] = table["test_acc_mean"] - table["paper_test_acc"]
+    return table
 
 
 #: Measured and paper differ "by more than a few points" (a fraction: 5 points).
