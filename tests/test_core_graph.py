@@ -3,7 +3,9 @@ device, its one-line description), the edge cleaner and the row normalisation, a
 brute force and numpy (``python tools/mutation.py graph``)."""
 from __future__ import annotations
 
+import copy
 import itertools
+import pickle
 import threading
 import time
 
@@ -56,6 +58,14 @@ def test_to_copies_every_field_but_the_memo():
     meta = g.to("meta")
     assert all(t.device.type == "meta" for t in (meta.x, meta.y, meta.undirected_edges, meta.train_mask,
                                                   meta.val_mask, meta.test_mask))
+
+
+def test_a_pickled_or_copied_graph_starts_with_an_empty_memo():
+    g = small_graph()
+    _ = g.edge_index
+    for c in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g)):
+        assert len(c._derived) == 0 and torch.equal(c.undirected_edges, g.undirected_edges)
+        assert c.edge_index.tolist() == g.edge_index.tolist()  # rebuilt on first use
 
 
 def test_repr_names_the_sizes_and_the_split():

@@ -73,6 +73,11 @@ class Derived:
     def __len__(self) -> int:
         return len(self._values)
 
+    def __reduce__(self) -> tuple:
+        # a pickled or deep-copied graph starts with an empty memo (a lock cannot be
+        # pickled, and the values are rebuilt on first use), as Graph.to does
+        return Derived, ()
+
 
 @dataclass(eq=False)
 class Graph:
