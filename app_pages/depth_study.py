@@ -3,7 +3,7 @@ beside the paper's numbers.
 
 Runs are looked up by their run key in the results store (``$DROPEDGE_RESULTS`` or
 ``results/results.sqlite``; Live training runs land there too) and in the run CSVs bundled
-under ``dropedge_core/assets/results/``; :func:`dropedge_core.studies.depth.depth_view` builds the whole
+under ``dropedge_core/assets/results/``; :func:`dropedge_core.studies.depth_view.depth_view` builds the whole
 view. "Run missing" trains the rest in this session's sweep job (:mod:`app_shared.depth_view`),
 and the page redraws as each run is stored.
 """
@@ -17,7 +17,8 @@ from app_shared import jobs
 from dropedge_core import datasets, figures
 from dropedge_core.data import reference
 from dropedge_core.store import ResultStore, StoreError
-from dropedge_core.studies import depth, own_runs
+from dropedge_core.studies import depth, own_runs, runs
+from dropedge_core.studies.depth_view import depth_view
 
 
 @st.cache_resource(max_entries=8)
@@ -28,7 +29,7 @@ def _open_store(path: str) -> ResultStore:
 @st.cache_data(max_entries=8)
 def _bundled(signature: tuple):
     """The bundled runs; ``signature`` (files, sizes, times) makes a changed folder a new entry."""
-    return depth.bundled_results()
+    return runs.bundled_results()
 
 
 @st.cache_data
@@ -74,20 +75,20 @@ if not req.backbones or not req.depths or not req.samplers:
     st.info("Pick at least one backbone, one depth and one sampler.")
     st.stop()
 
-store, store_error, store_df = None, None, depth.empty_runs()
+store, store_error, store_df = None, None, runs.empty_runs()
 try:
-    store = _open_store(str(depth.store_path()))
-    store_df = depth.store_runs(store)
+    store = _open_store(str(runs.store_path()))
+    store_df = runs.store_runs(store)
 except StoreError as exc:  # not our store, damaged, a server that refuses: one line, no "Run missing"
     store, store_error = None, str(exc)
     st.error(f"Results store: {store_error}")
 try:
-    bundled_df = _bundled(depth.bundled_signature())
-except depth.ResultsError as exc:
+    bundled_df = _bundled(runs.bundled_signature())
+except runs.ResultsError as exc:
     st.warning(f"Bundled results ignored: {exc}")
-    bundled_df = depth.empty_runs()
-cached = depth.cached_runs(store_df, bundled_df)
-view = depth.depth_view(sel.dataset, sel.split, req.backbones, req.depths, req.samplers, req.seeds,
+    bundled_df = runs.empty_runs()
+cached = runs.cached_runs(store_df, bundled_df)
+view = depth_view(sel.dataset, sel.split, req.backbones, req.depths, req.samplers, req.seeds,
                         req.epochs, req.mode, sel.p_min, sel.p_max, req.kernel, req.directed,
                         cached, _paper(), _cached_settings)
 recipe_col.caption("  \n".join(f"**{dv.backbone_label(b)}**: {line}" for b, line in view.recipes.items())
@@ -128,7 +129,7 @@ with st.expander("Runs, one row per seed"):
 with st.expander("The same runs from the command line"):
     st.code("\n".join(depth.sweep_commands(sel.dataset, sel.split, req.backbones, req.depths, req.samplers,
                                            req.seeds, req.epochs, mode=req.mode, p_min=sel.p_min,
-                                           p_max=sel.p_max, store=depth.store_path(), kernel=req.kernel,
+                                           p_max=sel.p_max, store=runs.store_path(), kernel=req.kernel,
                                            directed=req.directed)),
             language="bash", wrap_lines=True)
     st.caption("A sweep stores each run under the same key as this page, so its runs show here "

@@ -6,7 +6,7 @@ import streamlit as st
 import app_shared as ui
 from dropedge_core import figures, samplers
 from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import sampling, teaching
+from dropedge_core.studies import edge_drawing, sampling, teaching
 from dropedge_core.studies.graph_layout import WHOLE_GRAPH_MAX_NODES
 
 # a weighted sampler is shown beside its uniform twin (and vice versa)
@@ -64,13 +64,13 @@ beside = s3.selectbox("Beside it", ["none", *(n for n in samplers.NAMES if n != 
                       disabled=animate, help="A second sampler on the same drawn nodes and layer "
                                              "(same seed and draw).")
 if animate:
-    fig = figures.layer_edges_animation(graph, masks, lay, weights=weights, sampler=sel.sampler)
+    fig = figures.layer_edges_animation(edge_drawing.edge_drawing(graph, masks, lay, weights), sel.sampler)
 else:
     if st.session_state.get("edge_layer", 0) > sel.layers - 1:  # fewer layers picked
         st.session_state["edge_layer"] = sel.layers - 1
     layer = s1.slider("Layer (0 = input)", 0, max(sel.layers - 1, 1), key="edge_layer",
                       disabled=sel.layers == 1)
-    fig = figures.layer_edges(graph, masks, lay, layer, weights=weights, sampler=sel.sampler)
+    fig = figures.layer_edges(edge_drawing.edge_drawing(graph, masks, lay, weights), layer, sel.sampler)
 if animate or beside == "none":
     st.plotly_chart(fig, key="edges")
 else:  # the same neighbourhood, positions and layer: only the sampler differs
@@ -78,7 +78,7 @@ else:  # the same neighbourhood, positions and layer: only the sampler differs
     kept = {n: int(m[layer, lay.edge_ids].sum()) for n, m in ((sel.sampler, masks), (beside, other))}
     for col, name, m in zip(st.columns(2), kept, (masks, other)):
         w = samplers.make(name, p_min=sel.p_min, p_max=sel.p_max, kernel=kernel).weights(graph)
-        col.plotly_chart(figures.layer_edges(graph, m, lay, layer, weights=w, sampler=name),
+        col.plotly_chart(figures.layer_edges(edge_drawing.edge_drawing(graph, m, lay, w), layer, name),
                          key="edges" if name == sel.sampler else "edges_beside")
     st.caption(f"Layer {layer}, the same {lay.edge_ids.size} drawn edges: " + ", ".join(
         f"{figures.sampler_label(n)} keeps {k}" for n, k in kept.items()) + ".")
@@ -127,7 +127,7 @@ with left:
     st.caption("LI, LID and DropEdge++ grow from p_min·M at the input to p_max·M at the top; "
                "LDD mirrors them; DropEdge and FD keep (p_min + p_max)/2 · M everywhere.")
 with right:
-    st.plotly_chart(figures.nesting_heatmap(masks, sel.sampler), key="nesting")
+    st.plotly_chart(figures.nesting_heatmap(sampling.nesting_matrix(masks), sel.sampler), key="nesting")
     st.caption("LID / DropEdge++ keep every layer's edges in all layers above (1 on and above "
                "the diagonal); LDD nests the other way; LI overlaps only by chance; DropEdge "
                "and FD share one sample (all 1).")
@@ -142,7 +142,7 @@ else:
               sampling.sample_masks(graph, n, sel.layers, sel.p_min, sel.p_max, sel.seed, kernel,
                                        draw)
               for n in names}
-    st.plotly_chart(figures.intra_inter_share(graph, shares), key="shares")
+    st.plotly_chart(figures.intra_inter_share(sampling.intra_inter_by_sampler(graph, shares)), key="shares")
     st.caption("Share of the intra-class and inter-class edges that each layer keeps. Uniform "
                "samplers keep both at the same rate; the feature-dependent ones (FD, DropEdge++) "
                "favour intra-class edges when features carry the class (csbm, Cora, CiteSeer).")

@@ -8,8 +8,6 @@ from dropedge_core import figures, metrics, samplers
 from dropedge_core.data import reference
 from dropedge_core.studies import sampling
 
-DEPTHS = (2, 4, 8, 16, 32)
-
 sel = ui.selection()
 graph = ui.page_header("MEN explorer", sel)
 st.markdown(
@@ -24,7 +22,7 @@ paper_setting = c1.checkbox("Paper's setting", value=True, key="men_paper_settin
                                  "of the paper's MEN table. Off: the sidebar's keep rates.")
 p_min, p_max = ((sampling.PAPER_MEN_SETTING["p_min"], sampling.PAPER_MEN_SETTING["p_max"])
                 if paper_setting else (sel.p_min, sel.p_max))
-depths = c2.multiselect("Depths L", DEPTHS, default=[2, 4, 8, 16], key="men_depths")
+depths = c2.multiselect("Depths L", sampling.MEN_DEPTHS, default=[2, 4, 8, 16], key="men_depths")
 # per-dataset keys: a big graph starts with fewer runs and the estimate, whatever was
 # picked for a small one
 runs = c3.slider("Runs", 1, 10, 3 if big else 5, key=f"men_runs_{ui.data_id(sel)}",
@@ -56,7 +54,8 @@ df = _men_runs(graph, ui.graph_key(sel), tuple(names), tuple(sorted(depths)), ru
                sel.seed, 0 if exact else 256)
 paper = reference.paper_men()
 paper_here = paper[paper["dataset_key"] == sel.dataset]
-st.plotly_chart(figures.men_vs_depth(df, paper_here if paper_setting else None), key="men_depth")
+st.plotly_chart(figures.men_vs_depth(sampling.men_summary(df), paper_here if paper_setting else None),
+                key="men_depth")
 st.caption(
     f"Keep rates {p_min:.2f} → {p_max:.2f} ({'exact' if exact else '256-source estimate'}, "
     f"{runs} runs). LID keeps the bottom layers sparse and nests each layer in the one "
@@ -68,7 +67,7 @@ st.caption(
 depth = st.select_slider("Depth for the edge-number curves", sorted(depths),
                          value=max(depths), key="men_curve_depth") if len(depths) > 1 \
     else depths[0]
-st.plotly_chart(figures.edge_number_curves(df, depth), key="men_curves")
+st.plotly_chart(figures.edge_number_curves(sampling.edge_number_stats(df, depth)), key="men_curves")
 st.caption("Edge number of the accumulated product after each layer; the band is mean ± std "
            "over the runs. LID starts lowest and stays below LI, DropEdge and LDD.")
 
@@ -81,6 +80,7 @@ elif paper_here.empty:
             f"{'your graph' if sel.dataset == ui.UPLOAD else sel.dataset}).")
 else:
     comp = sampling.men_comparison(df, paper, sel.dataset)
+    fig = figures.men_table_compare(comp, sel.dataset)  # before the names become labels
     comp["sampler"] = comp["sampler"].map(figures.sampler_label)
     left, right = st.columns([1, 1.2])
     num = st.column_config.NumberColumn
@@ -92,7 +92,7 @@ else:
                        "measured_std": num("± std", format="compact"),
                        "ratio": num("ratio", format="%.2f",
                                     help="measured / paper")})
-    right.plotly_chart(figures.men_table_compare(df, paper, sel.dataset), key="men_table")
+    right.plotly_chart(fig, key="men_table")
     st.caption(f"Paper: appendix table, 10 runs, DropEdge at p = 0.525; measured: {runs} runs. "
                "A ratio (measured / paper) near 1 means the measurement reproduces the paper; "
                "an empty cell: that depth or sampler was not measured here.")

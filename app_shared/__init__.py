@@ -30,7 +30,6 @@ DEFAULT_DATASET = "karate"
 DEFAULT_SAMPLER = "dropedge++"
 DEFAULT_RATES = (0.3, 0.8)
 DEFAULT_LAYERS = 8
-MAX_LAYERS = 64
 #: Splits and the csbm graph use this fixed seed; the seed picker drives the samples.
 DATA_SEED = 0
 #: The dataset picker's entry for the user's own graph (``TrainConfig.dataset`` too).
@@ -108,7 +107,7 @@ def sidebar_pickers() -> Selection:
         st.caption(f"p_max' = (p_max − p_min)/(1 − p_min) = "
                    f"{samplers.p_max_prime(p_min, p_max):.2f} (the paper's table)")
         ss.setdefault("layers", DEFAULT_LAYERS)
-        st.slider("Layers L", 1, MAX_LAYERS, key="layers",
+        st.slider("Layers L", 1, urlstate.APP_MAX_LAYERS, key="layers",
                   help="Number of layers that each get their own sampled adjacency.")
         ss.setdefault("seed", 0)
         st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed",

@@ -2,7 +2,7 @@
 settings" hand-off, the sweep job's buttons and polling fragment, and the tables.
 
 The view itself (which runs, which are cached, the table, the fallback) is one call,
-:func:`dropedge_core.studies.depth.depth_view`; nothing here computes it.
+:func:`dropedge_core.studies.depth_view.depth_view`; nothing here computes it.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from dropedge_core.method.models import BACKBONES
 from dropedge_core.store import ResultStore
 from dropedge_core.studies import depth
 from dropedge_core.studies.cells import PAPER_GAP, reproduction_notes
+from dropedge_core.studies.depth_view import DepthView
 from dropedge_core.studies.own_runs import OwnRuns, request_for
 
 POLL_S = 0.7
@@ -121,7 +122,7 @@ def _job_state(job) -> tuple | None:
     return None if job is None else (id(job), job.over, job.done)
 
 
-def sweep_controls(view: depth.DepthView, req: DepthRequest, store: ResultStore | None,
+def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None,
                    store_error: str | None, graph, dataset: str) -> None:
     """"Run missing" / "Stop", the counts, and the fragment that polls this page's sweep
     (:class:`app_shared.jobs.SweepJob`) and reruns the page whenever a run was stored.
@@ -176,7 +177,7 @@ def _show_job() -> None:
         st.rerun()
 
 
-def cell_table(view: depth.DepthView) -> None:
+def cell_table(view: DepthView) -> None:
     """The per-cell table (percent), with its column help."""
     table, num = view.table, st.column_config.NumberColumn
     percent = ["test_acc_mean", "test_acc_std", "paper_test_acc", "diff_vs_paper"]
@@ -204,7 +205,7 @@ def cell_table(view: depth.DepthView) -> None:
                                             help="In percentage points.")})
 
 
-def lead_tests_table(view: depth.DepthView) -> None:
+def lead_tests_table(view: DepthView) -> None:
     """The paired tests behind "Does DropEdge++ lead?": per backbone and depth, DropEdge++
     against each other sampler, the mean difference with its 95% interval, the p-value and
     its Holm correction over the claim's family (DropEdge++ vs that sampler at every depth
@@ -232,7 +233,7 @@ def lead_tests_table(view: depth.DepthView) -> None:
         "family": st.column_config.TextColumn("family")})
 
 
-def run_rows(view: depth.DepthView, dataset: str, split: str) -> None:
+def run_rows(view: DepthView, dataset: str, split: str) -> None:
     """The requested runs, one row per seed, and their download in the run CSV format."""
     runs, num = view.runs, st.column_config.NumberColumn
     st.dataframe(runs.assign(test_acc=runs["test_acc"] * 100, best_val_acc=runs["best_val_acc"] * 100),
@@ -249,7 +250,7 @@ def run_rows(view: depth.DepthView, dataset: str, split: str) -> None:
                             "the runs with the app.")
 
 
-def fallback_warning(view: depth.DepthView) -> None:
+def fallback_warning(view: DepthView) -> None:
     """No run for the settings asked for: say which nearest settings are shown instead,
     with a button that takes them."""
     fallback = view.fallback
@@ -267,7 +268,7 @@ def fallback_warning(view: depth.DepthView) -> None:
                    "the direction to those of the runs shown.")
 
 
-def figure_notes(view: depth.DepthView, dataset: str, split: str, has_paper_data: bool) -> None:
+def figure_notes(view: DepthView, dataset: str, split: str, has_paper_data: bool) -> None:
     """What the figure shows, whether DropEdge++ leads, and where measured and paper differ."""
     table, note = view.table, view.note
     partial = int((table["status"] != "measured").sum())

@@ -184,10 +184,11 @@ def step_figure(key: str, graph: Graph | None, layers: int = 8, keep: float = 0.
         return fig.update_layout(height=height)
     if key == "lid_ldd":
         df = sampling.men_runs(graph, ("lid", "ldd"), (layers,), 5, p_min, p_max, seed=seed)
-        return figures.edge_number_curves(df, layers).update_layout(height=height)
+        return figures.edge_number_curves(sampling.edge_number_stats(df, layers)).update_layout(height=height)
     masks = {name: sampling.sample_masks(graph, name, layers, keep, keep, seed, kernel=kernel)
              for name in ("dropedge", "fd")}
-    return figures.intra_inter_share(graph, masks).update_layout(height=height)
+    shares = sampling.intra_inter_by_sampler(graph, masks)
+    return figures.intra_inter_share(shares).update_layout(height=height)
 
 
 def glossary_table(key: str) -> pd.DataFrame:

@@ -155,6 +155,7 @@ def _diagnostic_views(live: jobs.TrainingSession, with_diag: list, labels: dict)
 
 
 def _runs_table(live: jobs.TrainingSession) -> None:
+    """One row per run of the session: status, epochs, accuracies, time, device."""
     num = st.column_config.NumberColumn
     st.dataframe(jobs.runs_frame(live.runs), hide_index=True,
                  column_order=["run", "dataset", "status", "epochs", "best_epoch", "best_val_acc", "test_acc",

@@ -28,9 +28,14 @@ from dataclasses import dataclass
 from dropedge_core.data import datasets
 from dropedge_core.echo import bounded
 from dropedge_core.method import models, samplers
+from dropedge_core.studies.depth import DEPTHS
+from dropedge_core.studies.sampling import MEN_DEPTHS
 
-#: Sidebar layer picker's range (``app_shared.MAX_LAYERS``).
-MAX_LAYERS = 64
+#: The app's layer limit (the sidebar's slider, the layer picker): the paper's deepest
+#: model, the last of the depth study's depths. Deliberately below the package's bound
+#: (:data:`dropedge_core.method.limits.MAX_LAYERS`, 256: the CLI and the API), because a
+#: page redraws its samples and figures on every change.
+APP_MAX_LAYERS = max(DEPTHS)
 RATE_STEP = 0.05
 
 
@@ -135,25 +140,24 @@ _SPLITS = tuple(dict.fromkeys(s for src in datasets.SOURCES.values() for s in sr
 #: The shared sidebar pickers (the upload is not linkable: its files stay in the browser).
 SIDEBAR: dict[str, Param] = {
     "dataset": choice(datasets.NAMES), "split": choice(_SPLITS), "sampler": choice(samplers.NAMES),
-    "p_min": number(0.0, 1.0), "p_max": number(0.0, 1.0), "layers": integer(1, MAX_LAYERS),
+    "p_min": number(0.0, 1.0), "p_max": number(0.0, 1.0), "layers": integer(1, APP_MAX_LAYERS),
     "seed": integer(0, 2**31 - 1),
 }
-_DEPTHS = (2, 4, 8, 16, 32, 64)
 _BACKBONES = models.BACKBONES  # "appnp*" (the paper's spelling) is read as "appnp_star"
 #: Each page's main controls, by the page's URL path ("" = Home).
 PAGES: dict[str, dict[str, Param]] = {
     "": {},
     "edge_sampler": {"kernel": choice(samplers.KERNELS), "hops": integer(1, 3),
                      "max_nodes": choice((50, 100, 150, 200, 300)), "center": integer(0, 10**7),
-                     "edge_layer": integer(0, MAX_LAYERS - 1), "animate": BOOL,
+                     "edge_layer": integer(0, APP_MAX_LAYERS - 1), "animate": BOOL,
                      "compare": choice(("none", *samplers.NAMES)),
                      "reach_node": integer(0, 10**7)},
-    "men_explorer": {"men_paper_setting": BOOL, "men_depths": multi((2, 4, 8, 16, 32)),
+    "men_explorer": {"men_paper_setting": BOOL, "men_depths": multi(MEN_DEPTHS),
                      "men_samplers": multi(samplers.NAMES)},
     "live_training": {"lt_backbone": choice(_BACKBONES, models.ALIASES),
                       "lt_mode": choice(("depth recipe", "quick", "paper preset", "custom")),
                       "lt_epochs": integer(1, 5000), "lt_patience": integer(0, 5000)},
-    "depth_study": {"ds_backbones": multi(_BACKBONES, models.ALIASES), "ds_depths": multi(_DEPTHS),
+    "depth_study": {"ds_backbones": multi(_BACKBONES, models.ALIASES), "ds_depths": multi(DEPTHS),
                     "ds_samplers": multi(samplers.NAMES), "ds_seeds": integer(1, 20),
                     "ds_epochs": integer(0, 5000),
                     "ds_mode": choice(("depth recipe", "quick", "quick + batch norm", "paper preset"))},

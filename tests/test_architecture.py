@@ -243,3 +243,75 @@ def test_the_test_tree_check_catches_test_to_test_imports_and_stray_folders(tmp_
         "tests/misc/test_e.py: tests/misc/ is not a layer of dropedge_core",
         "tests/test_f.py: a layer's test at the top of tests/",
     ]
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    """A made-up project tree under ``root``: ``{relative path: text}``."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+
+
+def _figures_importing_studies(repo: Path = REPO) -> dict[str, list[str]]:
+    """Each figures module's imports of the studies (figures draw the tables the studies
+    build; they never compute one themselves)."""
+    root = repo / "dropedge_core" / "figures"
+    bad = {str(p.relative_to(repo)): sorted(m for m in _imports(p, repo)
+                                            if m == "dropedge_core.studies"
+                                            or m.startswith("dropedge_core.studies."))
+           for p in (_modules(root) if root.is_dir() else [])}
+    return {k: v for k, v in bad.items() if v}
+
+
+def test_no_figures_module_imports_the_studies():
+    bad = _figures_importing_studies()
+    assert not bad, f"figures draw only (tables in, Figure out); these import the studies: {bad}"
+
+
+def test_the_figures_check_catches_a_studies_import(tmp_path):
+    """The checker itself, on a made-up tree: absolute, relative and plain imports of the
+    studies from a figures module are seen; the studies importing the method are not."""
+    files = {
+        "dropedge_core/figures/men.py": "from dropedge_core.studies import sampling\n",
+        "dropedge_core/figures/graph.py": "from ..studies.graph_layout import GraphLayout\n",
+        "dropedge_core/figures/teaching.py": "import dropedge_core.studies.teaching\n",
+        "dropedge_core/figures/style.py": "from dropedge_core.data.reference import FULL_GRAPH\n",
+        "dropedge_core/studies/sampling.py": "from dropedge_core.method import metrics\n",
+    }
+    _write_tree(tmp_path, files)
+    assert _figures_importing_studies(tmp_path) == {
+        "dropedge_core/figures/graph.py": ["dropedge_core.studies.graph_layout",
+                                           "dropedge_core.studies.graph_layout.GraphLayout"],
+        "dropedge_core/figures/men.py": ["dropedge_core.studies", "dropedge_core.studies.sampling"],
+        "dropedge_core/figures/teaching.py": ["dropedge_core.studies.teaching"]}
+
+
+def _layer_limit_homes(repo: Path = REPO) -> list[str]:
+    """Where a layer limit is written down: assignments to a name ending ``MAX_LAYERS`` with
+    a number, and ``max_layers`` parameters defaulting to a number."""
+    found = []
+    for p in _project_files(repo):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and any(
+                    isinstance(t, ast.Name) and t.id.endswith("MAX_LAYERS") for t in node.targets):
+                found.append(f"{p.relative_to(repo)}:{node.lineno}")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args.args[len(node.args.args) - len(node.args.defaults):]
+                found += [f"{p.relative_to(repo)}:{node.lineno}" for a, d in zip(args, node.args.defaults)
+                          if a.arg == "max_layers" and isinstance(d, ast.Constant)]
+    return found
+
+
+def test_the_layer_limit_has_one_home(tmp_path):
+    """``method.limits.MAX_LAYERS`` is the one number; the app's lower limit is derived from
+    the depth study's depths. The checker sees a copy and a hard-coded default."""
+    assert [h.split(":")[0] for h in _layer_limit_homes()] == ["dropedge_core/method/limits.py"]
+    from app_shared import urlstate
+    from dropedge_core.method import limits
+    from dropedge_core.studies.depth import DEPTHS
+
+    assert urlstate.APP_MAX_LAYERS == max(DEPTHS) <= limits.MAX_LAYERS
+    files = {"dropedge_core/training/config.py": "MAX_LAYERS = 256\n",
+             "dropedge_core/method/samplers.py": "def check_layers(n, max_layers=256):\n    pass\n",
+             "app_shared/urlstate.py": "APP_MAX_LAYERS = max(DEPTHS)\n"}
+    _write_tree(tmp_path, files)
+    assert sorted(_layer_limit_homes(tmp_path)) == ["dropedge_core/method/samplers.py:1",
+                                                    "dropedge_core/training/config.py:1"]

@@ -26,7 +26,7 @@ SUMMARY = r"""
 def summary():
     from dropedge_core import paths
     from dropedge_core.data import presets, reference
-    from dropedge_core.studies import cell_search, depth, paper_views, teaching
+    from dropedge_core.studies import cell_search, paper_views, runs, teaching
 
     return {
         "preset": presets.paper_preset("cora", "semi", "gcn"),
@@ -36,8 +36,8 @@ def summary():
         "paper_depth": len(reference.paper_accuracy_by_depth()),
         "paper_best": sorted(set(reference.paper_best_accuracy()["dataset_key"])),
         "paper_epoch_time": len(reference.paper_epoch_time()),
-        "bundled_files": [p.name for p in depth.bundled_files()],
-        "bundled_runs": len(depth.bundled_results()),
+        "bundled_files": [p.name for p in runs.bundled_files()],
+        "bundled_runs": len(runs.bundled_results()),
         "best_runs": len(paper_views.best_runs()),
         "men_analysis": len(paper_views.read_men_analysis()),
         "search_cells": len(cell_search.bundled_summary()),
@@ -56,7 +56,7 @@ from pathlib import Path
 
 import dropedge_core
 from dropedge_core import paths
-from dropedge_core.studies import depth
+from dropedge_core.studies import cells
 
 venv, repo = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
 package = Path(dropedge_core.__file__).resolve().parent
@@ -65,7 +65,7 @@ assert not package.is_relative_to(repo), f"dropedge_core imported from the check
 assert not any(Path(p or ".").resolve().is_relative_to(repo) for p in sys.path), sys.path
 assert paths.REPO is None, paths.REPO
 assert paths.ASSETS.resolve().is_relative_to(package), paths.ASSETS
-assert depth.reproduction_notes().startswith("(docs/REPRODUCTION.md is in the repository")
+assert cells.reproduction_notes().startswith("(docs/REPRODUCTION.md is in the repository")
 """ + SUMMARY + """
 print(json.dumps(summary()))
 """

@@ -29,7 +29,8 @@ from dropedge_core.data import reference
 from dropedge_core.figures import BACKBONE_LABELS
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.studies import cell_search, ordering
-from dropedge_core.studies import depth as results
+from dropedge_core.studies.cells import paper_rows
+from dropedge_core.studies.runs import bundled_results
 
 LABELS = {"nodrop": "NoDrop", "dropedge": "DropEdge", "dropedge++": "DropEdge++"}
 BACKBONES_BY_LABEL = {label: key for key, label in BACKBONE_LABELS.items()}
@@ -48,7 +49,7 @@ def _cell(values) -> str:
 
 def depth_table(runs, paper, dataset: str, split: str, backbone: str = "gcn") -> str:
     part = runs[(runs["dataset"] == dataset) & (runs["split"] == split) & (runs["backbone"] == backbone)]
-    ref = results.paper_rows(paper, dataset, split, [backbone])
+    ref = paper_rows(paper, dataset, split, [backbone])
     samplers = [s for s in LABELS if s in set(part["sampler"])]
     head = "| L | " + " | ".join(f"{LABELS[s]} | paper" for s in samplers) + " |"
     lines = [head, "|" + " --- |" * (1 + 2 * len(samplers))]
@@ -89,7 +90,7 @@ def search_table(summary, paper, dataset: str, split: str, backbone: str = "gcn"
     recipe's own point (trial 0), what it changed, and its test accuracy over the seeds."""
     part = summary[(summary["dataset"] == dataset) & (summary["split"] == split)
                    & (summary["backbone"] == backbone)].sort_values(["num_layers", "sampler"])
-    ref = results.paper_rows(paper, dataset, split, [backbone])
+    ref = paper_rows(paper, dataset, split, [backbone])
     lines = ["| L | sampler | trials (done / pruned) | best val | best = recipe point | best's settings "
              "(keep rates) | test, best on 5 seeds | paper |", "|" + " --- |" * 8]
     for r in part.itertuples():
@@ -235,7 +236,7 @@ def facts(every, paper) -> str:
         above = []
         cells = 0
         for d, sp in tables:
-            ref = results.paper_rows(paper, d, sp, ["gcn"], [sampler])
+            ref = paper_rows(paper, d, sp, ["gcn"], [sampler])
             for L in (8, 16, 32):
                 ours, theirs = _mean(gcn, dataset=d, split=sp, sampler=sampler, layers=L), \
                     float(ref[ref["layers"] == L]["test_accuracy"].iloc[0])
@@ -259,14 +260,14 @@ def facts(every, paper) -> str:
     for L in sorted(gcn["layers"].unique()):
         cells = []
         for d, sp in tables:
-            ref = results.paper_rows(paper, d, sp, ["gcn"], ["dropedge++"])
+            ref = paper_rows(paper, d, sp, ["gcn"], ["dropedge++"])
             theirs = float(ref[ref["layers"] == L]["test_accuracy"].iloc[0])
             cells.append(f"{_mean(gcn, dataset=d, split=sp, sampler='dropedge++', layers=L) - theirs:+.1f}")
         out.append(f"| {L} | " + " | ".join(cells) + " |")
     out += ["", "#### ResGCN NoDrop against the paper (semi, depth recipe)", ""]
     res = depth_runs[(depth_runs["backbone"] == "resgcn") & (depth_runs["sampler"] == "nodrop")]
     for (d, L), part in res.groupby(["dataset", "layers"]):
-        ref = results.paper_rows(paper, d, "semi", ["resgcn"], ["nodrop"])
+        ref = paper_rows(paper, d, "semi", ["resgcn"], ["nodrop"])
         theirs = float(ref[ref["layers"] == L]["test_accuracy"].iloc[0])
         out.append(f"- {d} {L}: ours {100 * part['test_acc'].mean():.1f}, paper {theirs:.1f} "
                    f"({100 * part['test_acc'].mean() - theirs:+.1f})")
@@ -284,7 +285,7 @@ def facts(every, paper) -> str:
 
 def depth_text(settings: str = "depth") -> str:
     """Every (dataset, split, backbone) of one settings column: its depth table and its claims."""
-    runs = results.bundled_results()
+    runs = bundled_results()
     runs = runs[runs["settings"] == settings]
     paper = reference.paper_accuracy_by_depth()
     order = {b: i for i, b in enumerate(BACKBONES)}
@@ -307,7 +308,7 @@ def search_text() -> str:
 
 
 def front_text() -> str:
-    every = results.bundled_results()
+    every = bundled_results()
     men = pd.read_csv(paths.MEN_DIR / "men_table.csv")
     return front_matter(every[every["settings"] == "depth"], reference.paper_accuracy_by_depth(),
                         every[every["settings"] == "paper"], reference.paper_best_accuracy(), men,
@@ -315,7 +316,7 @@ def front_text() -> str:
 
 
 def facts_text() -> str:
-    return facts(results.bundled_results(), reference.paper_accuracy_by_depth())
+    return facts(bundled_results(), reference.paper_accuracy_by_depth())
 
 
 ABLATION = Path(paths.BUNDLED_RESULTS_DIR).parent / "ablation" / "gcn32_cora_semi.csv"

@@ -12,23 +12,23 @@ from dropedge_core.cli.common import (
     MAX_SOURCES,
     MAX_TRIALS,
     CLIError,
-    _dataset,
-    _graph,
-    _load,
-    _mean_std,
-    _pct,
-    _print_json,
-    _progress,
-    _recipe,
-    _train_runs,
-    _upload_summary,
-    _warn_preset_depth,
+    dataset_of,
+    graph_of,
+    load_dataset,
     make_config,
+    pct,
+    print_json,
+    progress_bar,
+    recipe_of,
+    train_runs,
+    upload_summary,
+    warn_preset_depth,
 )
 from dropedge_core.data import datasets
 from dropedge_core.echo import bounded
 from dropedge_core.method import metrics, samplers
 from dropedge_core.studies import sampling
+from dropedge_core.studies.cells import mean_std
 from dropedge_core.studies.stopping import stop_on_signals
 from dropedge_core.studies.sweep import SweepOutcome, run_claimed, summarize_runs
 from dropedge_core.training import (
@@ -46,7 +46,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
         sys.stderr.write(f"warning: {problem}; datasets not cached need a download\n")
     rows = datasets.available()
     if args.json:
-        _print_json(rows)
+        print_json(rows)
         return 0
     print(f"{'name':<18}{'available from':<16}{'offline':<9}splits")
     for r in rows:
@@ -56,21 +56,21 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    dataset = _dataset(args)
+    dataset = dataset_of(args)
     configs = [make_config(args, dataset, args.backbone, num_layers=args.layers,
                            sampler=args.sampler, seed=seed) for seed in args.seeds]
-    _warn_preset_depth(configs)
+    warn_preset_depth(configs)
     if args.store and dataset == UPLOAD_DATASET:
         raise CLIError("--store keeps runs under their dataset's name, which an uploaded graph (--edges) "
                        "does not have; use --json to keep the results")
-    graph = _graph(args, dataset, configs[0].split, needs_labels=True)
+    graph = graph_of(args, dataset, configs[0].split, needs_labels=True)
     store = None
     if args.store:
         from dropedge_core.store import ResultStore
 
         store = ResultStore(args.store)
-    results = _train_runs(configs, graph, args, store=store)
-    mean, std = _mean_std([r.test_acc for r in results])
+    results = train_runs(configs, graph, args, store=store)
+    mean, std = mean_std([r.test_acc for r in results])
     if args.json:
         base = configs[0].to_dict()
         base.pop("seed")
@@ -78,8 +78,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                "test_acc_std": std, "runs": [r.summary() for r in results],
                "store": str(store.path) if store else None}
         if dataset == UPLOAD_DATASET:
-            out["upload"] = _upload_summary(graph)
-        _print_json(out)
+            out["upload"] = upload_summary(graph)
+        print_json(out)
         return 0
     c = configs[0]
     where = f"{graph.name} (uploaded)" if dataset == UPLOAD_DATASET else c.dataset
@@ -89,13 +89,13 @@ def cmd_train(args: argparse.Namespace) -> int:
           f"epochs={c.epochs} patience={c.patience} device={results[0].device}")
     print(f"settings: {c.settings} (recipe {c.recipe!r}; --recipe and the training flags change them)")
     for r in results:
-        print(f"  seed {r.config.seed}: test {_pct(r.test_acc)} (best val {_pct(r.best_val_acc)} at "
+        print(f"  seed {r.config.seed}: test {pct(r.test_acc)} (best val {pct(r.best_val_acc)} at "
               f"epoch {r.best_epoch}; {r.epochs_run} epochs, {r.total_time:.1f} s, "
               f"{(r.mean_epoch_time or 0):.4f} s/epoch) [{r.reason}]")
         if r.reason == "nan":
             print(f"    {r.message}")
     std_txt = f" ± {100 * std:.1f}" if std is not None else ""
-    print(f"mean test accuracy: {_pct(mean)}{std_txt} over {len(results)} seed(s)")
+    print(f"mean test accuracy: {pct(mean)}{std_txt} over {len(results)} seed(s)")
     if store:
         print(f"stored in {store.path}")
     return 0
@@ -112,8 +112,8 @@ def cmd_men(args: argparse.Namespace) -> int:
         samplers.check_layers(layers)
     made = [samplers.make(name, p_min=args.p_min, p_max=args.p_max, p=args.p, kernel=args.kernel,
                           directed=args.directed) for name in args.samplers]
-    dataset = _dataset(args)
-    graph = _graph(args, dataset, args.split)
+    dataset = dataset_of(args)
+    graph = graph_of(args, dataset, args.split)
     if not args.estimate and graph.num_nodes > metrics.EXACT_ALLOWED_MAX_NODES:
         raise CLIError(f"{graph.name} has {graph.num_nodes} nodes > {metrics.EXACT_ALLOWED_MAX_NODES}: "
                        "exact MEN needs an N x N matrix; add --estimate")
@@ -121,7 +121,7 @@ def cmd_men(args: argparse.Namespace) -> int:
     memory.check(memory.men_bytes(graph.num_nodes, graph.num_edges, max(args.layers), sources),
                  f"MEN at L={max(args.layers)} on {graph.name} (N={graph.num_nodes}, M={graph.num_edges})",
                  "use fewer layers, fewer --sources or a smaller graph")
-    bar = _progress(len(made) * len(args.layers) * args.runs, "MEN", args)
+    bar = progress_bar(len(made) * len(args.layers) * args.runs, "MEN", args)
     try:
         runs = sampling.men_runs(graph, args.samplers, args.layers, args.runs, args.p_min, args.p_max,
                                  seed=args.seed, kernel=args.kernel, p=args.p, directed=args.directed,
@@ -139,8 +139,8 @@ def cmd_men(args: argparse.Namespace) -> int:
         out = {"dataset": graph.name, "num_nodes": graph.num_nodes, "num_edges": graph.num_edges,
                "p_min": args.p_min, "p_max": args.p_max, "rows": rows}
         if dataset == UPLOAD_DATASET:
-            out["upload"] = _upload_summary(graph)
-        _print_json(out)
+            out["upload"] = upload_summary(graph)
+        print_json(out)
         return 0
     print(f"MEN on {graph.name} (N={graph.num_nodes}, M={graph.num_edges}), p_min={args.p_min:g}, "
           f"p_max={args.p_max:g}, {args.runs} runs{' (estimated)' if args.estimate else ''}")
@@ -155,7 +155,7 @@ def sweep_grid(args: argparse.Namespace) -> list[TrainConfig]:
     the depths are 2 4 8, or with the paper recipe each preset's own depth (the paper's
     best-per-backbone table)."""
     # None = keep the preset's depth (make_config ignores None grid values)
-    depths = args.layers or ([None] if _recipe(args) == "paper" else [2, 4, 8])
+    depths = args.layers or ([None] if recipe_of(args) == "paper" else [2, 4, 8])
     return [make_config(args, dataset, backbone, num_layers=layers, sampler=sampler, seed=seed)
             for dataset, backbone, layers, sampler, seed in itertools.product(
                 args.datasets, args.backbones, depths, args.samplers, args.seeds)]
@@ -172,14 +172,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     graphs = {}
     for c in grid:  # load (and fail on) every dataset before the first run
         if (c.dataset, c.split) not in graphs:
-            graphs[(c.dataset, c.split)] = _load(c.dataset, c.split)
+            graphs[(c.dataset, c.split)] = load_dataset(c.dataset, c.split)
     for c in grid:  # refuse a too-big run before the first one trains
         check_memory(c, graphs[(c.dataset, c.split)])
     store = ResultStore(args.store)
     # claimed one at a time: sweeps started on one store (here or on other machines) split
     # the grid, and a run stored by anyone (before, or meanwhile) is not trained again
     runs = ClaimedRuns(store, grid, lease=lease)
-    bar = _progress(runs.total, "sweep", args)
+    bar = progress_bar(runs.total, "sweep", args)
 
     def on_run(outcome: SweepOutcome) -> None:
         bar.n = runs.over
@@ -200,7 +200,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         sys.stderr.write(f"note: {lost} run(s) were taken over by another worker; not stored here\n")
     table = summarize_runs(store.to_frame(), keys={run_key(c) for c in grid})
     if args.json:
-        _print_json({"store": str(store.path), "worker": runs.owner, "total": len(grid),
+        print_json({"store": str(store.path), "worker": runs.owner, "total": len(grid),
                      "distinct": runs.total, "skipped": skipped, "ran": len(ran),
                      "ran_keys": runs.trained_keys, "taken_over_from_here": lost,
                      "not_finite": [r.config.to_dict() for r in ran if r.reason == "nan"],
@@ -212,7 +212,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for r in json.loads(table.to_json(orient="records")):
         std = "" if r["test_acc_std"] is None else f" ± {100 * r['test_acc_std']:.1f}"
         print(f"{r['dataset']:<10}{r['backbone']:<9}{r['num_layers']:>4}  {r['sampler']:<12}"
-              f"{r['runs']:>5}{_pct(r['test_acc_mean']):>9}{std}")
+              f"{r['runs']:>5}{pct(r['test_acc_mean']):>9}{std}")
     return 0
 
 
@@ -225,17 +225,17 @@ def cmd_tune(args: argparse.Namespace) -> int:
         raise CLIError(f"--trials must be an integer in 1..{MAX_TRIALS} "
                        f"(got {bounded(args.trials, quote=False)})")
     tuning.check_storage(args.storage)  # before any work: a storage that cannot be used is one line
-    dataset = _dataset(args)
+    dataset = dataset_of(args)
     base = make_config(args, dataset, args.backbone, num_layers=args.layers,
                        sampler=args.sampler, seed=args.seeds[0])
-    graph = _graph(args, dataset, base.split, needs_labels=True)
+    graph = graph_of(args, dataset, base.split, needs_labels=True)
     check_trainable(base, graph)  # one class, above the memory limit: refused before any trial
     space = tuning.SearchSpace.for_sampler(base.sampler, args.tune_extra)
     if args.study is None:
         args.study = tuning.default_study_name(base, space, args.search, graph)
     elif not args.study.strip() or len(args.study) > 200:
         raise CLIError(f"--study must be a name of 1..200 characters (got {bounded(args.study)})")
-    bar = _progress(args.trials, f"tune {args.study}", args)
+    bar = progress_bar(args.trials, f"tune {args.study}", args)
 
     def on_trial(study, trial) -> None:
         bar.update(1)
@@ -254,7 +254,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     best = tuning.best_summary(study)
     frame = tuning.trials_frame(study)
     if args.json:
-        _print_json({"study": args.study, "storage": databases.display(tuning.storage_url(args.storage)),
+        print_json({"study": args.study, "storage": databases.display(tuning.storage_url(args.storage)),
                      "best": best, "trials": frame.to_dict(orient="records")})
         return 0
     counts = frame.state.value_counts().to_dict()
@@ -267,7 +267,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         keep = f"p_min={best['p_min']:.3f}, p_max={best['p_max']:.3f} (p_max'={best['p_max_prime']:.3f})"
     else:
         keep = f"p={best['p']:.3f}" if best["p"] is not None else "no keep rates"
-    print(f"best trial #{best['trial']}: val {_pct(best['val_acc'])}, test {_pct(best['test_acc'])} at {keep}"
+    print(f"best trial #{best['trial']}: val {pct(best['val_acc'])}, test {pct(best['test_acc'])} at {keep}"
           + "".join(f", {k}={best[k]:.3g}" for k in tuning.OPTIONAL_PARAMS if k in best))
     return 0
 
@@ -285,13 +285,13 @@ def cmd_search(args: argparse.Namespace) -> int:
              for layers in args.layers for sampler in args.samplers]  # every cell checked before any work
     storage = tuning.check_storage(args.storage)  # before any work
     store = ResultStore(args.store)
-    graph = _load(bases[0].dataset, bases[0].split)
+    graph = load_dataset(bases[0].dataset, bases[0].split)
     rows = []
     with stop_on_signals() as stop:
         for base in bases:
             rows.append(_search_one(args, base, storage, store, graph, stop))
     if args.json:
-        _print_json({"dataset": bases[0].dataset, "split": bases[0].split, "backbone": bases[0].backbone,
+        print_json({"dataset": bases[0].dataset, "split": bases[0].split, "backbone": bases[0].backbone,
                      "storage": databases.display(tuning.storage_url(storage)), "store": str(store.path),
                      "cells": rows})
     return 0
@@ -301,7 +301,7 @@ def _search_one(args: argparse.Namespace, base, storage: str, store, graph, stop
     """One cell of ``search``: its study to the budget, its best point on every seed."""
     from dropedge_core.studies import cell_search
 
-    bar = _progress(args.trials, f"search {cell_search.study_name(base)}", args)
+    bar = progress_bar(args.trials, f"search {cell_search.study_name(base)}", args)
     try:
         study = cell_search.search_cell(base, args.trials, storage, graph=graph, stop_event=stop,
                                         callbacks=[lambda study, trial, bar=bar: bar.update(1)])
@@ -311,10 +311,10 @@ def _search_one(args: argparse.Namespace, base, storage: str, store, graph, stop
     if best is None:
         return {"num_layers": base.num_layers, "sampler": base.sampler, "best_val_acc": None}
     runs = cell_search.run_best(best, args.best_seeds, store, graph=graph, stop_event=stop)
-    mean, std = _mean_std([r["test_acc"] for r in runs])
+    mean, std = mean_std([r["test_acc"] for r in runs])
     if not args.json:
-        print(f"L={base.num_layers:<3} {base.sampler:<11} best val {_pct(study.best_value)}  "
-              f"test {_pct(mean)} ± {100 * (std or 0):.1f} over {len(runs)} seeds  {best.settings}",
+        print(f"L={base.num_layers:<3} {base.sampler:<11} best val {pct(study.best_value)}  "
+              f"test {pct(mean)} ± {100 * (std or 0):.1f} over {len(runs)} seeds  {best.settings}",
               flush=True)
     return {"num_layers": base.num_layers, "sampler": base.sampler,
             "trials": cell_search.trials_done(study), "best_val_acc": study.best_value,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 from collections.abc import Sequence
 
@@ -37,7 +36,7 @@ class CLIError(ValueError):
     """Bad command-line input that argparse cannot see (e.g. an empty grid)."""
 
 
-def _progress(total: int, desc: str, args: argparse.Namespace):
+def progress_bar(total: int, desc: str, args: argparse.Namespace):
     from tqdm import tqdm
 
     disable = True if args.no_progress else None  # None: only when stderr is a terminal
@@ -45,7 +44,7 @@ def _progress(total: int, desc: str, args: argparse.Namespace):
                 dynamic_ncols=True)
 
 
-def _recipe(args: argparse.Namespace) -> str:
+def recipe_of(args: argparse.Namespace) -> str:
     """``--recipe``, or ``paper`` for ``--preset paper``, else the default recipe."""
     if args.preset and args.recipe not in (None, "paper"):
         raise CLIError(f"--preset {args.preset} and --recipe {args.recipe} disagree; give one of them")
@@ -54,7 +53,7 @@ def _recipe(args: argparse.Namespace) -> str:
 
 def make_config(args: argparse.Namespace, dataset: str, backbone: str, **grid) -> TrainConfig:
     """The recipe's values ← explicit flags ← the grid point."""
-    recipe = _recipe(args)
+    recipe = recipe_of(args)
     if recipe == "paper" and str(dataset).strip().lower() == UPLOAD_DATASET:
         raise CLIError("--recipe paper has no values for your own graph (the paper's presets are per "
                        "dataset); use --recipe depth or quick")
@@ -65,7 +64,7 @@ def make_config(args: argparse.Namespace, dataset: str, backbone: str, **grid) -
     return TrainConfig.from_dict(values)
 
 
-def _warn_preset_depth(configs: Sequence[TrainConfig]) -> None:
+def warn_preset_depth(configs: Sequence[TrainConfig]) -> None:
     """One warning per (dataset, split, backbone) run with the paper recipe at a depth the
     paper did not tune it for (its presets may not train there)."""
     seen = set()
@@ -80,15 +79,8 @@ def _warn_preset_depth(configs: Sequence[TrainConfig]) -> None:
                              "has settings for every depth)\n")
 
 
-def _pct(value: float | None) -> str:
+def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
-def _mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
-    values = [v for v in values if v is not None]
-    if not values:
-        return None, None
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
 def _finite(obj):
@@ -102,18 +94,18 @@ def _finite(obj):
     return obj
 
 
-def _print_json(obj) -> None:
+def print_json(obj) -> None:
     sys.stdout.write(json.dumps(_finite(obj), indent=2, allow_nan=False) + "\n")
 
 
-def _load(dataset: str, split: str | None) -> datasets.Graph:
+def load_dataset(dataset: str, split: str | None) -> datasets.Graph:
     if str(dataset).strip().lower() == UPLOAD_DATASET:
         raise CLIError("dataset 'upload' is your own graph: give its files with --edges PATH "
                        "[--features PATH] [--labels PATH] (men, train, tune)")
     return datasets.load(dataset, split)
 
 
-def _dataset(args: argparse.Namespace) -> str:
+def dataset_of(args: argparse.Namespace) -> str:
     """The dataset of ``men``/``train``/``tune``: ``"upload"`` with ``--edges``, else
     ``--dataset`` (default cora); the two exclude each other."""
     if args.edges is None:
@@ -121,18 +113,18 @@ def _dataset(args: argparse.Namespace) -> str:
             if getattr(args, flag) is not None:
                 raise CLIError(f"--{flag} needs --edges PATH (the edge list of your graph)")
         if args.dataset is not None and str(args.dataset).strip().lower() == UPLOAD_DATASET:
-            _load(UPLOAD_DATASET, None)  # says how to give the files
+            load_dataset(UPLOAD_DATASET, None)  # says how to give the files
         return args.dataset if args.dataset is not None else DEFAULT_DATASET
     if args.dataset is not None and str(args.dataset).strip().lower() != UPLOAD_DATASET:
         raise CLIError(f"give either --dataset ({args.dataset}) or your own graph (--edges), not both")
     return UPLOAD_DATASET
 
 
-def _graph(args: argparse.Namespace, dataset: str, split: str | None, needs_labels: bool = False):
+def graph_of(args: argparse.Namespace, dataset: str, split: str | None, needs_labels: bool = False):
     """The graph to run on: a named dataset, or the files of ``--edges/--features/--labels``
     (:func:`dropedge_core.data.csv_graph.load_files`; its notes go to stderr)."""
     if dataset != UPLOAD_DATASET:
-        return _load(dataset, split)
+        return load_dataset(dataset, split)
     graph, notes = csv_graph.load_files(args.edges, args.features, args.labels, seed=UPLOAD_SPLIT_SEED)
     for note in notes:
         sys.stderr.write(f"note: {note}\n")
@@ -142,18 +134,18 @@ def _graph(args: argparse.Namespace, dataset: str, split: str | None, needs_labe
     return graph
 
 
-def _upload_summary(graph) -> dict:
+def upload_summary(graph) -> dict:
     """What ``--json`` says about an uploaded graph."""
     return {"name": graph.name, "files": graph.info.get("files", {}), "num_nodes": graph.num_nodes,
             "num_edges": graph.num_edges, "num_classes": graph.num_classes,
             "notes": graph.info.get("notes", [])}
 
 
-def _train_runs(configs: list[TrainConfig], graph, args, store=None, desc="train"):
+def train_runs(configs: list[TrainConfig], graph, args, store=None, desc="train"):
     """Train each config (graph shared), with a per-run epoch progress bar."""
     results = []
     for config in configs:
-        bar = _progress(config.epochs, f"{desc} seed {config.seed}", args)
+        bar = progress_bar(config.epochs, f"{desc} seed {config.seed}", args)
 
         def on_event(event, bar=bar):
             if event["type"] == "epoch":

@@ -102,17 +102,15 @@ def _add_output_flags(p: argparse.ArgumentParser) -> None:
                         "pool stalls badly when its cores are shared)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m dropedge_core",
-                     description="DropEdge++ Explorer: samplers, MEN and deep-GCN training "
-                                 "(Structure-Aware DropEdge, the paper's method).")
-    sub = parser.add_subparsers(dest="command", metavar="{datasets,train,men,sweep,tune,search}")
-    sub.required = True
-
+def _add_datasets(sub: argparse._SubParsersAction) -> None:
+    """``datasets``: which datasets load offline."""
     p = sub.add_parser("datasets", help="list datasets and whether each is available offline",
                        description="List the datasets and where each would load from now.")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
+
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    """``train``: one configuration over seeds."""
     p = sub.add_parser("train", help="train one configuration over one or more seeds",
                        description="Train a backbone with an edge sampler; report the test accuracy "
                                    "at the best-validation epoch, per seed and averaged.")
@@ -123,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_upload_flags(p)
     _add_output_flags(p)
 
+
+def _add_men(sub: argparse._SubParsersAction) -> None:
+    """``men``: MEN of samplers by depth (the paper's table)."""
     p = sub.add_parser("men", help="Mean-Edge-Number of samplers by depth",
                        description="MEN = (1/L) sum_l |prod_{i<=l} (A^(i) + I)| averaged over runs "
                                    "(paper Definition 1), per sampler and depth.")
@@ -143,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_upload_flags(p)
     _add_output_flags(p)
 
+
+def _add_sweep(sub: argparse._SubParsersAction) -> None:
+    """``sweep``: a grid into the results store, resumable and shared by workers."""
     p = sub.add_parser("sweep", help="depth x sampler x backbone x seeds into the results store (resumable)",
                        description="Train every combination and store each run; runs already in the "
                                    "store are skipped, so an interrupted sweep resumes where it stopped. "
@@ -166,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 120)")
     _add_output_flags(p)
 
+
+def _add_tune(sub: argparse._SubParsersAction) -> None:
+    """``tune``: an Optuna study over the keep rates."""
     p = sub.add_parser("tune", help="Optuna study over p_min / p_max' (and lr, dropout, weight decay)",
                        description="Search the keep rates (the paper's p_min and p_max') with Optuna, "
                                    "maximising validation accuracy; report the best trial's test "
@@ -189,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_upload_flags(p)
     _add_output_flags(p)
 
+
+def _add_search(sub: argparse._SubParsersAction) -> None:
+    """``search``: the per-cell search and its best cells' seeds."""
     p = sub.add_parser("search", help="the per-cell search: tune every depth x sampler on its own, then "
                                       "train each cell's best on several seeds",
                        description="For each depth and sampler, an Optuna study (TPE, median pruning, "
@@ -216,4 +226,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="results store for the best runs "
                         "(default $DROPEDGE_RESULTS or results/results.sqlite)")
     _add_output_flags(p)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per study, each with its flags and their help."""
+    parser = _Parser(prog="python -m dropedge_core",
+                     description="DropEdge++ Explorer: samplers, MEN and deep-GCN training "
+                                 "(Structure-Aware DropEdge, the paper's method).")
+    sub = parser.add_subparsers(dest="command", metavar="{datasets,train,men,sweep,tune,search}")
+    sub.required = True
+    _add_datasets(sub)
+    _add_train(sub)
+    _add_men(sub)
+    _add_sweep(sub)
+    _add_tune(sub)
+    _add_search(sub)
     return parser

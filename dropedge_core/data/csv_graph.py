@@ -49,31 +49,21 @@ edges. A 20 MB edge list (~2M edges) parses in a few seconds.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import torch
 
 from dropedge_core import memory
+from dropedge_core.data.csv_files import parse_edges, parse_features, parse_labels
 from dropedge_core.data.csv_reader import (
-    _ID,
-    _NAN_WORDS,
     MAX_BYTES,
-    MAX_CLASSES,
-    MAX_FEATURES,
     MAX_NODES,
     Source,
-    Table,
     UploadError,
-    _has,
-    _show,
-    header_note,
-    node_ids,
-    numbers,
+    has_or_have,
     read_source,
-    read_table,
+    show_cell,
 )
 from dropedge_core.data.datasets import per_class_split
 from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirected_edges
@@ -82,145 +72,6 @@ from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirect
 #: this many ids (and more than half of ``0..max id``) have neither an edge nor a label.
 COMPACT_ABOVE = 1000
 TRAIN_PER_CLASS, VAL_PER_CLASS = 20, 30
-
-
-def parse_edges(text: str, name: str, limit: int, why: str) -> tuple[np.ndarray, list[str]]:
-    """The ``(E, 2)`` int64 ``source, target`` rows of an edge list, as given.
-
-    Raises:
-        UploadError: empty, ragged, non-integer, negative or out-of-range ids.
-    """
-    table = read_table(text, name, num_fields=2)
-    if table.num_rows == 0:
-        only = " (only a header)" if table.header is not None else ""
-        raise UploadError(f"{name}: edge list is empty{only}; expected rows 'source,target' of "
-                          f"integer node ids")
-    return node_ids(table, [0, 1], limit, why), header_note(table)
-
-
-def parse_features(text: str, name: str, max_nodes: int) -> tuple[np.ndarray, list[str]]:
-    """The ``(N, C)`` float64 feature matrix, row ``i`` node ``i``.
-
-    Raises:
-        UploadError: empty, ragged, a non-numeric or non-finite cell, too many rows.
-    """
-    table = read_table(text, name)
-    if table.header is None and table.num_columns >= 8 and table.num_rows > 1 and \
-            table.flat.iloc[:table.num_columns].tolist() == [str(c) for c in range(table.num_columns)]:
-        # "0,1,2,...,C-1" is the header pandas writes for a frame with default column names
-        table = read_table(text, name, header=True)
-    if table.num_rows == 0:
-        raise UploadError(f"{name} has no feature rows; expected one row of numbers per node")
-    if table.num_rows > max_nodes:
-        raise UploadError(f"{name} has {table.num_rows} rows; at most {max_nodes} nodes are allowed")
-    if table.num_columns > MAX_FEATURES:
-        raise UploadError(f"{name} has {table.num_columns} columns; at most {MAX_FEATURES} features "
-                          f"per node are allowed")
-    return numbers(table), header_note(table)
-
-
-@dataclass
-class Labels:
-    """Parsed labels: ``y`` (``(N,)`` int64, ``-1`` unlabelled) and the class names."""
-
-    y: np.ndarray
-    class_names: list[str]
-    notes: list[str]
-
-
-def _class_ids(values: pd.Series, lines: np.ndarray, name: str) -> tuple[np.ndarray, list[str], list[str]]:
-    """Class ids (``-1`` for no label) of label cells, the class names, and notes."""
-    # "nan" is what a float column with missing values writes (pandas, numpy): no label
-    none = ((values == "") | (values == "-1") | values.str.lower().isin(_NAN_WORDS)).to_numpy(bool)
-    negative = values.str.fullmatch(r"-[0-9]+").to_numpy(bool) & ~none
-    if negative.any():
-        i = int(np.argmax(negative))
-        raise UploadError(f"{name} line {lines[i]}: label {values.iat[i]} is negative; labels are "
-                          f"integers >= 0 or class names (-1 or an empty cell: no label)")
-    given = values[~none]
-    codes = np.full(values.size, -1, dtype=np.int64)
-    if given.empty:
-        return codes, [], []
-    integer = bool(given.str.fullmatch(_ID).all())
-    keys = given.astype("int64").to_numpy() if integer else given.to_numpy(str)
-    classes, inverse = np.unique(keys, return_inverse=True)
-    if classes.size > MAX_CLASSES:
-        raise UploadError(f"{name} has {classes.size} distinct labels; at most {MAX_CLASSES} classes "
-                          f"are allowed (is it the right file?)")
-    codes[~none] = inverse
-    names = [str(c) for c in classes]
-    notes = []
-    if not (integer and classes[-1] == classes.size - 1):
-        shown = ", ".join(f"{c if integer else _show(c)}->{i}" for i, c in enumerate(names[:5]))
-        more = ", ..." if len(names) > 5 else ""
-        kind = "integer labels" if integer else "labels"
-        notes.append(f"{name}: {len(names)} {kind} mapped to class ids 0..{len(names) - 1} in sorted "
-                     f"order ({shown}{more})")
-    return codes, names, notes
-
-
-def parse_labels(text: str, name: str, num_nodes: int, fixed_by: str | None,
-                 max_nodes: int) -> Labels:
-    """Labels of one column (one per node) or two columns ``node,label``.
-
-    Args:
-        num_nodes: ``N`` as known from the features or the edge list.
-        fixed_by: the features file's name when it fixes ``N``, else ``None`` (then
-            labels may add nodes above the edge list's largest id).
-
-    Raises:
-        UploadError: ragged, negative labels, bad node ids, a node labelled twice,
-            a one-column file whose row count does not match ``N``.
-    """
-    table = read_table(text, name, num_fields=(1, 2), keep_blank=True)
-    if table.num_columns == 1 and table.header is not None and table.num_rows + 1 == num_nodes \
-            and not table.column(0).str.fullmatch(f"(?:{_ID}|-1|)").all() \
-            and table.column(0).eq(table.header.strip().strip('"').strip()).any():
-        # class names, one per node, no header: the "header" is node 0's label (it is one
-        # of the classes; a word no node has, like "label", stays a header)
-        table = read_table(text, name, num_fields=1, header=False, keep_blank=True)
-    notes = header_note(table)
-    if table.num_rows == 0:
-        raise UploadError(f"{name} has no label rows; expected one label per node, or rows 'node,label'")
-    if table.num_columns == 1:
-        column = table.column(0)
-        # trailing empty cells beyond the nodes (blank lines at the end) label nothing
-        trailing = table.num_rows - int(np.flatnonzero(column.ne("").to_numpy(bool)).max(initial=-1)) - 1
-        keep = max(num_nodes, table.num_rows - trailing)
-        if keep < table.num_rows:
-            table = Table(name, table.flat.iloc[:keep], 1, table.lines[:keep], table.header,
-                          table.header_line)
-        rows = table.num_rows
-        if rows < num_nodes or (fixed_by and rows != num_nodes):
-            source = (f"{fixed_by} has {num_nodes} rows" if fixed_by
-                      else f"the graph has {num_nodes} nodes (the edge list uses ids 0..{num_nodes - 1})")
-            hint = (f" (if line {table.header_line} {_show(table.header)} is a label, not a header, "
-                    f"add a header line)" if table.header is not None else "")
-            raise UploadError(f"{name} has {rows} label{'s' * (rows != 1)}, one per node, but {source}; "
-                              f"give one label per node, or two columns 'node,label'{hint}")
-        if rows > max_nodes:
-            raise UploadError(f"{name} has {rows} rows; at most {max_nodes} nodes are allowed")
-        if rows > num_nodes:
-            extra = (f"node {num_nodes} has" if rows == num_nodes + 1
-                     else f"nodes {num_nodes}..{rows - 1} have")
-            hint = f" (is line {table.lines[0]} a header?)" if table.header is None else ""
-            notes.append(f"{name} has {rows} labels but the edge list needs {num_nodes}: {extra} "
-                         f"no edges{hint}")
-        y, class_names, more = _class_ids(table.column(0), table.lines, name)
-        return Labels(y, class_names, notes + more)
-    why = (f"{fixed_by} has {num_nodes} rows, so ids must be 0..{num_nodes - 1}" if fixed_by
-           else f"ids must be below {max_nodes}")
-    nodes = node_ids(table, [0], num_nodes if fixed_by else max_nodes, why)[:, 0]
-    dup = pd.Series(nodes).duplicated().to_numpy()
-    if dup.any():
-        i = int(np.argmax(dup))
-        first = int(np.argmax(nodes == nodes[i]))
-        raise UploadError(f"{name} line {table.lines[i]}: node {nodes[i]} is labelled twice "
-                          f"(first on line {table.lines[first]})")
-    codes, class_names, more = _class_ids(table.column(1), table.lines, name)
-    y = np.full(max(num_nodes, int(nodes.max()) + 1), -1, dtype=np.int64)
-    y[nodes] = codes
-    return Labels(y, class_names, notes + more)
 
 
 # ----------------------------------------------------------------------------- the graph
@@ -293,12 +144,35 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
         ['dropped 1 self-loop', 'dropped 1 duplicate edge (the same pair again, in either direction)']
     """
     # Read every file first: size and encoding problems come before content problems.
-    e_name, e_text = read_source(edges, "edges.csv", max_bytes)
+    e_src = read_source(edges, "edges.csv", max_bytes)
     f_src = read_source(features, "features.csv", max_bytes) if features is not None else None
     l_src = read_source(labels, "labels.csv", max_bytes) if labels is not None else None
-    _check_parse_memory([e_text] + [src[1] for src in (f_src, l_src) if src is not None])
-    notes: list[str] = []
+    _check_parse_memory([e_src[1]] + [src[1] for src in (f_src, l_src) if src is not None])
+    x_raw, pairs, y, class_names, notes = _read_nodes(e_src, f_src, l_src, max_nodes)
+    n = y.numel()
+    und, more = _simple_edges(pairs, n, e_src[0])
+    x, more_x = _node_features(x_raw, n)
+    (train, val, test), more_y = _splits(y, class_names, seed)
+    notes += more + more_x + more_y
+    files = {"edges": e_src[0]}
+    if f_src is not None:
+        files["features"] = f_src[0]
+    if l_src is not None:
+        files["labels"] = l_src[0]
+    num_classes = len(class_names)
+    info = {"source": "upload", "files": files,
+            "split": f"{TRAIN_PER_CLASS}/{VAL_PER_CLASS} per class, seed {seed}" if num_classes else "none",
+            "class_names": class_names, "notes": list(notes)}
+    return Graph(name, x, y, und, train, val, test, num_classes, info), notes
 
+
+def _read_nodes(e_src: tuple[str, str], f_src: tuple[str, str] | None, l_src: tuple[str, str] | None,
+                max_nodes: int) -> tuple[np.ndarray | None, np.ndarray, torch.Tensor, list[str], list[str]]:
+    """The three files parsed in the order that fixes ``N``: features (their rows), then
+    the edges (ids below ``N``, or ``max id + 1``), then the labels (which may add nodes).
+    Returns ``(x_raw or None, (E, 2) pairs, (N,) y, class names, notes)``; without
+    features, ids far beyond the nodes present are renumbered (:func:`_compact`)."""
+    notes: list[str] = []
     x_raw = None
     if f_src is not None:
         x_raw, more = parse_features(f_src[1], f_src[0], max_nodes)
@@ -307,12 +181,12 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
         why = f"{f_src[0]} has {n} rows, so ids must be 0..{n - 1}"
     else:
         n, why = max_nodes, f"ids must be below {max_nodes} (renumber the nodes 0..N-1)"
-    pairs, more = parse_edges(e_text, e_name, n, why)
+    pairs, more = parse_edges(e_src[1], e_src[0], n, why)
     notes += more
     if x_raw is None:
         n = int(pairs.max()) + 1
-
     class_names: list[str] = []
+    y = torch.full((n,), -1, dtype=torch.long)
     if l_src is not None:
         lab = parse_labels(l_src[1], l_src[0], n, f_src[0] if f_src else None, max_nodes)
         notes += lab.notes
@@ -320,9 +194,6 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
         y = torch.full((n,), -1, dtype=torch.long)
         y[:lab.y.size] = torch.from_numpy(lab.y)
         class_names = lab.class_names
-    else:
-        y = torch.full((n,), -1, dtype=torch.long)
-
     if x_raw is None:
         pairs, y, n, more = _compact(pairs, y, n)
         notes += more
@@ -331,6 +202,12 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
                      f"the uploaded graph (N={n}, {len(pairs)} edge rows)", "upload a smaller graph")
     except memory.MemoryLimitError as exc:
         raise UploadError(str(exc)) from None
+    return x_raw, pairs, y, class_names, notes
+
+
+def _simple_edges(pairs: np.ndarray, n: int, e_name: str) -> tuple[torch.Tensor, list[str]]:
+    """The ``(2, M)`` simple undirected edges of the ``(E, 2)`` rows, and notes on the
+    self-loops and duplicates dropped and the nodes left without an edge."""
     raw_edges = torch.from_numpy(pairs.T.copy())
     loops = int((raw_edges[0] == raw_edges[1]).sum())
     und = simple_undirected_edges(raw_edges, n)
@@ -338,6 +215,7 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
     if und.size(1) == 0:
         raise UploadError(f"{e_name} has no edge between two different nodes ({loops} self-loop"
                           f"{'s' * (loops != 1)} only); expected rows 'source,target' with source != target")
+    notes = []
     if loops:
         notes.append(f"dropped {loops} self-loop{'s' * (loops != 1)}")
     if dups:
@@ -345,55 +223,51 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
                      f"(the same pair again, in either direction)")
     isolated = n - int(torch.unique(und).numel())
     if isolated:
-        notes.append(f"{isolated} of {n} nodes {_has(isolated)} no edges")
+        notes.append(f"{isolated} of {n} nodes {has_or_have(isolated)} no edges")
+    return und, notes
 
+
+def _node_features(x_raw: np.ndarray | None, n: int) -> tuple[torch.Tensor, list[str]]:
+    """Row-L1-normalised features (one constant feature without a file), and notes."""
     if x_raw is None:
-        x = torch.ones(n, 1)
-        notes.append("no features: using a constant feature; the feature-dependent sampler then "
-                     "equals uniform")
-    else:
-        x64 = torch.tensor(x_raw, dtype=torch.float64)
-        # scale each row by its largest entry first: an L1 sum of huge finite values
-        # would overflow to inf (and float32 cannot hold them at all)
-        x64 = x64 / x64.abs().amax(dim=1, keepdim=True).clamp(min=torch.finfo(torch.float64).tiny)
-        x = l1_normalize_rows(x64)
-        zero = int((x.abs().sum(dim=1) == 0).sum())
-        if zero:
-            notes.append(f"{zero} of {n} nodes {_has(zero)} all-zero features (their edges get the "
-                         f"smallest kernel weight)")
+        return torch.ones(n, 1), ["no features: using a constant feature; the feature-dependent sampler "
+                                  "then equals uniform"]
+    x64 = torch.tensor(x_raw, dtype=torch.float64)
+    # scale each row by its largest entry first: an L1 sum of huge finite values
+    # would overflow to inf (and float32 cannot hold them at all)
+    x64 = x64 / x64.abs().amax(dim=1, keepdim=True).clamp(min=torch.finfo(torch.float64).tiny)
+    x = l1_normalize_rows(x64)
+    zero = int((x.abs().sum(dim=1) == 0).sum())
+    notes = [f"{zero} of {n} nodes {has_or_have(zero)} all-zero features (their edges get the "
+             f"smallest kernel weight)"] if zero else []
+    return x, notes
 
-    num_classes = len(class_names)
-    labelled = int((y >= 0).sum())
+
+def _splits(y: torch.Tensor, class_names: list[str], seed: int
+            ) -> tuple[tuple[torch.Tensor, torch.Tensor, torch.Tensor], list[str]]:
+    """The 20/30-per-class split drawn from ``seed`` (none without labels), and notes on
+    unlabelled nodes, a single class and classes too small for a test node."""
+    n, num_classes = y.numel(), len(class_names)
     if num_classes == 0:
-        notes.append("no labels: training is unavailable; the samplers and MEN still work")
         none = torch.zeros(n, dtype=torch.bool)
-        train, val, test = none, none.clone(), none.clone()
-    else:
-        if labelled < n:
-            notes.append(f"{n - labelled} of {n} nodes {_has(n - labelled)} no label; "
-                         f"{'it is' if n - labelled == 1 else 'they are'} in no split")
-        if num_classes == 1:
-            notes.append(f"every labelled node has the same label ({_show(class_names[0])}): one class, "
-                         f"so training is unavailable (every prediction would be right)")
-        train, val, test = per_class_split(y, TRAIN_PER_CLASS, VAL_PER_CLASS,
-                                           torch.Generator().manual_seed(seed))
-        sizes = torch.bincount(y[y >= 0], minlength=num_classes)
-        small = int((sizes <= TRAIN_PER_CLASS + VAL_PER_CLASS).sum())
-        if small:
-            notes.append(f"{small} of {num_classes} classes {_has(small)} at most "
-                         f"{TRAIN_PER_CLASS + VAL_PER_CLASS} labelled nodes: after {TRAIN_PER_CLASS} "
-                         f"train and {VAL_PER_CLASS} validation nodes per class they have no test nodes")
-
-    files = {"edges": e_name}
-    if f_src is not None:
-        files["features"] = f_src[0]
-    if l_src is not None:
-        files["labels"] = l_src[0]
-    info = {"source": "upload", "files": files,
-            "split": f"{TRAIN_PER_CLASS}/{VAL_PER_CLASS} per class, seed {seed}" if num_classes else "none",
-            "class_names": class_names, "notes": list(notes)}
-    graph = Graph(name, x, y, und, train, val, test, num_classes, info)
-    return graph, notes
+        return (none, none.clone(), none.clone()), ["no labels: training is unavailable; the samplers "
+                                                    "and MEN still work"]
+    notes = []
+    labelled = int((y >= 0).sum())
+    if labelled < n:
+        notes.append(f"{n - labelled} of {n} nodes {has_or_have(n - labelled)} no label; "
+                     f"{'it is' if n - labelled == 1 else 'they are'} in no split")
+    if num_classes == 1:
+        notes.append(f"every labelled node has the same label ({show_cell(class_names[0])}): one class, "
+                     f"so training is unavailable (every prediction would be right)")
+    split = per_class_split(y, TRAIN_PER_CLASS, VAL_PER_CLASS, torch.Generator().manual_seed(seed))
+    sizes = torch.bincount(y[y >= 0], minlength=num_classes)
+    small = int((sizes <= TRAIN_PER_CLASS + VAL_PER_CLASS).sum())
+    if small:
+        notes.append(f"{small} of {num_classes} classes {has_or_have(small)} at most "
+                     f"{TRAIN_PER_CLASS + VAL_PER_CLASS} labelled nodes: after {TRAIN_PER_CLASS} "
+                     f"train and {VAL_PER_CLASS} validation nodes per class they have no test nodes")
+    return split, notes
 
 
 def load_files(edges_path: str | os.PathLike[str], features_path: str | os.PathLike[str] | None = None,

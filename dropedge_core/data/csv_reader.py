@@ -28,8 +28,8 @@ MAX_FEATURES = 100_000  # feature columns (Coauthor-Physics, the widest dataset 
 Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", IO[bytes], IO[str]]
 
 _STRING = pd.ArrowDtype(pa.string())
-_NAN_WORDS = ("nan", "+nan", "-nan")
-_ID = r"[0-9]{1,18}"  # an id that fits int64; longer digit strings are "too large"
+NAN_WORDS = ("nan", "+nan", "-nan")
+ID_PATTERN = r"[0-9]{1,18}"  # an id that fits int64; longer digit strings are "too large"
 _PREVIEW = 80  # characters of a bad value shown in a message (dropedge_core.echo)
 
 
@@ -73,12 +73,12 @@ class Table:
 # ----------------------------------------------------------------------------- reading
 
 
-def _show(value: object) -> str:
+def show_cell(value: object) -> str:
     """``repr`` of a (possibly long) cell, on one line, cut with its length."""
     return bounded(value, _PREVIEW)
 
 
-def _has(count: int) -> str:
+def has_or_have(count: int) -> str:
     return "has" if count == 1 else "have"
 
 
@@ -134,7 +134,7 @@ def read_source(source: Source, default_name: str, max_bytes: int = MAX_BYTES) -
     elif isinstance(source, str):
         if "\n" not in source and "\r" not in source and re.search(
                 r"\.(csv|tsv|txt|edges?|el)$", source.strip(), re.IGNORECASE):
-            raise UploadError(f"{default_name}: got the string {_show(source)}, which looks like a "
+            raise UploadError(f"{default_name}: got the string {show_cell(source)}, which looks like a "
                               f"file name; pass a pathlib.Path to read a file, or the CSV text itself")
         raw = source
     elif isinstance(source, os.PathLike):
@@ -190,7 +190,7 @@ def _is_number(cells: pd.Series) -> np.ndarray:
     """Which cells read as a number (``nan``/``inf`` included: they are not header words)."""
     # a failed parse is NaN, not NA, in an Arrow float column: test with isnan
     numeric = ~np.isnan(pd.to_numeric(cells, errors="coerce").to_numpy("float64", na_value=np.nan))
-    return numeric | cells.str.lower().isin(_NAN_WORDS).to_numpy(bool)
+    return numeric | cells.str.lower().isin(NAN_WORDS).to_numpy(bool)
 
 
 def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = None,
@@ -263,7 +263,7 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
 def header_note(table: Table) -> list[str]:
     if table.header is None:
         return []
-    return [f"{table.name}: line {table.header_line} ({_show(table.header)}) read as a header"]
+    return [f"{table.name}: line {table.header_line} ({show_cell(table.header)}) read as a header"]
 
 
 # ----------------------------------------------------------------------------- cells
@@ -287,7 +287,7 @@ def node_ids(table: Table, columns: list[int], limit: int, why: str) -> np.ndarr
             or is ``>= limit``.
     """
     cells = [table.column(c) for c in columns]
-    bad = np.stack([~col.str.fullmatch(_ID).to_numpy(bool) for col in cells], axis=1)
+    bad = np.stack([~col.str.fullmatch(ID_PATTERN).to_numpy(bool) for col in cells], axis=1)
     if bad.any():
         r, c = _first_bad(bad)
         value = str(cells[c].iat[r])
@@ -295,8 +295,8 @@ def node_ids(table: Table, columns: list[int], limit: int, why: str) -> np.ndarr
         if re.fullmatch(r"-[0-9]+", value):
             raise UploadError(f"{where}: node id {value} is negative; ids are integers >= 0")
         if re.fullmatch(r"[0-9]+", value):
-            raise UploadError(f"{where}: node id {_show(value)} is too large; {why}")
-        raise UploadError(f"{where}: {_show(value)} is not a non-negative integer node id")
+            raise UploadError(f"{where}: node id {show_cell(value)} is too large; {why}")
+        raise UploadError(f"{where}: {show_cell(value)} is not a non-negative integer node id")
     ids = np.stack([col.astype("int64").to_numpy() for col in cells], axis=1)
     over = ids >= limit
     if over.any():
@@ -321,9 +321,9 @@ def numbers(table: Table) -> np.ndarray:
         i = int(np.argmax(bad))
         r, c = divmod(i, table.num_columns)
         value = str(table.flat.iat[i])
-        what = ("is not a number" if np.isnan(values[i]) and value.lower() not in _NAN_WORDS
+        what = ("is not a number" if np.isnan(values[i]) and value.lower() not in NAN_WORDS
                 else "is not a finite number (NaN and inf are not allowed)")
-        raise UploadError(f"{table.name} line {table.lines[r]}, column {c + 1}: {_show(value)} {what}")
+        raise UploadError(f"{table.name} line {table.lines[r]}, column {c + 1}: {show_cell(value)} {what}")
     return values.reshape(table.num_rows, table.num_columns)
 
 

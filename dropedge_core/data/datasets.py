@@ -75,7 +75,6 @@ SOURCES: dict[str, _Source] = {
 NAMES: tuple[str, ...] = tuple(SOURCES)
 # where a loaded graph's files came from, as :func:`availability` names it
 _SOURCE_NAMES = {"DROPEDGE_DATA": "DROPEDGE_DATA", "cached": "cached", "download": "cached"}
-BUILTIN: tuple[str, ...] = ("karate", "csbm")
 
 
 def data_dir() -> Path | None:

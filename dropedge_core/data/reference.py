@@ -13,6 +13,10 @@ import pandas as pd
 
 from dropedge_core import paths
 
+#: The row of the unsampled graph in tables beside the samplers' rows (the theory views'
+#: ``λ`` and subspace decay), so that studies and figures spell it alike.
+FULL_GRAPH = "full graph"
+
 #: ``dropedge_core/assets/reference`` of the repository.
 REFERENCE_DIR = paths.REFERENCE_DIR
 

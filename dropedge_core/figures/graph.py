@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import torch
 
@@ -14,139 +16,103 @@ from dropedge_core.figures.style import (
     DROPPED_COLOR,
     KEPT_UNIFORM_WIDTH,
     WEIGHT_COLORS,
-    _base_layout,
+    base_layout,
     sampler_color,
     sampler_label,
 )
-from dropedge_core.method.graph import Graph
-from dropedge_core.studies import sampling
-from dropedge_core.studies.graph_layout import GraphLayout
 
 
-class _Drawing:
-    """What every layer of a drawing shares: the drawn edges' segments and weight bins."""
+class LayerDrawing(Protocol):
+    """What the layer pictures read: the tables of
+    :class:`dropedge_core.studies.edge_drawing.EdgeDrawing` (built by
+    :func:`~dropedge_core.studies.edge_drawing.edge_drawing`)."""
 
-    def __init__(self, graph: Graph, masks: torch.Tensor, positions, weights, nodes, n_bins):
-        if isinstance(positions, GraphLayout):
-            nodes = positions.nodes if nodes is None else nodes
-            positions = positions.positions
-        pos = np.asarray(positions, dtype=np.float64)
-        ids = np.arange(graph.num_nodes) if nodes is None else np.asarray(nodes, dtype=np.int64)
-        if pos.shape != (ids.shape[0], 2):
-            raise ValueError(f"positions must be (n, 2) for the n={ids.shape[0]} drawn nodes "
-                             f"(got {pos.shape})")
-        masks = sampling._undirected(graph, masks.cpu())
-        if masks.dim() != 2 or masks.size(1) != graph.num_edges:
-            raise ValueError(f"masks must be (L, M) with M={graph.num_edges} (got {tuple(masks.shape)})")
-        self.graph, self.pos, self.ids = graph, pos, ids
-        local = np.full(graph.num_nodes, -1, dtype=np.int64)
-        local[ids] = np.arange(ids.shape[0])
-        u, v = graph.undirected_edges.cpu().numpy()
-        self.edge_ids = np.nonzero((local[u] >= 0) & (local[v] >= 0))[0]
-        self.lu, self.lv = local[u[self.edge_ids]], local[v[self.edge_ids]]
-        self.u, self.v = u[self.edge_ids], v[self.edge_ids]
-        self.masks = masks[:, torch.from_numpy(self.edge_ids)].numpy()  # (L, E_drawn)
-        self.num_layers = self.masks.shape[0]
-        y = graph.y.cpu().numpy()
-        self.y = y[ids]
-        self.intra = y[self.u] == y[self.v]
-        self.weights = None
-        self.bin_of = np.zeros(self.edge_ids.shape[0], dtype=np.int64)
-        self.bin_labels = ["kept"]
-        if weights is not None:
-            w = torch.as_tensor(weights).cpu().double().numpy()
-            if w.shape[0] == 2 * graph.num_edges:  # directed weights: the mean of both ways
-                w = (w[: graph.num_edges] + w[graph.num_edges:]) / 2
-            self.weights = w[self.edge_ids]
-            inner = np.zeros(0)
-            if self.weights.size and not np.isclose(self.weights.min(), self.weights.max(),
-                                                    rtol=1e-6, atol=0.0):
-                q = np.quantile(self.weights, np.linspace(0, 1, n_bins + 1)[1:-1])
-                # 6 significant digits: float noise must not split a tie into two bins
-                inner = np.unique([float(f"{v:.6g}") for v in q])
-            # bin b holds weights in (inner[b-1], inner[b]]: ties at a quantile (e.g. the
-            # many 1e-10 "zero similarity" edges) stay in the lower bin
-            self.bin_of = np.searchsorted(inner, self.weights, side="left")
-            lo = np.concatenate([[self.weights.min() if self.weights.size else 0.0], inner])
-            hi = np.concatenate([inner, [self.weights.max() if self.weights.size else 0.0]])
-            self.bin_labels = [f"kept, weight {_fmt_weight(a)}–{_fmt_weight(b)}"
-                               for a, b in zip(lo, hi)]
-            if inner.size == 0:  # one bin: every weight equal (e.g. karate's one-hot features)
-                self.bin_labels = ["kept (all kernel weights equal)"]
-        deg = np.bincount(np.concatenate([self.lu, self.lv]), minlength=ids.shape[0])
-        self.degree = deg
-        # thinner lines when many edges are drawn, so that they do not hide the nodes
-        self.width_scale = float(np.clip(math.sqrt(400 / max(self.edge_ids.shape[0], 1)), 0.5, 1.0))
-
-    def _segments(self, sel: np.ndarray) -> tuple[list, list]:
-        """x and y of the selected edges as one None-separated polyline."""
-        k = int(sel.sum())
-        xs = np.full(3 * k, None, dtype=object)
-        ys = np.full(3 * k, None, dtype=object)
-        xs[0::3], xs[1::3] = self.pos[self.lu[sel], 0], self.pos[self.lv[sel], 0]
-        ys[0::3], ys[1::3] = self.pos[self.lu[sel], 1], self.pos[self.lv[sel], 1]
-        return xs.tolist(), ys.tolist()
-
-    def traces(self, layer: int, sampler: str | None) -> list[go.Scatter]:
-        if not 0 <= layer < self.num_layers:
-            raise ValueError(f"layer must be in [0, {self.num_layers - 1}] (got {layer})")
-        kept = self.masks[layer]
-        out = []
-        x, y = self._segments(~kept)
-        out.append(go.Scatter(x=x, y=y, mode="lines", name=f"dropped ({int((~kept).sum())})",
-                              line=dict(color=DROPPED_COLOR, width=0.8, dash="dot"),
-                              hoverinfo="skip", legendgroup="dropped"))
-        uniform_color = sampler_color(sampler) if sampler else "#444444"
-        for b, label in enumerate(self.bin_labels):
-            sel = kept & (self.bin_of == b)
-            x, y = self._segments(sel)
-            color = uniform_color if self.weights is None or len(self.bin_labels) == 1 else \
-                WEIGHT_COLORS[min(len(WEIGHT_COLORS) - 1,
-                                  round(b * (len(WEIGHT_COLORS) - 1) / max(1, len(self.bin_labels) - 1)))]
-            width = KEPT_UNIFORM_WIDTH if self.weights is None or len(self.bin_labels) == 1 \
-                else 0.9 + 0.4 * b
-            width *= self.width_scale
-            out.append(go.Scatter(x=x, y=y, mode="lines", name=f"{label} ({int(sel.sum())})",
-                                  line=dict(color=color, width=width), hoverinfo="skip",
-                                  legendgroup=f"kept{b}"))
-        # one invisible marker per edge midpoint carries the edges' hover text (numbers in
-        # customdata, words from vectorised np.where: no Python loop over edges)
-        mid = (self.pos[self.lu] + self.pos[self.lv]) / 2
-        words = np.char.add(np.where(kept, "kept", "dropped"),
-                            np.where(self.intra, " · intra-class edge", " · inter-class edge"))
-        weight = self.weights if self.weights is not None else np.full(self.u.shape, np.nan)
-        template = (f"edge %{{customdata[0]}}–%{{customdata[1]}}: %{{text}} at layer {layer}"
-                    + ("<br>kernel weight %{customdata[2]:.3g}" if self.weights is not None else "")
-                    + "<extra></extra>")
-        out.append(go.Scatter(x=mid[:, 0], y=mid[:, 1], mode="markers", name="edges (hover)",
-                              marker=dict(size=5, color="rgba(0,0,0,0)"), text=words,
-                              customdata=np.stack([self.u, self.v, weight], axis=1),
-                              hovertemplate=template, showlegend=False))
-        kept_deg = np.bincount(np.concatenate([self.lu[kept], self.lv[kept]]),
-                               minlength=self.ids.shape[0])
-        size = float(np.clip(57 / math.sqrt(max(self.ids.shape[0], 1)), 6, 14))
-        for c in np.unique(self.y):  # a loop over classes
-            sel = self.y == c
-            out.append(go.Scatter(
-                x=self.pos[sel, 0], y=self.pos[sel, 1], mode="markers", name=f"class {c}",
-                customdata=np.stack([self.ids[sel], self.degree[sel], kept_deg[sel]], axis=1),
-                hovertemplate=f"node %{{customdata[0]}}<br>class {c}<br>degree %{{customdata[1]}} "
-                              f"(%{{customdata[2]}} kept at layer {layer})<extra></extra>",
-                marker=dict(size=size, color=CLASS_COLORS[int(c) % len(CLASS_COLORS)],
-                            line=dict(color="white", width=0.8)),
-                legendgroup=f"class{c}"))
-        return out
-
-    def title(self, layer: int, sampler: str | None) -> str:
-        kept = int(self.masks[layer].sum())
-        who = f"{sampler_label(sampler)}: " if sampler else ""
-        return (f"{who}layer {layer} of {self.num_layers} (0 = input) — {kept} of "
-                f"{self.edge_ids.shape[0]} drawn edges kept")
+    nodes: pd.DataFrame        # node, x, y, label, degree
+    edges: pd.DataFrame        # u, v, x0, y0, x1, y1, intra, weight, bin
+    kept: np.ndarray           # (L, E) bool
+    kept_degree: np.ndarray    # (L, n)
+    bin_labels: tuple[str, ...]
+    weighted: bool
 
 
-def _fmt_weight(w: float) -> str:
-    """Kernel weights for legends: the 1e-10 floor reads as 0."""
-    return "0" if w < 1e-6 else f"{w:.2g}"
+def _segments(edges: pd.DataFrame, sel: np.ndarray) -> tuple[list, list]:
+    """x and y of the selected edges as one None-separated polyline."""
+    k = int(sel.sum())
+    xs = np.full(3 * k, None, dtype=object)
+    ys = np.full(3 * k, None, dtype=object)
+    xs[0::3], xs[1::3] = edges["x0"].to_numpy()[sel], edges["x1"].to_numpy()[sel]
+    ys[0::3], ys[1::3] = edges["y0"].to_numpy()[sel], edges["y1"].to_numpy()[sel]
+    return xs.tolist(), ys.tolist()
+
+
+def _edge_traces(d: LayerDrawing, kept: np.ndarray, sampler: str | None) -> list[go.Scatter]:
+    """The dropped edges (one trace), then the kept ones (one trace per weight bin)."""
+    x, y = _segments(d.edges, ~kept)
+    out = [go.Scatter(x=x, y=y, mode="lines", name=f"dropped ({int((~kept).sum())})",
+                      line=dict(color=DROPPED_COLOR, width=0.8, dash="dot"),
+                      hoverinfo="skip", legendgroup="dropped")]
+    # thinner lines when many edges are drawn, so that they do not hide the nodes
+    width_scale = float(np.clip(math.sqrt(400 / max(len(d.edges), 1)), 0.5, 1.0))
+    binned = len(d.bin_labels) > 1
+    bin_of = d.edges["bin"].to_numpy()
+    for b, label in enumerate(d.bin_labels):
+        sel = kept & (bin_of == b)
+        x, y = _segments(d.edges, sel)
+        color = WEIGHT_COLORS[min(len(WEIGHT_COLORS) - 1,
+                                  round(b * (len(WEIGHT_COLORS) - 1) / max(1, len(d.bin_labels) - 1)))] \
+            if binned else (sampler_color(sampler) if sampler else "#444444")
+        width = (0.9 + 0.4 * b if binned else KEPT_UNIFORM_WIDTH) * width_scale
+        out.append(go.Scatter(x=x, y=y, mode="lines", name=f"{label} ({int(sel.sum())})",
+                              line=dict(color=color, width=width), hoverinfo="skip",
+                              legendgroup=f"kept{b}"))
+    return out
+
+
+def _hover_trace(d: LayerDrawing, kept: np.ndarray, layer: int) -> go.Scatter:
+    """One invisible marker per edge midpoint carries the edges' hover text (numbers in
+    customdata, words from vectorised np.where: no Python loop over edges)."""
+    e = d.edges
+    words = np.char.add(np.where(kept, "kept", "dropped"),
+                        np.where(e["intra"].to_numpy(), " · intra-class edge", " · inter-class edge"))
+    template = (f"edge %{{customdata[0]}}–%{{customdata[1]}}: %{{text}} at layer {layer}"
+                + ("<br>kernel weight %{customdata[2]:.3g}" if d.weighted else "")
+                + "<extra></extra>")
+    return go.Scatter(x=(e["x0"] + e["x1"]).to_numpy() / 2, y=(e["y0"] + e["y1"]).to_numpy() / 2,
+                      mode="markers", name="edges (hover)", marker=dict(size=5, color="rgba(0,0,0,0)"),
+                      text=words, customdata=np.stack([e["u"], e["v"], e["weight"]], axis=1),
+                      hovertemplate=template, showlegend=False)
+
+
+def _node_traces(d: LayerDrawing, layer: int) -> list[go.Scatter]:
+    nodes, out = d.nodes, []
+    size = float(np.clip(57 / math.sqrt(max(len(nodes), 1)), 6, 14))
+    labels = nodes["label"].to_numpy()
+    for c in np.unique(labels):  # a loop over classes
+        sel = labels == c
+        out.append(go.Scatter(
+            x=nodes["x"].to_numpy()[sel], y=nodes["y"].to_numpy()[sel], mode="markers", name=f"class {c}",
+            customdata=np.stack([nodes["node"].to_numpy()[sel], nodes["degree"].to_numpy()[sel],
+                                 d.kept_degree[layer][sel]], axis=1),
+            hovertemplate=f"node %{{customdata[0]}}<br>class {c}<br>degree %{{customdata[1]}} "
+                          f"(%{{customdata[2]}} kept at layer {layer})<extra></extra>",
+            marker=dict(size=size, color=CLASS_COLORS[int(c) % len(CLASS_COLORS)],
+                        line=dict(color="white", width=0.8)),
+            legendgroup=f"class{c}"))
+    return out
+
+
+def _layer_traces(d: LayerDrawing, layer: int, sampler: str | None) -> list[go.Scatter]:
+    num_layers = d.kept.shape[0]
+    if not 0 <= layer < num_layers:
+        raise ValueError(f"layer must be in [0, {num_layers - 1}] (got {layer})")
+    kept = d.kept[layer]
+    return [*_edge_traces(d, kept, sampler), _hover_trace(d, kept, layer), *_node_traces(d, layer)]
+
+
+def _layer_title(d: LayerDrawing, layer: int, sampler: str | None) -> str:
+    who = f"{sampler_label(sampler)}: " if sampler else ""
+    return (f"{who}layer {layer} of {d.kept.shape[0]} (0 = input) — {int(d.kept[layer].sum())} of "
+            f"{len(d.edges)} drawn edges kept")
 
 
 def _graph_axes(fig: go.Figure) -> go.Figure:
@@ -156,49 +122,36 @@ def _graph_axes(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def layer_edges(graph: Graph, masks: torch.Tensor, positions: np.ndarray | GraphLayout,
-                layer: int, weights: torch.Tensor | None = None,
-                nodes: np.ndarray | torch.Tensor | None = None, sampler: str | None = None,
-                n_bins: int = 4) -> go.Figure:
+def layer_edges(drawing: LayerDrawing, layer: int, sampler: str | None = None) -> go.Figure:
     """Kept vs dropped edges of one layer, drawn at fixed node positions.
 
     Args:
-        graph: the graph the masks index.
-        masks: ``(L, M)`` bool masks of a sampler (``(L, 2M)`` directed masks count an
-            edge as kept when either direction is).
-        positions: ``(n, 2)`` positions of the drawn nodes, or a
-            :class:`~dropedge_core.studies.graph_layout.GraphLayout` (which also gives ``nodes``).
+        drawing: the drawing's tables (:func:`dropedge_core.studies.edge_drawing.edge_drawing`);
+            with kernel weights, kept edges are coloured by weight bin
+            (:data:`WEIGHT_COLORS`, wider = heavier).
         layer: the layer to show (0 = input).
-        weights: ``(M,)`` kernel weights (FD / DropEdge++): kept edges are then coloured
-            by weight in ``n_bins`` quantile bins (:data:`WEIGHT_COLORS`, wider = heavier).
-        nodes: ``(n,)`` ids of the drawn nodes (default: all ``N``). Only edges with
-            both ends drawn are drawn.
         sampler: sampler name, for the title and the kept-edge colour.
 
     Returns:
         A figure with traces, in order: dropped edges (one trace), kept edges (one trace,
         or one per weight bin), edge midpoints (hover only), one trace per node class.
     """
-    d = _Drawing(graph, masks, positions, weights, nodes, n_bins)
-    fig = go.Figure(d.traces(int(layer), sampler))
-    _base_layout(fig, d.title(int(layer), sampler), height=600, legend="right")
+    fig = go.Figure(_layer_traces(drawing, int(layer), sampler))
+    base_layout(fig, _layer_title(drawing, int(layer), sampler), height=600, legend="right")
     fig.update_layout(margin=dict(l=10, r=10, t=50, b=10))
     return _graph_axes(fig)
 
 
-def layer_edges_animation(graph: Graph, masks: torch.Tensor, positions: np.ndarray | GraphLayout,
-                          weights: torch.Tensor | None = None,
-                          nodes: np.ndarray | torch.Tensor | None = None,
-                          sampler: str | None = None, n_bins: int = 4,
+def layer_edges_animation(drawing: LayerDrawing, sampler: str | None = None,
                           frame_ms: int = 700) -> go.Figure:
     """:func:`layer_edges` for every layer as Plotly animation frames (a play button and
     a layer slider; node positions fixed). Frame ``l`` is named ``str(l)``."""
-    d = _Drawing(graph, masks, positions, weights, nodes, n_bins)
-    frames = [go.Frame(data=d.traces(layer, sampler), name=str(layer),
-                       layout=dict(title=dict(text=d.title(layer, sampler))))
-              for layer in range(d.num_layers)]
+    num_layers = drawing.kept.shape[0]
+    frames = [go.Frame(data=_layer_traces(drawing, layer, sampler), name=str(layer),
+                       layout=dict(title=dict(text=_layer_title(drawing, layer, sampler))))
+              for layer in range(num_layers)]
     fig = go.Figure(data=frames[0].data, frames=frames)
-    _base_layout(fig, d.title(0, sampler), height=640, legend="right")
+    base_layout(fig, _layer_title(drawing, 0, sampler), height=640, legend="right")
     fig.update_layout(margin=dict(l=10, r=10, t=50, b=60))
     play = dict(frame=dict(duration=frame_ms, redraw=True), fromcurrent=True,
                 transition=dict(duration=0))
@@ -214,7 +167,7 @@ def layer_edges_animation(graph: Graph, masks: torch.Tensor, positions: np.ndarr
                       steps=[dict(label=str(layer), method="animate",
                                   args=[[str(layer)], dict(mode="immediate",
                                                            frame=dict(duration=0, redraw=True))])
-                             for layer in range(d.num_layers)])])
+                             for layer in range(num_layers)])])
     return _graph_axes(fig)
 
 
@@ -242,20 +195,20 @@ def keep_counts_bar(counts_by_sampler: Mapping[str, torch.Tensor | Sequence[int]
         fig.add_hline(y=num_edges, line=dict(color="#555", dash="dash", width=1),
                       annotation_text=f"all edges (M = {num_edges})",
                       annotation_position="top left")
-    _base_layout(fig, "Keep counts per layer (the layer schedule)")
+    base_layout(fig, "Keep counts per layer (the layer schedule)")
     fig.update_layout(barmode="group", bargap=0.15)
     fig.update_xaxes(title="layer l (0 = input)", dtick=1)
     fig.update_yaxes(title="edges kept (count)", rangemode="tozero")
     return fig
 
 
-def nesting_heatmap(masks: torch.Tensor, sampler: str | None = None) -> go.Figure:
+def nesting_heatmap(nesting: np.ndarray | torch.Tensor, sampler: str | None = None) -> go.Figure:
     """The nesting of a sampler's layers: ``[i, j] = |mask[i] ∩ mask[j]| / |mask[i]|``
     (:func:`dropedge_core.studies.sampling.nesting_matrix`), the share of layer ``i``'s kept
     edges that layer ``j`` keeps too. LID / DropEdge++: 1 on and above the diagonal
     (each layer's edges are kept by every layer above); LDD: 1 on and below it.
     """
-    z = sampling.nesting_matrix(masks).numpy()
+    z = np.asarray(nesting, dtype=float)
     num_layers = z.shape[0]
     layers = list(range(num_layers))
     text = np.where(np.isnan(z), "", np.vectorize(lambda a: f"{a:.2f}")(z)) \
@@ -267,20 +220,24 @@ def nesting_heatmap(masks: torch.Tensor, sampler: str | None = None) -> go.Figur
         hovertemplate="%{z:.1%} of layer %{y}'s kept edges are also kept at layer %{x}"
                       "<extra></extra>"))
     who = f"{sampler_label(sampler)}: " if sampler else ""
-    _base_layout(fig, f"{who}nesting |kept(i) ∩ kept(j)| / |kept(i)|")
+    base_layout(fig, f"{who}nesting |kept(i) ∩ kept(j)| / |kept(i)|")
     fig.update_xaxes(title="layer j (0 = input)", dtick=1 if num_layers <= 16 else None)
     fig.update_yaxes(title="layer i (0 = input)", dtick=1 if num_layers <= 16 else None,
                      autorange="reversed")
     return fig
 
 
-def intra_inter_share(graph: Graph, masks_by_sampler: Mapping[str, torch.Tensor]) -> go.Figure:
+def intra_inter_share(shares: pd.DataFrame) -> go.Figure:
     """Kept share of intra-class (solid) and inter-class (dashed) edges per layer, per
-    sampler (:func:`dropedge_core.studies.sampling.intra_inter_shares`). A feature-dependent
-    sampler on a homophilous graph keeps more intra- than inter-class edges."""
+    sampler. A feature-dependent sampler on a homophilous graph keeps more intra- than
+    inter-class edges.
+
+    Args:
+        shares: one row per ``(sampler, layer, kind)`` with ``kept, total, share``
+            (:func:`dropedge_core.studies.sampling.intra_inter_by_sampler`).
+    """
     fig = go.Figure()
-    for name, masks in masks_by_sampler.items():
-        df = sampling.intra_inter_shares(graph, masks)
+    for name, df in shares.groupby("sampler", sort=False):
         for kind, dash in (("intra", "solid"), ("inter", "dash")):
             part = df[df["kind"] == kind]
             total = int(part["total"].iloc[0]) if len(part) else 0
@@ -293,7 +250,7 @@ def intra_inter_share(graph: Graph, masks_by_sampler: Mapping[str, torch.Tensor]
                 hovertemplate=f"{sampler_label(name)} · layer %{{x}} · {kind}-class edges: "
                               "%{y:.1f}% kept (%{customdata[0]} of %{customdata[1]})"
                               "<extra></extra>"))
-    _base_layout(fig, "Kept share of intra-class (solid) vs inter-class (dashed) edges")
+    base_layout(fig, "Kept share of intra-class (solid) vs inter-class (dashed) edges")
     fig.update_xaxes(title="layer l (0 = input)", dtick=1)
     fig.update_yaxes(title="edges kept (% of the class of edge)", rangemode="tozero")
     return fig

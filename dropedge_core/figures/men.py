@@ -8,29 +8,25 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dropedge_core.figures.style import (
-    _base_layout,
-    _depth_axis,
-    _log_axis,
-    _rgba,
+    base_layout,
+    depth_axis,
+    log_axis,
+    rgba,
     sampler_color,
     sampler_label,
 )
-from dropedge_core.studies import sampling
 
 
-def _men_summary(df: pd.DataFrame) -> pd.DataFrame:
-    return df if "men_mean" in df else sampling.men_summary(df)
-
-
-def men_vs_depth(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> go.Figure:
+def men_vs_depth(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> go.Figure:
     """MEN vs depth per sampler, mean ± std over runs (error bars), log y.
 
     Args:
-        df: rows of :func:`dropedge_core.studies.sampling.men_runs` (or its summary).
+        summary: one row per ``(sampler, layers)`` with ``men_mean, men_std, runs``
+            (:func:`dropedge_core.studies.sampling.men_summary`), drawn in its order.
         paper: optional rows of the paper's table for one dataset (``sampler, layers,
             men``), drawn as open diamonds.
     """
-    s = _men_summary(df)
+    s = summary
     fig = go.Figure()
     for name, part in s.groupby("sampler", sort=False):
         fig.add_trace(go.Scatter(
@@ -48,27 +44,24 @@ def men_vs_depth(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> go.Figu
                             line=dict(width=2)),
                 hovertemplate=f"{sampler_label(name)} · L=%{{x}}<br>paper MEN %{{y:.2s}}"
                               "<extra></extra>"))
-    _base_layout(fig, "MEN vs depth (mean ± std over runs)")
-    fig.update_xaxes(title="depth L (layers)", **_depth_axis(s["layers"]))
+    base_layout(fig, "MEN vs depth (mean ± std over runs)")
+    fig.update_xaxes(title="depth L (layers)", **depth_axis(s["layers"]))
     fig.update_yaxes(title="MEN (non-zeros of Π(A+I), log scale)",
-                     **_log_axis(pd.concat([s["men_mean"], paper["men"] if paper is not None
+                     **log_axis(pd.concat([s["men_mean"], paper["men"] if paper is not None
                                             else pd.Series(dtype=float)])))
     return fig
 
 
-def edge_number_curves(df: pd.DataFrame, layers: int | None = None) -> go.Figure:
+def edge_number_curves(stats: pd.DataFrame) -> go.Figure:
     """Edge number ``|Π_{i<=l} (A^(i) + I)|`` vs layer ``l`` at one depth, per sampler:
     the mean over runs as a line and mean ± std as a shaded band (the paper's
     edge-number figure), log y.
 
     Args:
-        df: rows of :func:`dropedge_core.studies.sampling.men_runs`.
-        layers: the depth ``L`` to show (default: the deepest in ``df``).
+        stats: one row per ``(sampler, layer)`` with ``mean, std, count`` and the depth
+            ``layers`` (:func:`dropedge_core.studies.sampling.edge_number_stats`).
     """
-    long = sampling.edge_number_table(df, layers)
-    depth = int(long["layers"].iloc[0])
-    stats = (long.groupby(["sampler", "layer"], sort=False)["edge_number"]
-                 .agg(["mean", "std", "count"]).reset_index().fillna({"std": 0.0}))
+    depth = int(stats["layers"].iloc[0])
     fig = go.Figure()
     for name, part in stats.groupby("sampler", sort=False):
         x = part["layer"].to_numpy()
@@ -77,7 +70,7 @@ def edge_number_curves(df: pd.DataFrame, layers: int | None = None) -> go.Figure
         color = sampler_color(name)
         fig.add_trace(go.Scatter(
             x=np.concatenate([x, x[::-1]]), y=np.concatenate([mean + std, lower[::-1]]),
-            fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), mode="lines",
+            fill="toself", fillcolor=rgba(color, 0.18), line=dict(width=0), mode="lines",
             hoverinfo="skip", showlegend=False, legendgroup=name, name=f"{name} ± std"))
         fig.add_trace(go.Scatter(
             x=x, y=mean, mode="lines+markers", name=sampler_label(name), legendgroup=name,
@@ -86,36 +79,29 @@ def edge_number_curves(df: pd.DataFrame, layers: int | None = None) -> go.Figure
             hovertemplate=f"{sampler_label(name)} · L={depth} · layer %{{x}}<br>edge number "
                           "%{y:.3s} ± %{customdata[0]:.2s} over %{customdata[1]} runs"
                           "<extra></extra>"))
-    _base_layout(fig, f"Edge number per layer, L = {depth} (band: mean ± std over runs)")
+    base_layout(fig, f"Edge number per layer, L = {depth} (band: mean ± std over runs)")
     fig.update_xaxes(title="layer l (0 = input)", dtick=1 if depth <= 16 else None)
     fig.update_yaxes(title="edge number |Π_{i≤l}(A⁽ⁱ⁾+I)| (non-zeros, log scale)",
-                     **_log_axis(stats["mean"]))
+                     **log_axis(stats["mean"]))
     return fig
 
 
-def men_table_compare(measured_df: pd.DataFrame, paper_df: pd.DataFrame,
-                      dataset: str | None = None) -> go.Figure:
+def men_table_compare(comp: pd.DataFrame, dataset: str) -> go.Figure:
     """The paper's MEN table beside the measured one: for each depth, a bar pair per
     sampler — paper (hatched) and measured (solid, ± std) — on a log axis.
 
     Args:
-        measured_df: rows of :func:`dropedge_core.studies.sampling.men_runs` (or its summary).
-        paper_df: the paper's table (:func:`dropedge_core.data.reference.paper_men`).
-        dataset: dataset key (``"cora"``); default: the only one in ``paper_df``.
+        comp: one row per ``(sampler, layers)`` with ``paper_men, measured_men,
+            measured_std, runs, ratio`` (:func:`dropedge_core.studies.sampling.men_comparison`).
+        dataset: the dataset's name, for the title.
     """
-    if dataset is None:
-        keys = paper_df["dataset_key"].unique()
-        if len(keys) != 1:
-            raise ValueError(f"paper_df holds several datasets {list(keys)}: pass dataset=")
-        dataset = str(keys[0])
-    comp = sampling.men_comparison(measured_df, paper_df, dataset)
     fig = go.Figure()
     for name, part in comp.groupby("sampler", sort=False):
         x = [f"L = {v}" for v in part["layers"]]
         color = sampler_color(name)
         fig.add_trace(go.Bar(
             x=x, y=part["paper_men"], name=f"{sampler_label(name)} · paper",
-            marker=dict(color=_rgba(color, 0.35), line=dict(color=color, width=1.5),
+            marker=dict(color=rgba(color, 0.35), line=dict(color=color, width=1.5),
                         pattern=dict(shape="/", fgcolor=color)),
             hovertemplate=f"{sampler_label(name)} · %{{x}}<br>paper MEN %{{y:.2s}}<extra></extra>"))
         fig.add_trace(go.Bar(
@@ -125,16 +111,23 @@ def men_table_compare(measured_df: pd.DataFrame, paper_df: pd.DataFrame,
             customdata=np.stack([part["ratio"], part["runs"].fillna(0)], axis=1),
             hovertemplate=f"{sampler_label(name)} · %{{x}}<br>measured MEN %{{y:.3s}} "
                           "(%{customdata[0]:.2f}× paper, %{customdata[1]} runs)<extra></extra>"))
-    _base_layout(fig, f"MEN: paper vs measured ({dataset})")
+    base_layout(fig, f"MEN: paper vs measured ({dataset})")
     fig.update_layout(barmode="group", bargap=0.2, bargroupgap=0.05)
     fig.update_xaxes(title="depth")
     fig.update_yaxes(title="MEN (non-zeros, log scale)",
-                     **_log_axis(pd.concat([comp["paper_men"], comp["measured_men"]])))
+                     **log_axis(pd.concat([comp["paper_men"], comp["measured_men"]])))
     return fig
 
 
 # --------------------------------------------------------------------------------------
 # Over-smoothing
+
+
+#: The over-smoothing measures the demo draws, in panel order, with their hover names.
+SMOOTHING_LABELS: dict[str, str] = {
+    "subspace_distance": "relative distance to the over-smoothing subspace",
+    "dirichlet_energy": "Dirichlet energy / its value at step 0",
+}
 
 
 def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
@@ -150,7 +143,7 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
         the over-smoothing subspace and the relative Dirichlet energy, both log y. Per
         sampler the line comes first, then (with a spread) the band's upper and lower edge.
     """
-    measures = [m for m in sampling.SMOOTHING_MEASURES if m in set(df["measure"])]
+    measures = [m for m in SMOOTHING_LABELS if m in set(df["measure"])]
     titles = {"subspace_distance": "distance to the over-smoothing subspace",
               "dirichlet_energy": "Dirichlet energy"}
     fig = make_subplots(rows=1, cols=len(measures), subplot_titles=[titles[m] for m in measures],
@@ -165,7 +158,7 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
                 marker=dict(size=4),
                 customdata=np.stack([run["std"], run["low"], run["high"]], axis=1) if spread else None,
                 hovertemplate=f"{sampler_label(name)} · step %{{x}}<br>"
-                              f"{sampling.SMOOTHING_MEASURES[measure]}: %{{y:.3g}}"
+                              f"{SMOOTHING_LABELS[measure]}: %{{y:.3g}}"
                               + (f" (mean of {int(run['samples'].max())} draws, ± %{{customdata[0]:.2g}};"
                                  " range %{customdata[1]:.3g} – %{customdata[2]:.3g})" if spread else "")
                               + "<extra></extra>"),
@@ -174,15 +167,15 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
                 for edge, fill in (("high", None), ("low", "tonexty")):
                     fig.add_trace(go.Scatter(
                         x=run["step"], y=run[edge], mode="lines", line=dict(width=0),
-                        fill=fill, fillcolor=_rgba(sampler_color(name), 0.18), legendgroup=name,
+                        fill=fill, fillcolor=rgba(sampler_color(name), 0.18), legendgroup=name,
                         showlegend=False, hoverinfo="skip", name=f"{sampler_label(name)} {edge}"),
                         row=1, col=col)
-        fig.update_yaxes(row=1, col=col, **_log_axis(pd.concat([part[c] for c in ("value", "low", "high")
+        fig.update_yaxes(row=1, col=col, **log_axis(pd.concat([part[c] for c in ("value", "low", "high")
                                                                  if c in part])),
                          title="‖H − P_M H‖ / ‖H‖ (ratio)" if measure == "subspace_distance"
                          else "E(H_k) / E(X) (ratio)")
         fig.update_xaxes(title="propagation step k (layers of Â)", row=1, col=col)
-    _base_layout(fig, "Over-smoothing: H_k = Â⁽ᵏ⁻¹⁾ ··· Â⁽⁰⁾ X collapses as k grows", height=430)
+    base_layout(fig, "Over-smoothing: H_k = Â⁽ᵏ⁻¹⁾ ··· Â⁽⁰⁾ X collapses as k grows", height=430)
     return fig
 
 

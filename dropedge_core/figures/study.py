@@ -14,9 +14,9 @@ from dropedge_core.figures.style import (
     DEPTH_SPREAD,
     DROPPED_COLOR,
     SAMPLER_COLORS,
-    _base_layout,
-    _depth_axis,
-    _percent,
+    base_layout,
+    depth_axis,
+    percent,
     sampler_color,
     sampler_label,
 )
@@ -48,12 +48,39 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
             octave each (x = L · 2^offset, centred on L), so that they do not hide each
             other; hover and ticks name the true depth.
     """
+    measured, paper, keys = _panels(df, paper_df, dataset, setting, backbones)
+    fig = make_subplots(rows=1, cols=len(keys), shared_yaxes=True,
+                        subplot_titles=[BACKBONE_LABELS.get(k, k) for k in keys],
+                        horizontal_spacing=0.04)
+    shown: set[str] = set()
+    order = list(dict.fromkeys(list(measured["sampler"]) + (list(paper["sampler"]) if paper is not None
+                                                            else [])))
+    shift = {name: 2.0 ** (spread * (i - (len(order) - 1) / 2)) for i, name in enumerate(order)}
+    for col, bk in enumerate(keys, start=1):
+        part = measured[measured["backbone_key"] == bk]
+        theirs = paper[paper["backbone_key"] == bk] if paper is not None else None
+        for trace in [*_measured_traces(part, bk, shift, shown), *_paper_traces(theirs, bk, shift, shown)]:
+            fig.add_trace(trace, row=1, col=col)
+        depths = list(part["layers"]) + (list(theirs["layers"]) if theirs is not None else [])
+        fig.update_xaxes(title="depth L (layers)", row=1, col=col, **depth_axis(depths or [2]))
+    fig.update_yaxes(title="test accuracy (%)", row=1, col=1)
+    with_paper = paper is not None and len(paper) > 0
+    base_layout(fig, "Test accuracy vs depth (mean ± std over seeds"
+                + ("; dashed: paper)" if with_paper else ")")
+                + (f"<br><sup>{note}</sup>" if note else ""), height=460 if note else 440)
+    return fig
+
+
+def _panels(df: pd.DataFrame, paper_df: pd.DataFrame | None, dataset: str | None, setting: str | None,
+            backbones: Sequence[str] | None) -> tuple[pd.DataFrame, pd.DataFrame | None, list[str]]:
+    """The runs (``backbone_key``, accuracy in % as ``acc``), the paper's rows kept (see
+    :func:`accuracy_vs_depth`) and the panels' backbone keys, in order."""
     value = "test_acc" if "test_acc" in df else "test_accuracy"
     if df.empty:  # nothing measured yet: the paper's numbers alone
         measured = pd.DataFrame({"backbone_key": pd.Series(dtype=str), "sampler": pd.Series(dtype=str),
                                  "layers": pd.Series(dtype=int), "acc": pd.Series(dtype=float)})
     else:
-        measured = df.assign(backbone_key=df["backbone"].map(_backbone_key), acc=_percent(df[value]))
+        measured = df.assign(backbone_key=df["backbone"].map(_backbone_key), acc=percent(df[value]))
     paper = None
     if paper_df is not None:
         paper = paper_df.assign(backbone_key=paper_df["backbone"].map(_backbone_key))
@@ -71,53 +98,45 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
     else:
         keys = list(dict.fromkeys(list(measured["backbone_key"]) +
                                   (list(paper["backbone_key"]) if paper is not None else [])))
-    if not keys:
-        keys = ["gcn"]
-    fig = make_subplots(rows=1, cols=len(keys), shared_yaxes=True,
-                        subplot_titles=[BACKBONE_LABELS.get(k, k) for k in keys],
-                        horizontal_spacing=0.04)
-    shown: set[str] = set()
-    order = list(dict.fromkeys(list(measured["sampler"]) + (list(paper["sampler"]) if paper is not None
-                                                            else [])))
-    shift = {name: 2.0 ** (spread * (i - (len(order) - 1) / 2)) for i, name in enumerate(order)}
-    for col, bk in enumerate(keys, start=1):
-        part = measured[measured["backbone_key"] == bk]
-        stats = (part.groupby(["sampler", "layers"], sort=False)["acc"]
-                     .agg(["mean", "std", "count"]).reset_index().fillna({"std": 0.0}))
-        for name, s in stats.groupby("sampler", sort=False):
-            s = s.sort_values("layers")
-            fig.add_trace(go.Scatter(
-                x=s["layers"] * shift[name], y=s["mean"], mode="lines+markers", name=sampler_label(name),
-                legendgroup=name, showlegend=name not in shown,
-                line=dict(color=sampler_color(name)),
-                error_y=dict(type="data", array=s["std"], visible=True),
-                customdata=np.stack([s["std"], s["count"], s["layers"]], axis=1),
-                hovertemplate=f"{BACKBONE_LABELS.get(bk, bk)} · {sampler_label(name)} · "
-                              "L=%{customdata[2]}<br>test accuracy %{y:.1f}% ± %{customdata[0]:.1f} "
-                              "over %{customdata[1]} seeds<extra></extra>"), row=1, col=col)
-            shown.add(name)
-        if paper is not None:
-            for name, p in paper[paper["backbone_key"] == bk].groupby("sampler", sort=False):
-                p = p.sort_values("layers")
-                fig.add_trace(go.Scatter(
-                    x=p["layers"] * shift[name], y=p["test_accuracy"], mode="lines+markers",
-                    customdata=p["layers"],
-                    name=f"{sampler_label(name)} (paper)", legendgroup=f"{name} paper",
-                    showlegend=f"{name} paper" not in shown,
-                    line=dict(color=sampler_color(name), dash="dash", width=1.2),
-                    marker=dict(symbol="circle-open", size=8),
-                    hovertemplate=f"{BACKBONE_LABELS.get(bk, bk)} · {sampler_label(name)} · "
-                                  "L=%{customdata}<br>paper: %{y:.1f}%<extra></extra>"), row=1, col=col)
-                shown.add(f"{name} paper")
-        depths = list(part["layers"]) + (list(paper[paper["backbone_key"] == bk]["layers"])
-                                         if paper is not None else [])
-        fig.update_xaxes(title="depth L (layers)", row=1, col=col, **_depth_axis(depths or [2]))
-    fig.update_yaxes(title="test accuracy (%)", row=1, col=1)
-    with_paper = paper is not None and len(paper) > 0
-    _base_layout(fig, "Test accuracy vs depth (mean ± std over seeds"
-                 + ("; dashed: paper)" if with_paper else ")")
-                 + (f"<br><sup>{note}</sup>" if note else ""), height=460 if note else 440)
-    return fig
+    return measured, paper, keys or ["gcn"]
+
+
+def _measured_traces(part: pd.DataFrame, bk: str, shift: dict, shown: set[str]) -> list[go.Scatter]:
+    """One panel's runs: mean ± std over seeds per sampler and depth (legend once per sampler)."""
+    stats = (part.groupby(["sampler", "layers"], sort=False)["acc"]
+                 .agg(["mean", "std", "count"]).reset_index().fillna({"std": 0.0}))
+    out = []
+    for name, s in stats.groupby("sampler", sort=False):
+        s = s.sort_values("layers")
+        out.append(go.Scatter(
+            x=s["layers"] * shift[name], y=s["mean"], mode="lines+markers", name=sampler_label(name),
+            legendgroup=name, showlegend=name not in shown,
+            line=dict(color=sampler_color(name)),
+            error_y=dict(type="data", array=s["std"], visible=True),
+            customdata=np.stack([s["std"], s["count"], s["layers"]], axis=1),
+            hovertemplate=f"{BACKBONE_LABELS.get(bk, bk)} · {sampler_label(name)} · "
+                          "L=%{customdata[2]}<br>test accuracy %{y:.1f}% ± %{customdata[0]:.1f} "
+                          "over %{customdata[1]} seeds<extra></extra>"))
+        shown.add(name)
+    return out
+
+
+def _paper_traces(paper: pd.DataFrame | None, bk: str, shift: dict, shown: set[str]) -> list[go.Scatter]:
+    """One panel's paper rows: dashed lines with open markers, one per sampler."""
+    out = []
+    for name, p in (paper.groupby("sampler", sort=False) if paper is not None else []):
+        p = p.sort_values("layers")
+        out.append(go.Scatter(
+            x=p["layers"] * shift[name], y=p["test_accuracy"], mode="lines+markers",
+            customdata=p["layers"],
+            name=f"{sampler_label(name)} (paper)", legendgroup=f"{name} paper",
+            showlegend=f"{name} paper" not in shown,
+            line=dict(color=sampler_color(name), dash="dash", width=1.2),
+            marker=dict(symbol="circle-open", size=8),
+            hovertemplate=f"{BACKBONE_LABELS.get(bk, bk)} · {sampler_label(name)} · "
+                          "L=%{customdata}<br>paper: %{y:.1f}%<extra></extra>"))
+        shown.add(f"{name} paper")
+    return out
 
 
 def tuning_surface(trials: pd.DataFrame, x: str = "p_min", y: str = "p_max",
@@ -130,7 +149,7 @@ def tuning_surface(trials: pd.DataFrame, x: str = "p_min", y: str = "p_max",
             (fraction or %), optionally ``number``.
     """
     t = trials.dropna(subset=[x, y, value])
-    z = _percent(t[value]) if len(t) else t[value]
+    z = percent(t[value]) if len(t) else t[value]
     fig = go.Figure()
     if len(t) >= 3:
         fig.add_trace(go.Contour(x=t[x], y=t[y], z=z, connectgaps=True, colorscale="Viridis",
@@ -151,7 +170,7 @@ def tuning_surface(trials: pd.DataFrame, x: str = "p_min", y: str = "p_max",
             marker=dict(symbol="star", size=16, color="#d62728", line=dict(color="black", width=1)),
             hovertemplate=f"best trial<br>{x} %{{x:.2f}} · {y} %{{y:.2f}}<br>"
                           f"validation accuracy {z.iloc[best]:.2f}%<extra></extra>"))
-    _base_layout(fig, "Validation accuracy over the keep rates")
+    base_layout(fig, "Validation accuracy over the keep rates")
     fig.update_xaxes(title=f"{x} (keep rate, fraction of edges)", range=[0, 1])
     fig.update_yaxes(title=f"{y} (keep rate, fraction of edges)", range=[0, 1])
     return fig
@@ -168,7 +187,7 @@ def tuning_history(trials: pd.DataFrame, value: str = "val_acc") -> go.Figure:
     t = trials.sort_values("trial") if "trial" in trials else trials
     done = t.dropna(subset=[value])
     fig = go.Figure()
-    z = _percent(done[value]) if len(done) else done[value].astype(float)
+    z = percent(done[value]) if len(done) else done[value].astype(float)
     fig.add_trace(go.Scatter(
         x=done["trial"], y=z, mode="markers", name="trial",
         marker=dict(color=SAMPLER_COLORS["dropedge"], size=8),
@@ -185,7 +204,7 @@ def tuning_history(trials: pd.DataFrame, value: str = "val_acc") -> go.Figure:
             x=other["trial"], y=[low] * len(other), mode="markers", name="pruned / stopped",
             marker=dict(symbol="x", color=DROPPED_COLOR, size=8), customdata=list(states),
             hovertemplate="trial %{x}: %{customdata}<extra></extra>"))
-    _base_layout(fig, "Study progress: validation accuracy per trial")
+    base_layout(fig, "Study progress: validation accuracy per trial")
     fig.update_xaxes(title="trial number")
     fig.update_yaxes(title="validation accuracy (%)")
     return fig

@@ -52,13 +52,14 @@ def sampler_label(name: str) -> str:
     return SAMPLER_LABELS.get(str(name).lower(), str(name))
 
 
-def _rgba(color: str, alpha: float) -> str:
+def rgba(color: str, alpha: float) -> str:
+    """``#rrggbb`` with opacity ``alpha``, as Plotly's ``rgba(r,g,b,a)`` (bands, hatched bars)."""
     c = color.lstrip("#")
     r, g, b = (int(c[i:i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r},{g},{b},{alpha})"
 
 
-def _base_layout(fig: go.Figure, title: str, height: int = 420, legend: str = "bottom") -> go.Figure:
+def base_layout(fig: go.Figure, title: str, height: int = 420, legend: str = "bottom") -> go.Figure:
     """Title top left; the legend below the plot (``"bottom"``, out of the title's and
     subplot titles' way, whatever the width) or at the ``"right"``."""
     place = (dict(orientation="h", yanchor="top", y=-0.2, x=0.0, xanchor="left")
@@ -69,7 +70,7 @@ def _base_layout(fig: go.Figure, title: str, height: int = 420, legend: str = "b
     return fig
 
 
-def _log_axis(values) -> dict:
+def log_axis(values) -> dict:
     """A log axis: ticks at every power of 10 when the data span two decades or more,
     at 1, 2 and 5 times them over one to two decades, Plotly's choice below."""
     v = np.asarray(pd.Series(values, dtype=float).dropna())
@@ -91,7 +92,7 @@ def _log_axis(values) -> dict:
 DEPTH_SPREAD = 0.08
 
 
-def _depth_axis(values: Sequence[int]) -> dict:
+def depth_axis(values: Sequence[int]) -> dict:
     """A log2 x axis with the depths as ticks (2, 4, 8, ...)."""
     ticks = sorted({int(v) for v in values})
     return dict(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
@@ -128,7 +129,7 @@ def run_styles(run_samplers: Sequence[tuple[str, str]]) -> dict[str, tuple[str, 
     return out
 
 
-def _percent(values: pd.Series) -> pd.Series:
+def percent(values: pd.Series) -> pd.Series:
     """Accuracies as percent (fractions in [0, 1] are scaled by 100)."""
     v = values.astype(float)
     return v * 100.0 if v.dropna().le(1.0).all() else v

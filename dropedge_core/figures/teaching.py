@@ -6,20 +6,43 @@ point is); kept in their own module so the views can grow without crowding that 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dropedge_core.figures.style import _base_layout, sampler_color, sampler_label
-from dropedge_core.studies.teaching import Snapshots
-from dropedge_core.studies.theory import FULL
+from dropedge_core.data.reference import FULL_GRAPH as FULL
+from dropedge_core.figures.style import base_layout, sampler_color, sampler_label
 
 FULL_COLOR = "#000000"
 #: Strong, distinct class colours for the scatter views (ColorBrewer Set1 + Dark2, no yellow):
 #: the pastel graph colours of :data:`~dropedge_core.figures.style.CLASS_COLORS` blur on a cloud.
 SCATTER_CLASS_COLORS: tuple[str, ...] = ("#e41a1c", "#377eb8", "#4daf4a", "#984ea3", "#ff7f00",
                                          "#a65628", "#f781bf", "#1b9e77", "#7570b3", "#666666")
+
+
+class SnapshotView(Protocol):
+    """One model's view as the class pictures read it
+    (:class:`dropedge_core.studies.teaching.Snapshot`)."""
+
+    sampler: str
+    proj: np.ndarray            # (K, N, 2)
+    separation: list[float]     # K
+    subspace: list[float]       # K
+    test_acc: float | None
+
+
+class Snapshots(Protocol):
+    """The views side by side (:class:`dropedge_core.studies.teaching.Snapshots`)."""
+
+    labels: np.ndarray          # (N,) int, -1 = no label
+    items: Sequence[SnapshotView]
+
+    @property
+    def num_layers(self) -> int: ...
 
 
 def _color(name: str) -> str:
@@ -124,7 +147,7 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
                                                          transition=dict(duration=250))]),
                                    dict(label="❚❚", method="animate",
                                         args=[[None], dict(mode="immediate", frame=dict(duration=0))])])])
-    _base_layout(fig, "", height=height, legend="right")
+    base_layout(fig, "", height=height, legend="right")
     fig.update_layout(margin=dict(l=40, r=20, t=70, b=40))
     return fig
 
@@ -148,7 +171,7 @@ def separation_curves(snaps: Snapshots, first: int = 1) -> go.Figure:
     fig.update_xaxes(title_text="hidden layer l" if first else "averaging step l")
     fig.update_yaxes(title_text="between-class share of variance", range=[0, 1], row=1, col=1)
     fig.update_yaxes(title_text="‖H − P_M H‖_F / ‖H‖_F", row=1, col=2)
-    return _base_layout(fig, "How far the classes have merged, layer by layer", height=360)
+    return base_layout(fig, "How far the classes have merged, layer by layer", height=360)
 
 
 def lambda_figure(df: pd.DataFrame) -> go.Figure:
@@ -165,7 +188,7 @@ def lambda_figure(df: pd.DataFrame) -> go.Figure:
                            "edges kept %{customdata}<extra></extra>")))
     fig.update_xaxes(title_text="layer l (0 = input)", dtick=1 if df["layer"].max() < 20 else None)
     fig.update_yaxes(title_text="λ (second-largest |eigenvalue| of Â)")
-    return _base_layout(fig, "λ of every sampled layer: closer to 1 = slower over-smoothing")
+    return base_layout(fig, "λ of every sampled layer: closer to 1 = slower over-smoothing")
 
 
 def subspace_decay_figure(df: pd.DataFrame) -> go.Figure:
@@ -183,7 +206,7 @@ def subspace_decay_figure(df: pd.DataFrame) -> go.Figure:
                              hovertemplate="Theorem 1 bound after %{x} layers: %{y:.4f}<extra></extra>"))
     fig.update_xaxes(title_text="layers propagated l")
     fig.update_yaxes(title_text="d_M(H_l) / d_M(X)", type="log")
-    return _base_layout(fig, "Distance to the over-smoothing subspace, with the theorem's bound")
+    return base_layout(fig, "Distance to the over-smoothing subspace, with the theorem's bound")
 
 
 def men_bound_figure(df: pd.DataFrame) -> go.Figure:
@@ -205,7 +228,7 @@ def men_bound_figure(df: pd.DataFrame) -> go.Figure:
             hovertemplate=f"{label} · layer %{{x}}<br>Π|A| = 10^%{{customdata:.2f}}<extra></extra>"))
     fig.update_xaxes(title_text="layer l (0 = input)")
     fig.update_yaxes(title_text="non-zero entries (count)", type="log", exponentformat="power")
-    return _base_layout(fig, "Edge numbers (solid) under the paper's upper bound (dotted)", legend="right")
+    return base_layout(fig, "Edge numbers (solid) under the paper's upper bound (dotted)", legend="right")
 
 
 def epoch_time_figure(df: pd.DataFrame) -> go.Figure:
@@ -218,7 +241,7 @@ def epoch_time_figure(df: pd.DataFrame) -> go.Figure:
                              hovertemplate=f"%{{x}}<br>{phase} %{{y:.4f}} s per epoch<extra></extra>"))
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title_text="time per epoch (s)")
-    return _base_layout(fig, "Time per epoch: sampling and the rest", height=380)
+    return base_layout(fig, "Time per epoch: sampling and the rest", height=380)
 
 
 def _segments(pos: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -305,7 +328,7 @@ def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str 
                                         args=[None, dict(mode="immediate", fromcurrent=True,
                                                          frame=dict(duration=700, redraw=True))])])],
         clickmode="event+select")
-    _base_layout(fig, title(layer), height=560, legend="bottom")
+    base_layout(fig, title(layer), height=560, legend="bottom")
     fig.update_xaxes(showgrid=False, zeroline=False, showticklabels=False)
     fig.update_yaxes(showgrid=False, zeroline=False, showticklabels=False, scaleanchor="x", scaleratio=1)
     return fig
@@ -329,4 +352,4 @@ def men_analysis_figure(df: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title_text="MEN (node pairs)", type="log")
     fig.update_yaxes(title_text="validation loss (NLL)", row=1, col=1)
     fig.update_yaxes(title_text="Distance (mean ‖H^(l+1) − H^(l)‖_F)", row=1, col=2)
-    return _base_layout(fig, "MEN analysis of a 16-layer GCN on Cora", height=400)
+    return base_layout(fig, "MEN analysis of a 16-layer GCN on Cora", height=400)

@@ -12,9 +12,9 @@ from plotly.subplots import make_subplots
 
 from dropedge_core.figures.style import (
     SAMPLER_COLORS,
-    _base_layout,
-    _log_axis,
-    _percent,
+    base_layout,
+    log_axis,
+    percent,
     run_styles,
 )
 
@@ -75,7 +75,7 @@ def training_curves(histories: Mapping[str, pd.DataFrame | Sequence[Mapping]],
             for key, dash, split in spec:
                 if key not in df or df[key].isna().all():
                     continue
-                y = df[key].astype(float) if col == 1 else _percent(df[key])
+                y = df[key].astype(float) if col == 1 else percent(df[key])
                 unit = "" if col == 1 else "%"
                 fig.add_trace(go.Scatter(
                     x=df["epoch"], y=y, mode="lines", name=str(label), legendgroup=str(label),
@@ -83,7 +83,7 @@ def training_curves(histories: Mapping[str, pd.DataFrame | Sequence[Mapping]],
                     hovertemplate=f"{label} · epoch %{{x}}<br>{split} {key.split('_')[1]} "
                                   f"%{{y:.3f}}{unit}<extra></extra>"), row=1, col=col)
                 first = False
-    _base_layout(fig, "Training curves (solid: train, dashed: validation, dotted: test)",
+    base_layout(fig, "Training curves (solid: train, dashed: validation, dotted: test)",
                  height=420)
     fig.update_xaxes(title="epoch")
     fig.update_yaxes(title="loss (cross-entropy, nats)", row=1, col=1)
@@ -138,7 +138,7 @@ def diagnostics_heatmap(diag_events: pd.DataFrame | Sequence[Mapping], key: str 
         x=epochs, y=layers, z=shown.T, customdata=z.T, colorscale="Viridis",
         colorbar=dict(title=dict(text=f"log10<br>{short.split()[0]}" if log else short.split()[0])),
         hovertemplate=f"epoch %{{x}} · layer %{{y}}<br>{short} %{{customdata:.3g}}<extra></extra>"))
-    _base_layout(fig, f"{name[0].upper()}{name[1:]} per layer over training")
+    base_layout(fig, f"{name[0].upper()}{name[1:]} per layer over training")
     fig.update_xaxes(title="epoch")
     fig.update_yaxes(title="layer l (0 = first hidden output)", dtick=1 if len(layers) <= 16 else None)
     return fig
@@ -206,10 +206,10 @@ def layer_distance_curves(diag_events: pd.DataFrame | Sequence[Mapping]
             line=dict(color="#d62728", width=3),
             hovertemplate="epoch %{x}<br>average Distance %{y:.3g}<extra></extra>"))
         title = "Layer distances over training (bold: the paper's average Distance)"
-    _base_layout(fig, title)
+    base_layout(fig, title)
     fig.update_xaxes(title="epoch")
     fig.update_yaxes(title="layer distance ‖H⁽ˡ⁺¹⁾ − H⁽ˡ⁾‖_F (Frobenius norm)",
-                     **_log_axis(values or [1.0]))
+                     **log_axis(values or [1.0]))
     return fig
 
 
@@ -243,7 +243,7 @@ def men_over_training(diag_events: Mapping[str, pd.DataFrame | Sequence[Mapping]
             marker=dict(size=4),
             error_y=dict(type="data", array=stderr, visible=True) if stderr is not None else None,
             hovertemplate=f"{label} · epoch %{{x}}<br>MEN %{{y:.4g}} node pairs<extra></extra>"))
-    _base_layout(fig, "MEN of each epoch's sample (Definition 1)")
+    base_layout(fig, "MEN of each epoch's sample (Definition 1)")
     fig.update_xaxes(title="epoch")
     # a linear axis from 0: the gap between samplers reads at its size, and the few-percent
     # wobble of one sampler's draws from epoch to epoch stays small (a zoomed axis made it

@@ -8,10 +8,15 @@ the ``2M`` columns of ``edge_index`` when they sample directions separately).
 """
 from __future__ import annotations
 
+import threading
 import warnings
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import torch
+
+T = TypeVar("T")
 
 # torch warns that CSR support is "beta" and that sparse invariant checks are off; our CSR
 # matrices are built from validated indices, so the two warnings are silenced where we
@@ -38,6 +43,42 @@ class GraphError(ValueError):
     """A graph (built in, downloaded or uploaded) is malformed."""
 
 
+class Derived:
+    """What a graph's tensors determine (both edge directions, the CSR entries, kernel
+    weights, components), each computed once per ``(builder, arguments)``.
+
+    Graphs are shared across app sessions and training threads, so a value is built
+    outside any lock and published in one assignment of a fresh mapping (copy on write):
+    a reader sees a value whole or not at all, and two threads that race to build the
+    same value both return the one published first (the other copy is dropped).
+    Keys are the builder functions themselves, never strings, so each value has one
+    typed producer (:meth:`Graph.derived`).
+    """
+
+    def __init__(self) -> None:
+        self._values: dict[tuple, object] = {}
+        self._lock = threading.Lock()
+
+    def get(self, graph: Graph, build: Callable[..., T], args: tuple) -> T:
+        key = (build, *args)
+        found = self._values.get(key, self)  # self: a sentinel no builder returns
+        if found is not self:
+            return found  # type: ignore[return-value]
+        value = build(graph, *args)
+        with self._lock:  # publish once: the first value built wins
+            if key not in self._values:
+                self._values = {**self._values, key: value}
+            return self._values[key]  # type: ignore[return-value]
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __reduce__(self) -> tuple:
+        # a pickled or deep-copied graph starts with an empty memo (a lock cannot be
+        # pickled, and the values are rebuilt on first use), as Graph.to does
+        return Derived, ()
+
+
 @dataclass(eq=False)
 class Graph:
     """A node-classification graph.
@@ -62,8 +103,9 @@ class Graph:
     test_mask: torch.Tensor
     num_classes: int
     info: dict = field(default_factory=dict)
-    # Per-graph memo (kernel weights, layouts); never part of the graph's identity.
-    cache: dict = field(default_factory=dict, repr=False)
+    # What the tensors above determine, built on first use (:meth:`derived`); never part
+    # of the graph's identity, never carried by :meth:`to`.
+    _derived: Derived = field(default_factory=Derived, repr=False, init=False)
 
     @property
     def num_nodes(self) -> int:
@@ -81,10 +123,22 @@ class Graph:
     @property
     def edge_index(self) -> torch.Tensor:
         """``(2, 2M)``: both directions; column ``j + M`` is column ``j`` reversed."""
-        if "edge_index" not in self.cache:
-            u, v = self.undirected_edges
-            self.cache["edge_index"] = torch.stack([torch.cat([u, v]), torch.cat([v, u])])
-        return self.cache["edge_index"]
+        return self.derived(_both_directions)
+
+    def derived(self, build: Callable[..., T], *args: Hashable) -> T:
+        """``build(self, *args)``, computed once per graph and published whole.
+
+        Safe from several threads at once (:class:`Derived`). ``build`` must depend only
+        on the graph's tensors and ``args`` (which must be hashable), and its result must
+        not be modified by callers.
+
+        Example:
+            >>> g = Graph("tiny", torch.eye(3), torch.zeros(3, dtype=torch.long),
+            ...           torch.tensor([[0], [1]]), *[torch.zeros(3, dtype=torch.bool)] * 3, 1)
+            >>> g.derived(lambda graph: graph.num_edges * 2)
+            2
+        """
+        return self._derived.get(self, build, args)
 
     def directed_mask(self, masks: torch.Tensor) -> torch.Tensor:
         """Widen ``(..., M)`` undirected masks to ``(..., 2M)`` masks over ``edge_index``.
@@ -119,6 +173,11 @@ class Graph:
             f"train/val/test={int(self.train_mask.sum())}/{int(self.val_mask.sum())}/"
             f"{int(self.test_mask.sum())})"
         )
+
+
+def _both_directions(graph: Graph) -> torch.Tensor:
+    u, v = graph.undirected_edges
+    return torch.stack([torch.cat([u, v]), torch.cat([v, u])])
 
 
 def simple_undirected_edges(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:

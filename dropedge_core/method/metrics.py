@@ -246,17 +246,19 @@ def mad(h: torch.Tensor, max_nodes: int = 2000, generator: torch.Generator | Non
 
 def component_labels(graph: Graph) -> torch.Tensor:
     """Connected-component id of every node, ``(N,)`` long (scipy's csgraph)."""
-    if "components" not in graph.cache:
-        import numpy as np
-        from scipy.sparse import coo_matrix
-        from scipy.sparse.csgraph import connected_components
+    return graph.derived(_components)
 
-        u, v = graph.undirected_edges.cpu().numpy()
-        n = graph.num_nodes
-        mat = coo_matrix((np.ones(u.size), (u, v)), shape=(n, n))
-        _, labels = connected_components(mat, directed=False)
-        graph.cache["components"] = torch.from_numpy(labels).long()
-    return graph.cache["components"]
+
+def _components(graph: Graph) -> torch.Tensor:
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    u, v = graph.undirected_edges.cpu().numpy()
+    n = graph.num_nodes
+    mat = coo_matrix((np.ones(u.size), (u, v)), shape=(n, n))
+    _, labels = connected_components(mat, directed=False)
+    return torch.from_numpy(labels).long()
 
 
 def subspace_distance(h: torch.Tensor, graph: Graph, relative: bool = True) -> float:

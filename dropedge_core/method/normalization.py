@@ -20,6 +20,8 @@ weight 0 for NA), so all methods return the same sparsity pattern for a layer. E
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from dropedge_core.method.graph import Graph, GraphError, csr_tensor, to_csr
@@ -78,14 +80,35 @@ def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
     return list(zip(index.split(sizes, dim=1), weight.split(sizes)))
 
 
+@dataclass(frozen=True)
+class Entries:
+    """The entries every layer's adjacency draws from, built once per graph.
+
+    Attributes:
+        index: ``(2, 2M + N)`` long — the ``2M`` directed edges of ``graph.edge_index``
+            and the ``N`` self-loops, sorted by (row, column), i.e. in CSR order.
+        direction: ``(2M + N,)`` int: each entry's column of ``edge_index``, ``-1`` for a
+            self-loop (int32 when it fits: memory).
+        loops: ``(N,)`` long: the positions of the self-loops among ``index``.
+    """
+
+    index: torch.Tensor
+    direction: torch.Tensor
+    loops: torch.Tensor
+
+
+def entries(graph: Graph) -> Entries:
+    """The graph's :class:`Entries`, built on first use and published whole (one object,
+    so no reader sees the index without its directions)."""
+    return graph.derived(_build_entries)
+
+
 def entry_index(graph: Graph) -> torch.Tensor:
     """``(2, 2M + N)``: the entries every layer's adjacency draws from — the ``2M``
     directed edges of ``graph.edge_index`` and the ``N`` self-loops — sorted by (row,
     column), i.e. in CSR order, so that a layer's weights over these entries are the
     values of a CSR matrix with a fixed pattern."""
-    if "entry_index" not in graph.cache:
-        _build_entries(graph)
-    return graph.cache["entry_index"]
+    return entries(graph).index
 
 
 def entry_columns(graph: Graph, width: int) -> torch.Tensor:
@@ -95,16 +118,16 @@ def entry_columns(graph: Graph, width: int) -> torch.Tensor:
     m = graph.num_edges
     if width not in (m, 2 * m):
         raise GraphError(f"mask width {width} matches neither M={m} nor 2M={2 * m}")
-    key = ("entry_columns", width)
-    if key not in graph.cache:
-        entry_index(graph)  # builds the entries once
-        direction = graph.cache["entry_direction"]  # -1 for self-loops
-        column = direction % m if width == m else direction
-        graph.cache[key] = torch.where(direction < 0, torch.full_like(direction, width), column).long()
-    return graph.cache[key]
+    return graph.derived(_entry_columns, width)
 
 
-def _build_entries(graph: Graph) -> None:
+def _entry_columns(graph: Graph, width: int) -> torch.Tensor:
+    direction = entries(graph).direction  # -1 for self-loops
+    column = direction % graph.num_edges if width == graph.num_edges else direction
+    return torch.where(direction < 0, torch.full_like(direction, width), column).long()
+
+
+def _build_entries(graph: Graph) -> Entries:
     """The entries in CSR order without sorting them. Row ``i`` of ``A + I`` lists, by
     column: the directions ``i -> u`` of its edges ``(u, i)``, ``u < i`` (ordered by
     ``u``), its self-loop, then the directions ``i -> v`` of its edges ``(i, v)``,
@@ -117,8 +140,7 @@ def _build_entries(graph: Graph) -> None:
     device = u.device
     key = u * n + v
     if m > 1 and not bool((key[1:] > key[:-1]).all()):  # not the documented sorted order
-        _build_entries_by_sort(graph)
-        return
+        return _build_entries_by_sort(graph)
     fwd = torch.bincount(u, minlength=n)  # entries right of the diagonal, per row
     bwd = torch.bincount(v, minlength=n)  # ... and left of it
     crow = torch.zeros(n + 1, dtype=torch.long, device=device)
@@ -141,34 +163,17 @@ def _build_entries(graph: Graph) -> None:
         index[0].index_copy_(0, pos, rows)
         index[1].index_copy_(0, pos, cols)
         direction.index_copy_(0, pos, ids)
-    graph.cache["entry_index"] = index
-    graph.cache["entry_direction"] = direction.int() if 2 * m < 2**31 else direction  # memory
-    graph.cache["entry_loops"] = loop_pos
+    return Entries(index, direction.int() if 2 * m < 2**31 else direction, loop_pos)  # int32: memory
 
 
-def _build_entries_by_sort(graph: Graph) -> None:
+def _build_entries_by_sort(graph: Graph) -> Entries:
     n = graph.num_nodes
     loops = torch.arange(n, device=graph.edge_index.device)
     index = torch.cat([graph.edge_index, loops.expand(2, -1)], dim=1)
     direction = torch.cat([torch.arange(graph.edge_index.size(1), device=loops.device),
                            torch.full_like(loops, -1)])
     order = torch.argsort(index[0] * n + index[1])
-    graph.cache["entry_index"] = index[:, order]
-    graph.cache["entry_direction"] = direction[order]
-    graph.cache["entry_loops"] = (direction[order] < 0).nonzero().flatten()
-
-
-def layer_weights(graph: Graph, masks: torch.Tensor, method: str = "AN",
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Normalised weights of every layer over the fixed entries of :func:`entry_index`.
-
-    Returns ``(kept, weight)``, both ``(L, 2M + N)`` in CSR order: ``kept`` (bool) marks
-    the entries present at each layer (kept directions and all self-loops), ``weight``
-    (:func:`layer_values`) their normalised values, exactly zero where ``kept`` is False.
-    :func:`adjacencies` compacts these per layer.
-    """
-    weight = layer_values(graph, masks, method)
-    return _kept_entries(graph, masks, weight, check_method(method)), weight
+    return Entries(index[:, order], direction[order], (direction[order] < 0).nonzero().flatten())
 
 
 def _kept_entries(graph: Graph, masks: torch.Tensor, weight: torch.Tensor, method: str) -> torch.Tensor:
@@ -234,10 +239,25 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
     # sit beside the sampler's arrays at the next epoch's peak; its page faults cost less
     keep_table = workspace if (num + n) * num_layers * 4 <= KEEP_TABLE_BYTES else None
     table = _buffer(keep_table, "table", (num + n, num_layers), device)
-    # pass 1: the kept flags into the table (as 0/1 floats), then the degrees of all
-    # layers as one sparse product with the incidence matrix (a kept undirected column
-    # adds to both end points' degrees, a direction to its source's)
-    step = _step(device, width)
+    left, right = _degree_scalings(graph, masks, table, method)
+    _fill_values(table, left, right, src, dst, width, method)
+    rows = _table_rows(graph, width, directional)
+    if out is None:
+        out = torch.empty(num_layers, rows.numel(), device=device)
+    elif out.shape != (num_layers, rows.numel()) or out.dtype != torch.float32 or not out.is_contiguous():
+        raise ValueError(f"out must be a contiguous float32 tensor of shape {(num_layers, rows.numel())}")
+    return _gather_entries(table, rows, out)
+
+
+def _degree_scalings(graph: Graph, masks: torch.Tensor, table: torch.Tensor, method: str,
+                     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Pass 1 of :func:`layer_values`: the kept flags into ``table`` (as 0/1 floats), then
+    the degrees of all layers as one sparse product with the incidence matrix (a kept
+    undirected column adds to both end points' degrees, a direction to its source's),
+    turned into the method's ``(N, L)`` scalings of a row's and a column's end point
+    (``right`` is ``None`` for ARW, which scales rows only)."""
+    width = masks.size(1)
+    step = _step(table.device, width)
     for s in range(0, width, step):  # a loop over chunks of mask columns
         e = min(s + step, width)
         table[s:e].copy_(masks[:, s:e].t())
@@ -245,16 +265,24 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
     if method in ("NA", "FOG"):
         deg -= 1.0
     if method == "ARW":
-        left, right = deg.reciprocal_(), None
-    elif method in ("AN", "ANS"):  # every degree is >= 1 (the self-loop)
-        left = right = deg.rsqrt_()
-    else:  # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, a zero row, not inf
-        left = right = torch.where(deg > 0, deg.rsqrt(), torch.zeros_like(deg))
-    # pass 2: row r of the table becomes kept * left[src[r]] * right[dst[r]]; an
-    # undirected mask under ARW has two rows per column (the second half first, while
-    # the first half still holds the flags)
+        return deg.reciprocal_(), None
+    if method in ("AN", "ANS"):  # every degree is >= 1 (the self-loop)
+        scaled = deg.rsqrt_()
+        return scaled, scaled
+    # isolated node under NA/FOG: degree 0 -> inverse sqrt 0, a zero row, not inf
+    scaled = torch.where(deg > 0, deg.rsqrt(), torch.zeros_like(deg))
+    return scaled, scaled
+
+
+def _fill_values(table: torch.Tensor, left: torch.Tensor, right: torch.Tensor | None, src: torch.Tensor,
+                 dst: torch.Tensor, width: int, method: str) -> None:
+    """Pass 2 of :func:`layer_values`: row ``r`` of ``table`` becomes ``kept * left[src[r]]
+    * right[dst[r]]``; an undirected mask under ARW has two rows per column (the second
+    half first, while the first half still holds the flags); then the self-loops' rows."""
+    num, num_layers, device = src.numel(), table.size(1), table.device
     if num != width:
         table[width:num].copy_(table[:width])
+    step = _step(device, width)
     scale = torch.empty(_step(device, num), num_layers, device=device)
     for s in range(0, num, step):  # a loop over chunks of rows
         e = min(s + step, num)
@@ -273,14 +301,13 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
             loops += 1.0
     else:  # D^-1/2 A D^-1/2 has no diagonal; FOG adds I
         loops.fill_(1.0 if method == "FOG" else 0.0)
-    # pass 3: every entry's row of the table, transposed into the (L, entries) output
-    rows = _table_rows(graph, width, directional)
-    if out is None:
-        out = torch.empty(num_layers, rows.numel(), device=device)
-    elif out.shape != (num_layers, rows.numel()) or out.dtype != torch.float32 or not out.is_contiguous():
-        raise ValueError(f"out must be a contiguous float32 tensor of shape {(num_layers, rows.numel())}")
-    step = _step(device, rows.numel())
-    buf = torch.empty(step, num_layers, device=device)
+
+
+def _gather_entries(table: torch.Tensor, rows: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """Pass 3 of :func:`layer_values`: every entry's row of ``table``, transposed into the
+    ``(L, entries)`` output."""
+    step = _step(table.device, rows.numel())
+    buf = torch.empty(step, table.size(1), device=table.device)
     for s in range(0, rows.numel(), step):  # a loop over chunks of entries
         e = min(s + step, rows.numel())
         torch.index_select(table, 0, rows[s:e], out=buf[:e - s])
@@ -292,23 +319,21 @@ def _incidence(graph: Graph, width: int) -> torch.Tensor:
     """``(N, width)`` sparse CSR 0/1: node ``i``'s row holds the mask columns whose kept
     edge adds to its degree — the entries of row ``i`` of :func:`entry_index` without the
     self-loop, so it shares their order."""
-    key = ("incidence", width)
-    if key not in graph.cache:
-        entry_index(graph)
-        direction = graph.cache["entry_direction"]
-        n = graph.num_nodes
-        rows = graph.cache["entry_index"][0]
-        counts = torch.bincount(rows, minlength=n) - 1  # one self-loop per row
-        crow = torch.zeros(n + 1, dtype=torch.long, device=rows.device)
-        torch.cumsum(counts, 0, out=crow[1:])
-        col = direction[direction >= 0]
-        if width == graph.num_edges:
-            col = col % width
-        if width < 2**31 and col.numel() < 2**31:  # 32-bit indices: half the memory
-            crow, col = crow.int(), col.int()
-        graph.cache[key] = csr_tensor(crow, col, torch.ones(col.numel(), device=rows.device),
-                                                   (n, width))
-    return graph.cache[key]
+    return graph.derived(_build_incidence, width)
+
+
+def _build_incidence(graph: Graph, width: int) -> torch.Tensor:
+    found = entries(graph)
+    direction, rows, n = found.direction, found.index[0], graph.num_nodes
+    counts = torch.bincount(rows, minlength=n) - 1  # one self-loop per row
+    crow = torch.zeros(n + 1, dtype=torch.long, device=rows.device)
+    torch.cumsum(counts, 0, out=crow[1:])
+    col = direction[direction >= 0]
+    if width == graph.num_edges:
+        col = col % width
+    if width < 2**31 and col.numel() < 2**31:  # 32-bit indices: half the memory
+        crow, col = crow.int(), col.int()
+    return csr_tensor(crow, col, torch.ones(col.numel(), device=rows.device), (n, width))
 
 
 def _buffer(workspace: dict | None, name: str, shape: tuple[int, int], device: torch.device) -> torch.Tensor:
@@ -334,23 +359,21 @@ def _column_ends(graph: Graph, width: int) -> tuple[torch.Tensor, ...]:
 def _table_rows(graph: Graph, width: int, directional: bool) -> torch.Tensor:
     """``(2M + N,)`` long: for each entry of :func:`entry_index`, its row of
     :func:`_value_table` (its mask column or direction; ``R + node`` for a self-loop)."""
-    key = ("table_rows", width if not directional else 2 * graph.num_edges)
-    if key not in graph.cache:
-        entry_index(graph)
-        direction = graph.cache["entry_direction"]
-        num = key[1]
-        column = direction % graph.num_edges if num == graph.num_edges else direction
-        node = graph.cache["entry_index"][0]
-        rows = torch.where(direction < 0, num + node, column)
-        # 32-bit when it fits: index_select takes it, and it halves this table
-        graph.cache[key] = rows.int() if num + graph.num_nodes < 2**31 else rows
-    return graph.cache[key]
+    return graph.derived(_build_table_rows, width if not directional else 2 * graph.num_edges)
+
+
+def _build_table_rows(graph: Graph, num: int) -> torch.Tensor:
+    found = entries(graph)
+    direction, node = found.direction, found.index[0]
+    column = direction % graph.num_edges if num == graph.num_edges else direction
+    rows = torch.where(direction < 0, num + node, column)
+    # 32-bit when it fits: index_select takes it, and it halves this table
+    return rows.int() if num + graph.num_nodes < 2**31 else rows
 
 
 def entry_loops(graph: Graph) -> torch.Tensor:
     """``(N,)`` long: the positions of the self-loops among :func:`entry_index`."""
-    entry_index(graph)  # builds the entries once
-    return graph.cache["entry_loops"]
+    return entries(graph).loops
 
 
 def full_adjacency(graph: Graph, method: str = "AN") -> tuple[torch.Tensor, torch.Tensor]:

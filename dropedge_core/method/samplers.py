@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from dropedge_core.method.graph import Graph
+from dropedge_core.method.limits import MAX_LAYERS
 
 RELATIONS = ("all", "shared", "independent", "increasing", "decreasing")
 WEIGHTINGS = ("uniform", "kernel")
@@ -70,7 +71,7 @@ def check_rates(p_min: float, p_max: float) -> None:
         raise SamplerError(f"p_min must be <= p_max (got p_min={p_min}, p_max={p_max})")
 
 
-def check_layers(num_layers: int, max_layers: int = 256) -> None:
+def check_layers(num_layers: int, max_layers: int = MAX_LAYERS) -> None:
     if not isinstance(num_layers, int) or not 1 <= num_layers <= max_layers:
         raise SamplerError(f"num_layers must be an integer in 1..{max_layers} (got {num_layers!r})")
 
@@ -149,6 +150,10 @@ def kernel_weights(x: torch.Tensor, edges: torch.Tensor, kernel: str = "linear",
     elif kernel == "reverse":
         out.neg_().add_(1.0)
     return out.clamp_(min=0.0).add_(KERNEL_FLOOR)
+
+
+def _graph_kernel_weights(graph: Graph, kernel: str, gamma: float, directed: bool) -> torch.Tensor:
+    return kernel_weights(graph.x, graph.edge_index if directed else graph.undirected_edges, kernel, gamma)
 
 
 def successive_sample(weights: torch.Tensor | None, k: int, generator: torch.Generator | None = None,
@@ -436,11 +441,7 @@ class EdgeSampler:
         """Kernel weights per mask column (``None`` for uniform), memoised on the graph."""
         if self.weighting == "uniform":
             return None
-        key = ("kernel_weights", self.kernel, float(self.gamma), self.directed)
-        if key not in graph.cache:
-            edges = graph.edge_index if self.directed else graph.undirected_edges
-            graph.cache[key] = kernel_weights(graph.x, edges, self.kernel, self.gamma)
-        return graph.cache[key]
+        return graph.derived(_graph_kernel_weights, self.kernel, float(self.gamma), self.directed)
 
     def layer_counts(self, graph: Graph, num_layers: int) -> torch.Tensor:
         """Edges kept per layer (``(L,)``; row 0 the input layer)."""

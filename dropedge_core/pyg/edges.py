@@ -117,7 +117,7 @@ class EdgeIndexer:
     """An ``edge_index`` mapped onto the project's :class:`Graph`, once.
 
     Holds what depends only on the graph: the simple undirected graph of the input
-    (``graph``; its ``cache`` memoises the kernel weights the samplers compute) and, for
+    (``graph``; it memoises the kernel weights the samplers compute) and, for
     every input column, the mask column it reads (``columns``; a self-loop reads a
     column that is always True). Vectorised: one ``torch.unique`` over the edges.
 

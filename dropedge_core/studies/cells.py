@@ -13,7 +13,7 @@ import pandas as pd
 
 from dropedge_core import paths
 from dropedge_core.method.models import check_backbone
-from dropedge_core.studies.runs import GROUP_COLUMNS, _display_order
+from dropedge_core.studies.runs import GROUP_COLUMNS, display_order
 
 
 def cell_summary(runs: pd.DataFrame, by: Sequence[str] = GROUP_COLUMNS, value: str = "test_acc",
@@ -54,6 +54,22 @@ def cell_summary(runs: pd.DataFrame, by: Sequence[str] = GROUP_COLUMNS, value: s
     return out
 
 
+def mean_std(values: Sequence[float | None], one_run_std: float = 0.0) -> tuple[float | None, float | None]:
+    """Mean and sample std of ``values`` (``None``/NaN left out): one cell of
+    :func:`cell_summary`, for callers holding a plain list; ``(None, None)`` when no value
+    is left, ``one_run_std`` as the std of one value.
+
+    Example:
+        >>> [round(v, 4) for v in mean_std([0.8, None, 0.82])]
+        [0.81, 0.0141]
+    """
+    cell = cell_summary(pd.DataFrame({"cell": 0, "value": list(values)}, dtype=object), by=["cell"],
+                        value="value", one_run_std=one_run_std)
+    if cell.empty or int(cell["n"].iloc[0]) == 0:
+        return None, None
+    return float(cell["value_mean"].iloc[0]), float(cell["value_std"].iloc[0])
+
+
 def paper_rows(paper: pd.DataFrame, dataset: str, split: str, backbones: Sequence[str] | None = None,
                samplers: Sequence[str] | None = None, layers: Sequence[int] | None = None) -> pd.DataFrame:
     """The rows of :func:`dropedge_core.data.reference.paper_accuracy_by_depth` for one dataset
@@ -78,7 +94,7 @@ def depth_table(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.Dat
 
     Args:
         runs: one row per run in the run CSV format; an optional ``source`` column
-            (:func:`requested_runs`) where ``"missing"`` rows are requested runs not
+            (:func:`~.depth.requested_runs`) where ``"missing"`` rows are requested runs not
             made yet.
         paper: :func:`dropedge_core.data.reference.paper_accuracy_by_depth` (percent); its
             number for each cell is added as ``paper_test_acc`` (a fraction, NaN where
@@ -128,16 +144,21 @@ def depth_table(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.Dat
         table[c] = table[c].astype("int64")
     for c in ("test_acc_mean", "test_acc_std", "best_val_acc_mean"):
         table[c] = table[c].astype(float)
-    table = table[columns]
-    if paper is not None:
-        ref = pd.DataFrame({"dataset": paper["dataset_key"], "split": paper["setting"],
-                            "backbone": paper["backbone"].map(check_backbone),
-                            "sampler": paper["sampler"], "layers": paper["layers"].astype("int64"),
-                            "paper_test_acc": paper["test_accuracy"].astype(float) / 100.0})
-        ref = ref.drop_duplicates(keys)
-        table = table.merge(ref, on=keys, how="left")
-        table["diff_vs_paper"] = table["test_acc_mean"] - table["paper_test_acc"]
-    return table.sort_values(keys, key=_display_order, kind="stable").reset_index(drop=True)
+    table = table[columns] if paper is None else _beside_paper(table[columns], paper)
+    return table.sort_values(keys, key=display_order, kind="stable").reset_index(drop=True)
+
+
+def _beside_paper(table: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the paper's number of each cell (``paper_test_acc``, a fraction) and
+    ``diff_vs_paper`` (mean − paper)."""
+    keys = list(GROUP_COLUMNS)
+    ref = pd.DataFrame({"dataset": paper["dataset_key"], "split": paper["setting"],
+                        "backbone": paper["backbone"].map(check_backbone),
+                        "sampler": paper["sampler"], "layers": paper["layers"].astype("int64"),
+                        "paper_test_acc": paper["test_accuracy"].astype(float) / 100.0})
+    table = table.merge(ref.drop_duplicates(keys), on=keys, how="left")
+    table["diff_vs_paper"] = table["test_acc_mean"] - table["paper_test_acc"]
+    return table
 
 
 #: Measured and paper differ "by more than a few points" (a fraction: 5 points).
@@ -172,5 +193,5 @@ def reproduction_notes(path: str | Path | None = None,
 
 
 
-__all__ = ["PAPER_GAP", "REPRODUCTION_DOC", "cell_summary", "depth_table", "paper_gaps", "paper_rows",
-           "reproduction_notes"]
+__all__ = ["PAPER_GAP", "REPRODUCTION_DOC", "cell_summary", "depth_table", "mean_std", "paper_gaps",
+           "paper_rows", "reproduction_notes"]

@@ -1,26 +1,25 @@
 """The depth study: which runs a request asks for (backbone × depth × sampler × seed under
 one of the page's settings), which of them are cached, the nearest cached settings when
-none is, and the whole view the Depth study page draws (:func:`depth_view`).
+none is; the whole view the Depth study page draws is :mod:`dropedge_core.studies.depth_view`.
 
 The run CSV format and the bundled runs are in :mod:`dropedge_core.studies.runs`, the
-per-cell summary and the paper's numbers in :mod:`dropedge_core.studies.cells`; their
-names are re-exported here.
+per-cell summary and the paper's numbers in :mod:`dropedge_core.studies.cells`.
 
 Example:
-    >>> from dropedge_core.studies import depth as results
-    >>> configs = results.depth_configs("karate", None, ["gcn"], [2, 4],
-    ...                                 ["nodrop", "dropedge++"], seeds=2, epochs=50)
+    >>> from dropedge_core.studies import depth
+    >>> from dropedge_core.studies.runs import empty_runs
+    >>> configs = depth.depth_configs("karate", None, ["gcn"], [2, 4],
+    ...                               ["nodrop", "dropedge++"], seeds=2, epochs=50)
     >>> len(configs), configs[0].diag_every, configs[0].recipe
     (8, 0, 'depth')
-    >>> runs = results.requested_runs(configs, results.empty_runs())
+    >>> runs = depth.requested_runs(configs, empty_runs())
     >>> runs["source"].unique().tolist()
     ['missing']
 """
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -29,33 +28,8 @@ from dropedge_core.data import presets
 from dropedge_core.databases import display, is_url
 from dropedge_core.method.models import BACKBONES, check_backbone
 from dropedge_core.store import run_key
-from dropedge_core.studies import ordering
-from dropedge_core.studies.cells import (
-    PAPER_GAP,
-    REPRODUCTION_DOC,
-    cell_summary,
-    depth_table,
-    paper_gaps,
-    paper_rows,
-    reproduction_notes,
-)
-from dropedge_core.studies.runs import (
-    BUNDLED_DIR,
-    GROUP_COLUMNS,
-    RUN_COLUMNS,
-    ResultsError,
-    bundled_files,
-    bundled_results,
-    bundled_signature,
-    cached_runs,
-    empty_runs,
-    export_runs,
-    read_runs,
-    run_row,
-    store_path,
-    store_runs,
-)
-from dropedge_core.training import TrainConfig, recipes
+from dropedge_core.studies.runs import RUN_COLUMNS, ResultsError, run_row
+from dropedge_core.training import TrainConfig
 
 #: Depths the page offers (the paper's).
 DEPTHS: tuple[int, ...] = (2, 4, 8, 16, 32, 64)
@@ -246,7 +220,7 @@ def cached_settings(cached: pd.DataFrame, dataset: str, split: str, kernel: str 
     every run of the group that the found settings explain is then counted for them.
 
     Args:
-        cached: runs in the run CSV format (:func:`cached_runs`; ``source`` optional).
+        cached: runs in the run CSV format (:func:`~.runs.cached_runs`; ``source`` optional).
         dataset, split: which runs.
         kernel, directed: tried before the defaults.
         prefer: the keep rates tried first (the page's).
@@ -270,34 +244,44 @@ def cached_settings(cached: pd.DataFrame, dataset: str, split: str, kernel: str 
         candidates = [(mode, a, b, epochs, kern, dire) for mode in modes
                       for epochs in [None, *sorted(label_epochs)] for kern, dire in samplings
                       for a, b in ([(None, None)] if mode == "paper preset" else pairs)]
-        rows = list(group.itertuples(index=False))
-        left = {r.key for r in rows}
-        settings_found, misses = 0, 0
-        for row in rows:
-            if row.key not in left:
-                continue
-            if settings_found >= _MAX_SETTINGS or misses >= _MAX_UNMATCHED:
-                break
-            hit = _find_setting(row, candidates)
-            if hit is None:
-                misses += 1
-                left.discard(row.key)
-                continue
-            settings_found += 1
-            explained = {r.key for r in rows if r.key in left and _study_key(r, hit) == r.key}
-            found.setdefault(hit, set()).update(explained)
-            left -= explained
-    out = []
-    for (mode, a, b, epochs, kern, dire), keys in found.items():
-        runs = here[here["key"].isin(keys)]
-        sources = (runs["source"].value_counts().to_dict() if "source" in runs
-                   else {"store": len(runs)})
-        out.append({"mode": mode, "p_min": a, "p_max": b, "epochs": epochs, "kernel": kern,
-                    "directed": dire, "keys": sorted(keys), "runs": len(runs),
-                    "backbones": sorted(set(runs["backbone"]), key=BACKBONES.index),
-                    "samplers": sorted(set(runs["sampler"])), "layers": sorted(set(runs["layers"])),
-                    "seeds": sorted(set(runs["seed"])), "sources": sources})
+        for hit, keys in _explain_group(list(group.itertuples(index=False)), candidates).items():
+            found.setdefault(hit, set()).update(keys)
+    out = [_settings_entry(here[here["key"].isin(keys)], hit, keys) for hit, keys in found.items()]
     return sorted(out, key=lambda s: -s["runs"])
+
+
+def _explain_group(rows: list, candidates: list[tuple]) -> dict[tuple, set[str]]:
+    """``{settings: keys}`` for one (backbone, label) group of runs: the first settings
+    that give a run not yet explained its key, with every run of the group they explain
+    (at most :data:`_MAX_SETTINGS` settings; stops after :data:`_MAX_UNMATCHED` misses)."""
+    found: dict[tuple, set[str]] = {}
+    left = {r.key for r in rows}
+    misses = 0
+    for row in rows:
+        if row.key not in left:
+            continue
+        if len(found) >= _MAX_SETTINGS or misses >= _MAX_UNMATCHED:
+            break
+        hit = _find_setting(row, candidates)
+        if hit is None:
+            misses += 1
+            left.discard(row.key)
+            continue
+        explained = {r.key for r in rows if r.key in left and _study_key(r, hit) == r.key}
+        found.setdefault(hit, set()).update(explained)
+        left -= explained
+    return found
+
+
+def _settings_entry(runs: pd.DataFrame, setting: tuple, keys: set[str]) -> dict:
+    """One :func:`cached_settings` entry: the settings and what their runs cover."""
+    mode, a, b, epochs, kern, dire = setting
+    sources = runs["source"].value_counts().to_dict() if "source" in runs else {"store": len(runs)}
+    return {"mode": mode, "p_min": a, "p_max": b, "epochs": epochs, "kernel": kern,
+            "directed": dire, "keys": sorted(keys), "runs": len(runs),
+            "backbones": sorted(set(runs["backbone"]), key=BACKBONES.index),
+            "samplers": sorted(set(runs["sampler"])), "layers": sorted(set(runs["layers"])),
+            "seeds": sorted(set(runs["seed"])), "sources": sources}
 
 
 def nearest_settings(options: Sequence[dict], backbones: Sequence[str], mode: str, p_min: float,
@@ -337,7 +321,7 @@ def requested_runs(configs: Sequence[TrainConfig], cached: pd.DataFrame) -> pd.D
     """One row per requested config: the run CSV columns plus ``source`` — ``"store"``
     or ``"bundled"`` (the metrics come from there) or ``"missing"`` (NaN metrics).
 
-    ``cached`` is :func:`cached_runs` (a table without ``source`` counts as ``"store"``).
+    ``cached`` is :func:`~.runs.cached_runs` (a table without ``source`` counts as ``"store"``).
     """
     wanted = pd.DataFrame([run_row(c) for c in configs],
                           columns=["dataset", "split", "backbone", "sampler", "layers", "seed", "settings",
@@ -359,123 +343,6 @@ def other_runs(cached: pd.DataFrame, requested: pd.DataFrame, dataset: str, spli
     return int((~here["key"].isin(set(requested["key"]))).sum())
 
 
-
-# --------------------------------------------------------------------------------------
-# The whole view
-
-
-@dataclass
-class DepthView:
-    """What the Depth study page draws for one request (:func:`depth_view`).
-
-    Attributes:
-        configs: the requested runs; ``missing`` those not cached (to train).
-        runs: :func:`requested_runs` (one row per config, ``source`` store/bundled/missing).
-        counts: ``{"store": n, "bundled": n}``, requested runs found in each.
-        measured: the runs drawn: requested ones with a test accuracy, or, when there is
-            none, the runs of the nearest cached settings (``fallback``).
-        paper: the paper's rows drawn beside them (:func:`paper_rows`).
-        table: :func:`depth_table` of ``measured`` (of ``runs`` without a fallback).
-        backbones: the backbones drawn (the fallback's own when none of the picked has runs).
-        fallback: the :func:`nearest_settings` entry shown instead, or ``None``;
-            ``narrowed``: its runs were narrowed to the picked backbones/samplers/depths.
-        note: the fallback's settings in words (``None`` without one).
-        others: cached runs of the dataset/split with other settings (:func:`other_runs`).
-        recipes: ``{backbone: what its runs use, in words}``; ``preset_missing``: the
-            paper preset was asked for and some backbone has none here (the depth recipe).
-        verdicts: ``[(backbone, sentence)]``: does DropEdge++ lead, for what is drawn;
-            ``lead_tests``: the Holm-corrected paired tests behind it
-            (:func:`dropedge_core.studies.ordering.lead_tests`, one family per backbone).
-        gaps: :func:`paper_gaps` of ``table``.
-    """
-    configs: list[TrainConfig]
-    missing: list[TrainConfig]
-    runs: pd.DataFrame
-    counts: dict
-    measured: pd.DataFrame
-    paper: pd.DataFrame
-    table: pd.DataFrame
-    backbones: list[str]
-    fallback: dict | None = None
-    narrowed: bool = True
-    note: str | None = None
-    others: int = 0
-    recipes: dict = field(default_factory=dict)
-    preset_missing: bool = False
-    verdicts: list = field(default_factory=list)
-    lead_tests: pd.DataFrame | None = None
-    gaps: pd.DataFrame | None = None
-
-
-def recipe_line(dataset: str, split: str | None, backbone: str, fields: dict, recipe: str,
-                depths: Sequence[int]) -> str:
-    """What one backbone's runs use, in words, at the shallowest and deepest depth asked for."""
-    parts = []
-    for L in sorted({min(depths), max(depths)}):
-        c = TrainConfig(dataset=dataset, split=split, backbone=backbone, num_layers=L, **fields)
-        parts.append(f"L = {L}: {recipes.describe(c.to_dict())}, keep rates {c.p_min:.2f} → {c.p_max:.2f}")
-    head = (f"the paper preset (tuned for L = {presets.paper_preset(dataset, split, backbone)['num_layers']})"
-            if recipe == "paper" else f"the {recipe} recipe")
-    return f"{head} — " + "; ".join(parts)
-
-
-def depth_view(dataset: str, split: str, backbones: Sequence[str], depths: Sequence[int],
-               samplers: Sequence[str], seeds: int, epochs: int | None, mode: str, p_min: float,
-               p_max: float, kernel: str, directed: bool, cached: pd.DataFrame, paper: pd.DataFrame,
-               settings_lookup: Callable[..., list[dict]] | None = None) -> DepthView:
-    """The Depth study for one request: the requested runs against the cached ones
-    (:func:`cached_runs`), the per-cell table beside the paper's numbers, and — when
-    nothing requested is measured yet — the nearest cached settings instead, so that the
-    page never shows an empty chart while runs of the dataset/split exist.
-
-    Args:
-        dataset ... directed: the request (:func:`depth_configs`).
-        cached: :func:`cached_runs`; paper: the paper's accuracy-by-depth table.
-        settings_lookup: :func:`cached_settings` or a cached wrapper with its signature.
-    """
-    lookup = settings_lookup or cached_settings
-    configs = depth_configs(dataset, split, backbones, depths, samplers, seeds, epochs, mode=mode,
-                            p_min=p_min, p_max=p_max, kernel=kernel, directed=directed)
-    runs = requested_runs(configs, cached)
-    counts = runs["source"].value_counts()
-    view = DepthView(
-        configs=configs, runs=runs, counts={k: int(counts.get(k, 0)) for k in ("store", "bundled")},
-        missing=[c for c, s in zip(configs, runs["source"]) if s == "missing"],
-        measured=runs[(runs["source"] != "missing") & runs["test_acc"].notna()],
-        paper=paper_rows(paper, dataset, split, backbones, samplers, depths), table=None,
-        backbones=list(backbones), others=other_runs(cached, runs, dataset, split))
-    view.table = depth_table(runs, view.paper)
-    for b in backbones:
-        fields, recipe = study_settings(dataset, split, b, mode, p_min, p_max)
-        view.recipes[b] = recipe_line(dataset, split, b, fields, recipe, depths)
-        view.preset_missing |= mode == "paper preset" and recipe != "paper"
-    if view.measured.empty:
-        view.fallback = nearest_settings(lookup(cached, dataset, split, kernel, directed, (p_min, p_max)),
-                                         backbones, mode, p_min, p_max, epochs, kernel, directed)
-    if view.fallback is not None:
-        alt = cached[cached["key"].isin(set(view.fallback["keys"]))]
-        narrowed = alt[alt["backbone"].isin(backbones) & alt["sampler"].isin(samplers)
-                       & alt["layers"].isin(depths)]
-        view.narrowed = bool(len(narrowed))
-        view.measured = narrowed if view.narrowed else alt
-        if not view.narrowed:
-            view.backbones = list(view.fallback["backbones"])
-            view.paper = paper_rows(paper, dataset, split, view.backbones, samplers,
-                                    sorted(set(depths) | set(view.fallback["layers"])))
-        view.table = depth_table(view.measured, view.paper)
-        view.note = f"nearest cached settings: {describe_settings(view.fallback)}"
-    view.verdicts = [(b, v) for b in view.backbones
-                     if (v := ordering.leader_sentence(view.measured[view.measured["backbone"] == b]))]
-    tests = [ordering.lead_tests(view.measured[view.measured["backbone"] == b]) for b in view.backbones]
-    view.lead_tests = pd.concat([t for t in tests if len(t)]) if any(len(t) for t in tests) else None
-    view.gaps = paper_gaps(view.table)
-    return view
-
-
-__all__ = ["BUNDLED_DIR", "DEPTHS", "DepthView", "GROUP_COLUMNS", "KEEP_GRID", "MODES", "PAPER_GAP",
-           "REPRODUCTION_DOC", "RUN_COLUMNS", "ResultsError", "STUDY_FIXED", "STUDY_SAMPLERS",
-           "bundled_files", "bundled_results", "bundled_signature", "cached_runs", "cached_settings",
-           "cell_summary", "depth_configs", "depth_table", "depth_view", "describe_settings", "empty_runs",
-           "export_runs", "nearest_settings", "other_runs", "paper_gaps", "paper_rows", "read_runs",
-           "recipe_line", "reproduction_notes", "requested_runs", "run_row", "store_path", "store_runs",
+__all__ = ["DEPTHS", "KEEP_GRID", "MODES", "STUDY_FIXED", "STUDY_SAMPLERS", "cached_settings",
+           "depth_configs", "describe_settings", "nearest_settings", "other_runs", "requested_runs",
            "study_settings", "sweep_commands"]

@@ -15,7 +15,7 @@ from dropedge_core import paths
 from dropedge_core.data import reference
 from dropedge_core.method.graph import Graph
 from dropedge_core.method.models import check_backbone
-from dropedge_core.studies import depth as results
+from dropedge_core.studies.runs import BUNDLED_DIR, GROUP_COLUMNS, read_runs
 from dropedge_core.training import TrainConfig, train
 
 #: The paper's timing table's columns, by sampler.
@@ -23,7 +23,7 @@ PAPER_TIME_COLUMNS: dict[str, str] = {"nodrop": "nodrop_s", "dropedge": "dropedg
                                       "dropedge++": "dropedge_plus_plus_s"}
 TIME_SAMPLERS: tuple[str, ...] = tuple(PAPER_TIME_COLUMNS)
 #: The bundled runs of the best depth per backbone (DropEdge++).
-BEST_RUNS_FILE = results.BUNDLED_DIR / "best_per_backbone.csv"
+BEST_RUNS_FILE = BUNDLED_DIR / "best_per_backbone.csv"
 #: The bundled MEN analysis of a 16-layer Cora GCN (``bench/make_men_analysis.py``); kept
 #: out of ``dropedge_core/assets/results/``, whose every CSV the depth study reads as runs.
 MEN_ANALYSIS_FILE = paths.SNAPSHOT_DIR / "men_analysis_cora_gcn16.csv"
@@ -80,10 +80,10 @@ def epoch_time_table(measured: pd.DataFrame | None, paper: pd.DataFrame | None =
 
 def best_runs(path: str | Path = BEST_RUNS_FILE) -> pd.DataFrame:
     """Mean ± std over seeds of every ``(dataset, split, backbone, sampler, layers)`` cell of
-    the bundled best-per-backbone runs (read through :func:`dropedge_core.studies.depth.read_runs`,
+    the bundled best-per-backbone runs (read through :func:`dropedge_core.studies.runs.read_runs`,
     so columns the format gains, e.g. ``settings``, split the cells instead of mixing them)."""
-    runs = results.read_runs(path)
-    groups = list(results.GROUP_COLUMNS) + [c for c in ("settings",) if c in runs.columns]
+    runs = read_runs(path)
+    groups = list(GROUP_COLUMNS) + [c for c in ("settings",) if c in runs.columns]
     agg = runs.groupby(groups, dropna=False)["test_acc"].agg(["mean", "std", "count"]).reset_index()
     return agg.rename(columns={"mean": "ours_acc", "std": "ours_std", "count": "seeds"})
 

@@ -168,7 +168,7 @@ def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None
     df = store_runs(store)
     if keys is not None:
         df = df[df["key"].isin(set(keys))]
-    df = df.sort_values([*GROUP_COLUMNS, "seed"], key=_display_order, kind="stable")
+    df = df.sort_values([*GROUP_COLUMNS, "seed"], key=display_order, kind="stable")
     path.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(path, index=False)
     return path
@@ -193,7 +193,7 @@ def run_row(config: TrainConfig) -> dict:
             "sampler": config.sampler, "layers": config.num_layers, "seed": config.seed,
             "settings": config.settings, "key": run_key(config)}
 
-def _display_order(column: pd.Series) -> pd.Series:
+def display_order(column: pd.Series) -> pd.Series:
     """Backbones in :data:`~dropedge_core.method.models.BACKBONES` order and samplers in
     :data:`~dropedge_core.method.samplers.NAMES` order (NoDrop, DropEdge, ..., DropEdge++);
     other columns as they are."""
@@ -205,5 +205,5 @@ def _display_order(column: pd.Series) -> pd.Series:
 
 
 __all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "RUN_COLUMNS", "ResultsError", "bundled_files", "bundled_results",
-           "bundled_signature", "cached_runs", "empty_runs", "export_runs", "read_runs", "run_row",
-           "store_path", "store_runs"]
+           "bundled_signature", "cached_runs", "display_order", "empty_runs", "export_runs", "read_runs",
+           "run_row", "store_path", "store_runs"]

@@ -25,8 +25,9 @@ from dropedge_core.method.graph import Graph
 #: The paper's MEN setting (appendix "Mean-Edge-Number"): keep rates 0.05 -> 1.0 and
 #: DropEdge at p = (p_min + p_max) / 2 = 0.525.
 PAPER_MEN_SETTING: dict[str, float] = {"p_min": 0.05, "p_max": 1.0}
-#: The samplers of the paper's MEN table, in its order.
-PAPER_MEN_SAMPLERS: tuple[str, ...] = ("dropedge", "lid", "li", "ldd")
+#: The depths the MEN explorer offers: the paper's (:data:`dropedge_core.studies.depth.DEPTHS`)
+#: up to 32 (exact MEN of 64 layers over several samplers and runs is too slow for a page).
+MEN_DEPTHS: tuple[int, ...] = (2, 4, 8, 16, 32)
 #: The largest graph (nodes) on which :func:`men_runs` computes MEN exactly by default;
 #: above it, an estimate from sampled source nodes (exact stays possible up to
 #: :data:`dropedge_core.method.metrics.EXACT_ALLOWED_MAX_NODES`).
@@ -121,7 +122,7 @@ def intra_inter_shares(graph: Graph, masks: torch.Tensor) -> pd.DataFrame:
         ``total = 0``). A feature-dependent sampler on a homophilous graph keeps a larger
         share of intra-class edges than a uniform one.
     """
-    masks = _undirected(graph, masks)
+    masks = undirected_masks(graph, masks)
     cls = edge_classes(graph)
     rows = []
     for kind, flag in (("intra", 1), ("inter", 0)):
@@ -135,12 +136,13 @@ def intra_inter_shares(graph: Graph, masks: torch.Tensor) -> pd.DataFrame:
 
 
 def intra_inter_by_sampler(graph: Graph, masks_by: dict[str, torch.Tensor]) -> pd.DataFrame:
-    """:func:`intra_inter_shares` for several samplers, with a ``sampler`` column."""
+    """:func:`intra_inter_shares` for several samplers, with a ``sampler`` column (the
+    table of :func:`dropedge_core.figures.intra_inter_share`)."""
     frames = [intra_inter_shares(graph, m).assign(sampler=name) for name, m in masks_by.items()]
     return pd.concat(frames, ignore_index=True)
 
 
-def _undirected(graph: Graph, masks: torch.Tensor) -> torch.Tensor:
+def undirected_masks(graph: Graph, masks: torch.Tensor) -> torch.Tensor:
     """Fold ``(L, 2M)`` directed masks to ``(L, M)`` (kept if either direction is kept)."""
     m = graph.num_edges
     if masks.size(-1) == 2 * m:
@@ -228,6 +230,16 @@ def edge_number_table(df: pd.DataFrame, layers: int | None = None) -> pd.DataFra
     return long.reset_index(drop=True)
 
 
+def edge_number_stats(df: pd.DataFrame, layers: int | None = None) -> pd.DataFrame:
+    """The edge-number curve over runs at one depth (the paper's edge-number figure): one
+    row per ``(sampler, layer)`` of :func:`edge_number_table` with ``mean, std, count``
+    (``std`` 0 for one run) and ``layers`` (the depth)."""
+    long = edge_number_table(df, layers)
+    stats = (long.groupby(["sampler", "layer"], sort=False)["edge_number"]
+                 .agg(["mean", "std", "count"]).reset_index().fillna({"std": 0.0}))
+    return stats.assign(layers=int(long["layers"].iloc[0]))
+
+
 def men_comparison(measured: pd.DataFrame, paper: pd.DataFrame, dataset: str) -> pd.DataFrame:
     """The paper's MEN table beside the measured one, for one dataset.
 
@@ -250,12 +262,6 @@ def men_comparison(measured: pd.DataFrame, paper: pd.DataFrame, dataset: str) ->
     out["ratio"] = out["measured_men"] / out["paper_men"]
     return out[["sampler", "layers", "paper_men", "measured_men", "measured_std", "runs",
                 "ratio"]].reset_index(drop=True)
-
-
-SMOOTHING_MEASURES: dict[str, str] = {
-    "subspace_distance": "relative distance to the over-smoothing subspace",
-    "dirichlet_energy": "Dirichlet energy / its value at step 0",
-}
 
 
 def smoothing_curves(graph: Graph, masks_by: dict[str, torch.Tensor], method: str = "AN",

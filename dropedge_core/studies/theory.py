@@ -24,13 +24,16 @@ import numpy as np
 import pandas as pd
 import torch
 
+from dropedge_core.data.reference import FULL_GRAPH
 from dropedge_core.method import metrics, normalization
 from dropedge_core.method.graph import Graph
 from dropedge_core.studies.teaching import propagated_features
 
 #: Up to this many nodes λ is computed densely (exact); above it, by ARPACK (eigsh).
 DENSE_MAX_NODES = 200
-FULL = "full graph"
+#: The full graph's rows in the tables below (spelt as
+#: :data:`~dropedge_core.data.reference.FULL_GRAPH`).
+FULL = FULL_GRAPH
 
 
 def _components(num_nodes: int, edges: np.ndarray) -> np.ndarray:

@@ -14,11 +14,11 @@ import torch
 from dropedge_core.data import datasets
 from dropedge_core.echo import bounded
 from dropedge_core.method import normalization, samplers
+from dropedge_core.method.limits import MAX_LAYERS
 from dropedge_core.method.models import ModelError, check_backbone
 from dropedge_core.training import recipes
 from dropedge_core.training.recipes import DEFAULT_RECIPE
 
-MAX_LAYERS = 256
 # Bounds of the numeric settings, the same for the CLI, the app and the API (issue 15):
 # beyond them Adam overflows (lr ~3e37), a weight matrix cannot be allocated (hidden),
 # or the results store (SQLite int64) and the app's seed picker cannot hold the value.

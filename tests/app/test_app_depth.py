@@ -13,7 +13,8 @@ from app_shared.jobs import SweepJob
 from dropedge_core import datasets
 from dropedge_core.figures import SAMPLER_COLORS, SAMPLER_LABELS
 from dropedge_core.store import ResultStore, run_key
-from dropedge_core.studies import depth as results
+from dropedge_core.studies import depth as depth_study
+from dropedge_core.studies.runs import bundled_results, cached_runs, export_runs, store_runs
 from tests.helpers.app import _app, _charts, _ok, _values, depth_page
 
 PAGE = "app_pages/depth_study.py"
@@ -45,13 +46,13 @@ def _table(at):
 
 
 def test_cached_runs_show_at_once_store_and_bundled(store, tmp_path, karate):
-    configs = results.depth_configs("karate", None, ["gcn"], [2, 4], results.STUDY_SAMPLERS, seeds=2,
+    configs = depth_study.depth_configs("karate", None, ["gcn"], [2, 4], depth_study.STUDY_SAMPLERS, seeds=2,
                                     epochs=EPOCHS, mode="quick")
     stored, bundled = configs[:9], configs[9:]  # seed 0 and half of seed 1 / the rest
     _fill(store, stored, karate)
     other = ResultStore(tmp_path / "other.sqlite")
     _fill(other, bundled, karate)
-    results.export_runs(other, tmp_path / "bundled" / "karate.csv")
+    export_runs(other, tmp_path / "bundled" / "karate.csv")
 
     at = depth_page()
     assert at.title[0].value == "Depth study"
@@ -81,8 +82,8 @@ def test_cached_runs_show_at_once_store_and_bundled(store, tmp_path, karate):
         assert _values(trace["customdata"])[:, 2].astype(int).tolist() == [2, 4]
     assert [a["text"] for a in fig["layout"]["annotations"]] == ["GCN"]
     # the figure's points are the means of the stored + bundled runs
-    runs = results.requested_runs(configs, results.cached_runs(results.store_runs(store),
-                                                               results.bundled_results()))
+    runs = depth_study.requested_runs(configs, cached_runs(store_runs(store),
+                                                               bundled_results()))
     want = runs[runs["sampler"] == "nodrop"].groupby("layers")["test_acc"].mean() * 100
     assert np.allclose(_values(measured["NoDrop"]["y"]).astype(float), want.values)
     table = _table(at)
@@ -142,7 +143,7 @@ def test_cached_runs_show_at_once_store_and_bundled(store, tmp_path, karate):
 def test_run_missing_trains_into_the_store(store):
     at = depth_page(seeds=1)
     assert at.info and "Nothing measured" in at.info[0].value and not _charts(at)
-    configs = results.depth_configs("karate", None, ["gcn"], [2, 4], results.STUDY_SAMPLERS, seeds=1,
+    configs = depth_study.depth_configs("karate", None, ["gcn"], [2, 4], depth_study.STUDY_SAMPLERS, seeds=1,
                                     epochs=EPOCHS, mode="quick")
     assert not any(store.has(c) for c in configs)
     at.button(key="ds_run").click().run()
@@ -174,7 +175,7 @@ def test_run_missing_trains_into_the_store(store):
 
 
 def test_cora_paper_overlay(store, cora):
-    configs = results.depth_configs("cora", "semi", ["gcn"], [2], ["nodrop"], seeds=1, epochs=EPOCHS,
+    configs = depth_study.depth_configs("cora", "semi", ["gcn"], [2], ["nodrop"], seeds=1, epochs=EPOCHS,
                                     mode="paper preset")
     _fill(store, configs, cora)
     at = depth_page(depths=(2, 64), seeds=1, dataset="cora")
@@ -230,8 +231,8 @@ def test_the_default_view_finds_a_live_training_run_and_offers_to_show_it(store,
     """Issue 24 (4): a run trained with 6 epochs at L = 8 (as Live training makes one) is
     not in the default request (the recipe's epochs, seeds 0-2): the page says where it is
     in one line, and "Show my runs" brings it into the view."""
-    shown = results.depth_configs("karate", None, ["gcn"], [2], ["nodrop"], seeds=1, epochs=None)
-    mine = results.depth_configs("karate", None, ["gcn"], [8], ["dropedge++"], seeds=1,
+    shown = depth_study.depth_configs("karate", None, ["gcn"], [2], ["nodrop"], seeds=1, epochs=None)
+    mine = depth_study.depth_configs("karate", None, ["gcn"], [8], ["dropedge++"], seeds=1,
                                  epochs=6)[0].replace(seed=4, diag_every=5)  # Live training's diagnostics
     _fill(store, [*shown, mine], karate)
     at = _app()
@@ -258,8 +259,8 @@ def test_the_default_view_finds_a_live_training_run_and_offers_to_show_it(store,
 
 
 def test_runs_with_settings_the_page_cannot_ask_for_are_listed(store, karate):
-    shown = results.depth_configs("karate", None, ["gcn"], [2], ["nodrop"], seeds=1, epochs=None)
-    odd = results.depth_configs("karate", None, ["gcn"], [5], ["lid"], seeds=1, epochs=3)[0]
+    shown = depth_study.depth_configs("karate", None, ["gcn"], [2], ["nodrop"], seeds=1, epochs=None)
+    odd = depth_study.depth_configs("karate", None, ["gcn"], [5], ["lid"], seeds=1, epochs=3)[0]
     _fill(store, [*shown, odd], karate)
     at = _app()
     at.switch_page(PAGE).run()

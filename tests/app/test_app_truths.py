@@ -11,7 +11,9 @@ import pytest
 from dropedge_core import figures
 from dropedge_core.figures import style as figure_style
 from dropedge_core.store import run_key
-from dropedge_core.studies import depth as results
+from dropedge_core.studies import depth as depth_study
+from dropedge_core.studies.cells import paper_gaps, reproduction_notes
+from dropedge_core.studies.runs import RUN_COLUMNS, cached_runs, run_row
 from tests.helpers.app import _app, _charts, _ok, _values
 
 DEPTH_PAGE = "app_pages/depth_study.py"
@@ -24,25 +26,25 @@ def _lines(fig: dict, paper: bool) -> dict[str, dict]:
 def _bundle(tmp_path, monkeypatch, configs, accs) -> None:
     """Bundle runs of ``configs`` (made-up accuracies) in a temporary assets folder, with an
     empty results store."""
-    rows = [results.run_row(c) | {"test_acc": a, "best_val_acc": a, "epochs_run": 10}
+    rows = [run_row(c) | {"test_acc": a, "best_val_acc": a, "epochs_run": 10}
             for c, a in zip(configs, accs)]
     folder = tmp_path / "bundled"
     folder.mkdir()
-    pd.DataFrame(rows)[list(results.RUN_COLUMNS)].to_csv(folder / "runs.csv", index=False)
+    pd.DataFrame(rows)[list(RUN_COLUMNS)].to_csv(folder / "runs.csv", index=False)
     monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", folder)
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
 
 
 def test_cached_settings_finds_the_keep_rates_and_mode_of_bundled_runs():
-    made = results.depth_configs("karate", None, ["gcn"], [2, 4], ["nodrop", "dropedge++"], 2, 5,
+    made = depth_study.depth_configs("karate", None, ["gcn"], [2, 4], ["nodrop", "dropedge++"], 2, 5,
                                  mode="quick", p_min=0.2, p_max=0.65)
-    deep = results.depth_configs("karate", None, ["gcn"], [8], ["dropedge"], 1, None,
+    deep = depth_study.depth_configs("karate", None, ["gcn"], [8], ["dropedge"], 1, None,
                                  mode="depth recipe", kernel="rbf")
-    cached = results.cached_runs(None, pd.DataFrame(
-        [results.run_row(c) | {"test_acc": 0.5, "best_val_acc": 0.5, "epochs_run": 5}
-         for c in made + deep]).reindex(columns=list(results.RUN_COLUMNS)))
+    cached = cached_runs(None, pd.DataFrame(
+        [run_row(c) | {"test_acc": 0.5, "best_val_acc": 0.5, "epochs_run": 5}
+         for c in made + deep]).reindex(columns=list(RUN_COLUMNS)))
     cached.loc[:, "settings"] = [c.settings for c in made + deep]
-    found = results.cached_settings(cached, "karate", "per-class", kernel="rbf")
+    found = depth_study.cached_settings(cached, "karate", "per-class", kernel="rbf")
     assert len(found) == 2
     quick, depth = found
     assert (quick["mode"], quick["p_min"], quick["p_max"], quick["epochs"]) == ("quick", 0.2, 0.65, 5)
@@ -50,29 +52,29 @@ def test_cached_settings_finds_the_keep_rates_and_mode_of_bundled_runs():
         run_key(c) for c in made}
     assert (depth["mode"], depth["p_min"], depth["kernel"], depth["runs"]) == ("depth recipe", 0.3, "rbf", 1)
     # nearest to a request of p_min 0.35 in the depth recipe: the same mode wins over keep rates
-    near = results.nearest_settings(found, ["gcn"], "depth recipe", 0.35, 0.8, kernel="rbf")
+    near = depth_study.nearest_settings(found, ["gcn"], "depth recipe", 0.35, 0.8, kernel="rbf")
     assert near is depth
-    assert results.nearest_settings(found, ["gcn"], "quick", 0.35, 0.8) is quick
-    assert results.describe_settings(quick) == "quick, keep rates 0.20 → 0.65, 5 epochs"
-    assert results.nearest_settings([], ["gcn"], "quick", 0.3, 0.8) is None
+    assert depth_study.nearest_settings(found, ["gcn"], "quick", 0.35, 0.8) is quick
+    assert depth_study.describe_settings(quick) == "quick, keep rates 0.20 → 0.65, 5 epochs"
+    assert depth_study.nearest_settings([], ["gcn"], "quick", 0.3, 0.8) is None
 
 
 def test_kernel_and_direction_change_the_keys_only_when_not_default():
-    base = results.depth_configs("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5)
-    same = results.depth_configs("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5, kernel="linear",
+    base = depth_study.depth_configs("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5)
+    same = depth_study.depth_configs("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5, kernel="linear",
                                  directed=False)
-    rbf = results.depth_configs("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5, kernel="rbf",
+    rbf = depth_study.depth_configs("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5, kernel="rbf",
                                 directed=True)
     assert run_key(base[0]) == run_key(same[0]) != run_key(rbf[0])
     assert (rbf[0].kernel, rbf[0].directed) == ("rbf", True)
-    line = results.sweep_commands("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5, kernel="rbf",
+    line = depth_study.sweep_commands("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5, kernel="rbf",
                                   directed=True)[0]
     assert "--kernel rbf" in line and "--directed" in line
-    assert "--kernel" not in results.sweep_commands("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5)[0]
+    assert "--kernel" not in depth_study.sweep_commands("karate", None, ["gcn"], [2], ["dropedge++"], 1, 5)[0]
 
 
 def test_depth_study_shows_the_nearest_bundled_settings_and_adopts_them(tmp_path, monkeypatch):
-    configs = results.depth_configs("karate", None, ["gcn"], [2, 4], results.STUDY_SAMPLERS, 1, 5,
+    configs = depth_study.depth_configs("karate", None, ["gcn"], [2, 4], depth_study.STUDY_SAMPLERS, 1, 5,
                                     mode="quick", p_min=0.3, p_max=0.8)
     _bundle(tmp_path, monkeypatch, configs, [0.5, 0.6, 0.7, 0.4, 0.5, 0.6])
     at = _app()
@@ -121,21 +123,21 @@ def test_depth_study_draws_cora_without_the_data(tmp_path, monkeypatch):
     assert list(_lines(fig, paper=True)) == ["NoDrop (paper)", "DropEdge (paper)", "DropEdge++ (paper)"]
     measured = _lines(fig, paper=False)
     assert list(measured) == ["NoDrop", "DropEdge", "DropEdge++"]  # the bundled runs, drawn
-    assert len(_values(measured["NoDrop"]["y"])) == len(results.DEPTHS)
+    assert len(_values(measured["NoDrop"]["y"])) == len(depth_study.DEPTHS)
     gap = [w.value for w in at.warning if "Measured and paper differ by more than 5 points" in w.value]
     assert gap and "docs/REPRODUCTION.md" in gap[0]
     assert any("Why measured and paper differ" in e.label for e in at.expander)
-    assert "## 1. GCN by depth under the depth recipe" in results.reproduction_notes()
-    assert "## 4. GCN by depth, quick recipe" in results.reproduction_notes()
+    assert "## 1. GCN by depth under the depth recipe" in reproduction_notes()
+    assert "## 4. GCN by depth, quick recipe" in reproduction_notes()
 
 
 def test_paper_gaps_are_the_cells_beyond_the_threshold():
     table = pd.DataFrame({"backbone": "gcn", "sampler": ["nodrop", "dropedge"], "layers": [2, 64],
                           "test_acc_mean": [0.80, 0.30], "paper_test_acc": [0.81, 0.55],
                           "diff_vs_paper": [-0.01, -0.25]})
-    gaps = results.paper_gaps(table)
+    gaps = paper_gaps(table)
     assert gaps["sampler"].tolist() == ["dropedge"]
-    assert results.paper_gaps(table.drop(columns="diff_vs_paper")).empty
+    assert paper_gaps(table.drop(columns="diff_vs_paper")).empty
     fig = figures.accuracy_vs_depth(pd.DataFrame({"backbone": "gcn", "sampler": ["nodrop", "dropedge"],
                                                   "layers": 4, "test_acc": 0.5}), note="other settings")
     assert "other settings" in fig.layout.title.text
@@ -217,10 +219,10 @@ def test_live_training_kernel_two_runs_of_one_sampler_and_legible_diagnostics():
 
 
 def test_log_axes_label_few_round_ticks():
-    narrow = figure_style._log_axis([0.31, 0.35, 0.9])
+    narrow = figure_style.log_axis([0.31, 0.35, 0.9])
     assert narrow["type"] == "log" and 2 <= len(narrow["tickvals"]) <= 5
     assert all(len(t) <= 4 for t in narrow["ticktext"])
-    assert figure_style._log_axis([1, 50])["dtick"] == "D2" and figure_style._log_axis([1, 1e4])["dtick"] == 1
+    assert figure_style.log_axis([1, 50])["dtick"] == "D2" and figure_style.log_axis([1, 1e4])["dtick"] == 1
     events = [{"type": "diagnostics", "epoch": e, "layer_distances": [1.0 + e, 2.0, 3.0]}
               for e in range(3)]
     fig = figures.layer_distance_curves(events)

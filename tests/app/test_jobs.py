@@ -303,6 +303,8 @@ def test_a_live_training_run_is_found_by_the_depth_study(tmp_path, monkeypatch):
     from dropedge_core.data import reference
     from dropedge_core.store import ResultStore, run_key
     from dropedge_core.studies import depth
+    from dropedge_core.studies.depth_view import depth_view
+    from dropedge_core.studies.runs import cached_runs, empty_runs, store_runs
 
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
     study = dict(dataset="karate", split=None, backbones=["gcn"], depths=[2], samplers=["dropedge++"],
@@ -315,9 +317,9 @@ def test_a_live_training_run_is_found_by_the_depth_study(tmp_path, monkeypatch):
     assert record.status in ("finished", "early_stop")
     assert record.stored_key == run_key(wanted)
     store = ResultStore(tmp_path / "results.sqlite")
-    cached = depth.cached_runs(depth.store_runs(store), depth.empty_runs())
-    view = depth.depth_view(cached=cached, paper=reference.paper_accuracy_by_depth(),
-                            **(study | {"split": wanted.split}))
+    cached = cached_runs(store_runs(store), empty_runs())
+    view = depth_view(cached=cached, paper=reference.paper_accuracy_by_depth(),
+                      **(study | {"split": wanted.split}))
     assert view.missing == [] and view.counts == {"store": 1, "bundled": 0}
     assert view.runs["test_acc"].iloc[0] == pytest.approx(store.get(wanted)["test_acc"])
     assert view.table["status"].tolist() == ["measured"]

@@ -10,8 +10,7 @@ import torch
 from dropedge_core import figures, samplers
 from dropedge_core.data import reference
 from dropedge_core.figures import SAMPLER_COLORS
-from dropedge_core.studies import graph_layout as layout
-from dropedge_core.studies import sampling
+from dropedge_core.studies.edge_drawing import EdgeDrawing
 
 
 def _segments(trace) -> int:
@@ -28,10 +27,6 @@ def _edge_traces(fig):
     return dropped, kept
 
 
-def _masks(graph, name, layers=6, p_min=0.3, p_max=0.8, seed=0):
-    return sampling.sample_masks(graph, name, layers, p_min, p_max, seed)
-
-
 def test_one_colour_per_sampler():
     assert set(SAMPLER_COLORS) == set(samplers.NAMES)
     assert len(set(SAMPLER_COLORS.values())) == len(SAMPLER_COLORS)
@@ -40,189 +35,165 @@ def test_one_colour_per_sampler():
     assert figures.sampler_label("dropedge++") == "DropEdge++"
 
 
-@pytest.mark.parametrize("name", ["nodrop", "dropedge", "li", "lid", "ldd"])
-def test_layer_edges_counts_match_masks(karate, name):
-    lay = layout.graph_layout(karate)
-    masks = _masks(karate, name)
-    for layer in (0, 3, 5):
-        fig = figures.layer_edges(karate, masks, lay, layer, sampler=name)
-        dropped, kept = _edge_traces(fig)
-        assert len(dropped) == 1 and len(kept) == 1  # one trace per class of edge
-        assert _segments(kept[0]) == int(masks[layer].sum())
-        assert _segments(dropped[0]) == int((~masks[layer]).sum())
-        assert kept[0].line.color == SAMPLER_COLORS[name]
-        # one marker trace per node class, every node once
-        nodes = [t for t in fig.data if t.name.startswith("class")]
-        assert len(nodes) == karate.num_classes
-        assert sum(len(t.x) for t in nodes) == karate.num_nodes
-        assert f"layer {layer} of 6" in fig.layout.title.text
-    assert len(fig.data) <= 3 + karate.num_classes
+def _drawing(weights=None, bins=(0, 0, 0), labels=("kept",)) -> EdgeDrawing:
+    """A hand-made drawing: nodes 10, 11, 12, 13 on a unit square (classes 0, 0, 1, 1);
+    edges 10-11 (intra), 10-12, 11-13 (inter); layer 0 keeps 10-11 only, layer 1 all."""
+    nodes = pd.DataFrame({"node": [10, 11, 12, 13], "x": [0.0, 1.0, 0.0, 1.0],
+                          "y": [0.0, 0.0, 1.0, 1.0], "label": [0, 0, 1, 1], "degree": [2, 2, 1, 1]})
+    edges = pd.DataFrame({"u": [10, 10, 11], "v": [11, 12, 13], "x0": [0.0, 0.0, 1.0],
+                          "y0": [0.0, 0.0, 0.0], "x1": [1.0, 0.0, 1.0], "y1": [0.0, 1.0, 1.0],
+                          "intra": [True, False, False],
+                          "weight": [np.nan] * 3 if weights is None else weights, "bin": list(bins)})
+    kept = np.array([[True, False, False], [True, True, True]])
+    kept_degree = np.array([[1, 1, 0, 0], [2, 2, 1, 1]])
+    return EdgeDrawing(nodes, edges, kept, kept_degree, labels, weights is not None)
 
 
-def test_layer_edges_on_a_neighbourhood_slices_the_masks(cora):
-    lay = layout.graph_layout(cora, center=0, k=2, max_nodes=120)
-    masks = _masks(cora, "lid", layers=4)
-    sub = masks[:, torch.from_numpy(lay.edge_ids)]
-    for layer in range(4):
-        fig = figures.layer_edges(cora, masks, lay, layer, sampler="lid")
-        dropped, kept = _edge_traces(fig)
-        assert _segments(kept[0]) == int(sub[layer].sum())
-        assert _segments(dropped[0]) == int((~sub[layer]).sum())
-    # positions and nodes may also be passed separately
-    fig2 = figures.layer_edges(cora, masks, lay.positions, 1, nodes=lay.nodes)
-    assert _segments(_edge_traces(fig2)[1][0]) == int(sub[1].sum())
-
-
-def test_layer_edges_weight_bins(csbm):
-    s = samplers.make("dropedge++", p_min=0.3, p_max=0.8)
-    masks = s.sample(csbm, 5, torch.Generator().manual_seed(0))
-    w = s.weights(csbm)
-    lay = layout.graph_layout(csbm)  # 600 nodes: a 2-hop neighbourhood
-    fig = figures.layer_edges(csbm, masks, lay, 2, weights=w, sampler="dropedge++", n_bins=4)
+def test_layer_edges_draws_the_kept_and_dropped_edges_of_a_layer():
+    fig = figures.layer_edges(_drawing(), 0, sampler="lid")
     dropped, kept = _edge_traces(fig)
-    assert 2 <= len(kept) <= 4  # a handful of traces, not one per edge
-    assert len(fig.data) <= 1 + 4 + 1 + csbm.num_classes
-    sub = masks[2, torch.from_numpy(lay.edge_ids)]
-    assert sum(_segments(t) for t in kept) == int(sub.sum())
-    assert _segments(dropped[0]) == int((~sub).sum())
-    assert {t.line.color for t in kept} <= set(figures.WEIGHT_COLORS)
-    assert all("weight" in t.name for t in kept)
-    # hover text names the edge and its weight
+    assert len(dropped) == 1 and len(kept) == 1
+    assert _segments(kept[0]) == 1 and _segments(dropped[0]) == 2
+    assert list(kept[0].x) == [0.0, 1.0, None] and list(kept[0].y) == [0.0, 0.0, None]  # 10-11
+    assert kept[0].line.color == SAMPLER_COLORS["lid"]
+    assert "layer 0 of 2" in fig.layout.title.text and "1 of 3 drawn edges kept" in fig.layout.title.text
     hover = next(t for t in fig.data if t.name == "edges (hover)")
-    assert len(hover.customdata) == len(hover.text) == lay.edge_ids.size
-    assert "kernel weight" in hover.hovertemplate and "edge" in hover.hovertemplate
-    u, v = csbm.undirected_edges[:, torch.from_numpy(lay.edge_ids)]
-    assert hover.customdata[:, 0].tolist() == u.tolist() and hover.customdata[:, 1].tolist() == v.tolist()
-    assert np.allclose(hover.customdata[:, 2], w[torch.from_numpy(lay.edge_ids)].double().numpy())
-    words = {f"{a} · {b}-class edge" for a in ("kept", "dropped") for b in ("intra", "inter")}
-    assert set(hover.text) <= words
+    assert list(hover.x) == [0.5, 0.0, 1.0] and list(hover.y) == [0.0, 0.5, 0.5]  # midpoints
+    assert list(hover.text) == ["kept · intra-class edge", "dropped · inter-class edge",
+                                "dropped · inter-class edge"]
+    assert "kernel weight" not in hover.hovertemplate
+    classes = [t for t in fig.data if t.name.startswith("class")]
+    assert [t.name for t in classes] == ["class 0", "class 1"]
+    # customdata: node id, degree, kept degree at the layer
+    assert classes[0].customdata.tolist() == [[10, 2, 1], [11, 2, 1]]
+    assert classes[1].customdata.tolist() == [[12, 1, 0], [13, 1, 0]]
+    top = figures.layer_edges(_drawing(), 1)
+    assert [_segments(t) for t in _edge_traces(top)[1]] == [3]
+    assert [t for t in top.data if t.name == "class 1"][0].customdata.tolist() == [[12, 1, 1], [13, 1, 1]]
 
 
-def test_layer_edges_equal_weights_is_one_bin(karate):
-    s = samplers.make("fd", p_min=0.3, p_max=0.8)
-    masks = s.sample(karate, 3, torch.Generator().manual_seed(0))
-    fig = figures.layer_edges(karate, masks, layout.graph_layout(karate), 0, weights=s.weights(karate),
-                              sampler="fd")
+def test_layer_edges_colours_kept_edges_by_weight_bin():
+    labels = ("kept, weight 0–0.5", "kept, weight 0.5–0.9")
+    fig = figures.layer_edges(_drawing([0.1, 0.5, 0.9], (0, 0, 1), labels), 1, sampler="dropedge++")
     _, kept = _edge_traces(fig)
-    assert len(kept) == 1 and "equal" in kept[0].name
-    assert kept[0].line.color == SAMPLER_COLORS["fd"]
+    assert [t.name for t in kept] == [f"{labels[0]} (2)", f"{labels[1]} (1)"]
+    assert [t.line.color for t in kept] == [figures.WEIGHT_COLORS[0], figures.WEIGHT_COLORS[-1]]
+    assert kept[0].line.width < kept[1].line.width  # heavier: wider
+    hover = next(t for t in fig.data if t.name == "edges (hover)")
+    assert "kernel weight" in hover.hovertemplate
+    assert hover.customdata.tolist() == [[10, 11, 0.1], [10, 12, 0.5], [11, 13, 0.9]]
+    one = figures.layer_edges(_drawing([0.2] * 3, (0, 0, 0), ("kept (all kernel weights equal)",)), 1,
+                              sampler="fd")
+    assert [t.line.color for t in _edge_traces(one)[1]] == [SAMPLER_COLORS["fd"]]
 
 
-def test_layer_edges_rejects_bad_input(karate):
-    masks = _masks(karate, "lid", layers=3)
-    lay = layout.graph_layout(karate)
-    with pytest.raises(ValueError, match="layer"):
-        figures.layer_edges(karate, masks, lay, 3)
-    with pytest.raises(ValueError, match="positions"):
-        figures.layer_edges(karate, masks, lay.positions[:5], 0)
+def test_layer_edges_rejects_a_layer_out_of_range():
+    with pytest.raises(ValueError, match=r"layer must be in \[0, 1\] \(got 2\)"):
+        figures.layer_edges(_drawing(), 2)
 
 
-def test_layer_edges_animation_frames(karate):
-    masks = _masks(karate, "lid", layers=5)
-    fig = figures.layer_edges_animation(karate, masks, layout.graph_layout(karate), sampler="lid")
-    assert len(fig.frames) == 5
-    assert len(fig.layout.sliders[0].steps) == 5
+def test_layer_edges_animation_frames():
+    fig = figures.layer_edges_animation(_drawing(), sampler="lid")
+    assert len(fig.frames) == 2 and len(fig.layout.sliders[0].steps) == 2
     assert {len(f.data) for f in fig.frames} == {len(fig.data)}  # same traces in every frame
     for layer, frame in enumerate(fig.frames):
         kept = [t for t in frame.data if t.name.startswith("kept")]
-        assert _segments(kept[0]) == int(masks[layer].sum())
+        assert _segments(kept[0]) == [1, 3][layer]
         assert frame.name == str(layer)
 
 
-def test_keep_counts_bar(karate):
-    counts = sampling.keep_counts_by_sampler(karate, samplers.NAMES, 4, 0.2, 0.8)
-    fig = figures.keep_counts_bar(counts, karate.num_edges)
-    assert [t.name for t in fig.data] == [figures.sampler_label(n) for n in samplers.NAMES]
-    for trace, name in zip(fig.data, samplers.NAMES):
-        assert list(trace.y) == counts[name].tolist()
-        assert trace.marker.color == SAMPLER_COLORS[name]
-        assert "edges kept" in trace.hovertemplate
-    assert list(fig.data[samplers.NAMES.index("lid")].y) == samplers.keep_counts(78, 4, 0.2, 0.8).tolist()
+def test_keep_counts_bar():
+    counts = {"lid": [2, 5, 9], "dropedge": torch.tensor([5, 5, 5])}
+    fig = figures.keep_counts_bar(counts, 10)
+    assert [t.name for t in fig.data] == ["LID", "DropEdge"]
+    assert list(fig.data[0].y) == [2, 5, 9] and list(fig.data[1].y) == [5, 5, 5]
+    assert [t.marker.color for t in fig.data] == [SAMPLER_COLORS["lid"], SAMPLER_COLORS["dropedge"]]
+    assert "edges kept" in fig.data[0].hovertemplate
     assert "layer" in fig.layout.xaxis.title.text
     assert "(count)" in fig.layout.yaxis.title.text
 
 
-def test_nesting_heatmap_shows_nesting(karate):
-    lid = figures.nesting_heatmap(_masks(karate, "lid"), "lid")
-    z = np.array(lid.data[0].z, dtype=float)
-    assert np.allclose(np.triu(z), np.triu(np.ones_like(z)))  # mask[i] ⊆ mask[j], i <= j
-    ldd = np.array(figures.nesting_heatmap(_masks(karate, "ldd")).data[0].z, dtype=float)
-    assert np.allclose(np.tril(ldd), np.tril(np.ones_like(ldd)))
-    assert "layer" in lid.layout.xaxis.title.text and "layer" in lid.layout.yaxis.title.text
+def test_nesting_heatmap_draws_the_matrix_it_is_given():
+    z = np.array([[1.0, 1.0, 1.0], [0.5, 1.0, 1.0], [np.nan, 0.25, 1.0]])
+    fig = figures.nesting_heatmap(z, "lid")
+    np.testing.assert_array_equal(np.array(fig.data[0].z, dtype=float), z)
+    assert list(fig.data[0].text[1]) == ["0.50", "1.00", "1.00"] and fig.data[0].text[2][0] == ""
+    assert "LID" in fig.layout.title.text
+    assert "layer" in fig.layout.xaxis.title.text and "layer" in fig.layout.yaxis.title.text
 
 
-def test_intra_inter_share(csbm):
-    masks = {n: _masks(csbm, n) for n in ("lid", "dropedge++")}
-    fig = figures.intra_inter_share(csbm, masks)
+def test_intra_inter_share():
+    shares = pd.DataFrame({"sampler": ["lid"] * 4 + ["dropedge++"] * 4, "layer": [0, 1, 0, 1] * 2,
+                           "kind": ["intra", "intra", "inter", "inter"] * 2,
+                           "kept": [1, 2, 3, 4, 5, 6, 1, 2], "total": [8, 8, 4, 4, 8, 8, 4, 4]})
+    shares["share"] = shares["kept"] / shares["total"]
+    fig = figures.intra_inter_share(shares)
     assert len(fig.data) == 4
     colors = [SAMPLER_COLORS["lid"]] * 2 + [SAMPLER_COLORS["dropedge++"]] * 2
     assert [t.line.color for t in fig.data] == colors
-    df = sampling.intra_inter_shares(csbm, masks["dropedge++"])
-    intra = df[df["kind"] == "intra"]["share"].to_numpy() * 100
-    assert np.allclose(np.asarray(fig.data[2].y, dtype=float), intra)
+    assert [t.line.dash for t in fig.data] == ["solid", "dash"] * 2
+    assert np.allclose(np.asarray(fig.data[2].y, dtype=float), [62.5, 75.0])  # 5/8, 6/8 in %
+    assert fig.data[3].name == "DropEdge++ · inter-class (4 edges)"
+    assert fig.data[1].customdata.tolist() == [[3, 4], [4, 4]]
     assert "%" in fig.layout.yaxis.title.text
-    # csbm features carry the class: kernel weights favour intra-class edges
-    inter = df[df["kind"] == "inter"]["share"].to_numpy() * 100
-    assert (intra > inter).all()
 
 
-@pytest.fixture(scope="module")
-def men_df(request):
-    karate = request.getfixturevalue("karate")
-    return sampling.men_runs(karate, ["dropedge", "lid", "li", "ldd"], [2, 4, 8], 3, 0.05, 1.0)
-
-
-def test_men_vs_depth(men_df):
-    paper = reference.paper_men().query("dataset_key == 'cora'")
-    fig = figures.men_vs_depth(men_df, paper)
-    measured = [t for t in fig.data if "paper" not in t.name]
-    assert [t.name for t in measured] == ["DropEdge", "LID", "LI", "LDD"]
-    summary = sampling.men_summary(men_df)
-    for trace, name in zip(measured, ["dropedge", "lid", "li", "ldd"]):
-        part = summary[summary["sampler"] == name]
-        assert list(trace.x) == [2, 4, 8]
-        assert np.allclose(trace.y, part["men_mean"])
-        assert np.allclose(trace.error_y.array, part["men_std"])
-        assert trace.line.color == SAMPLER_COLORS[name]
-    assert len(fig.data) == 8  # + one paper trace per sampler
+def test_men_vs_depth():
+    summary = pd.DataFrame({"sampler": ["lid", "lid", "ldd", "ldd"], "layers": [2, 4, 2, 4],
+                            "men_mean": [10.0, 30.0, 20.0, 90.0], "men_std": [1.0, 3.0, 0.0, 9.0],
+                            "runs": [3, 3, 3, 3]})
+    paper = pd.DataFrame({"sampler": ["lid", "ldd"], "layers": [4, 4], "men": [25.0, 80.0]})
+    fig = figures.men_vs_depth(summary, paper)
+    assert [t.name for t in fig.data] == ["LID", "LDD", "LID (paper)", "LDD (paper)"]
+    assert list(fig.data[0].x) == [2, 4] and list(fig.data[0].y) == [10.0, 30.0]
+    assert list(fig.data[1].error_y.array) == [0.0, 9.0]
+    assert fig.data[0].line.color == SAMPLER_COLORS["lid"]
+    assert list(fig.data[3].y) == [80.0] and fig.data[3].marker.symbol == "diamond-open"
     assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.type == "log"
     assert "MEN" in fig.layout.yaxis.title.text and "layers" in fig.layout.xaxis.title.text
 
 
-def test_edge_number_curves(men_df):
-    fig = figures.edge_number_curves(men_df, layers=8)
-    assert len(fig.data) == 8  # a band and a mean line per sampler
+def test_edge_number_curves():
+    stats = pd.DataFrame({"sampler": ["lid"] * 3 + ["ldd"] * 3, "layer": [0, 1, 2] * 2,
+                          "mean": [4.0, 10.0, 30.0, 8.0, 20.0, 40.0], "std": [1.0, 2.0, 3.0, 0, 0, 0],
+                          "count": [5] * 6, "layers": 3})
+    fig = figures.edge_number_curves(stats)
+    assert len(fig.data) == 4  # a band and a mean line per sampler
     bands, lines = fig.data[0::2], fig.data[1::2]
     assert all(b.fill == "toself" for b in bands)
-    long = sampling.edge_number_table(men_df, 8)
-    lid = long[long["sampler"] == "lid"].groupby("layer")["edge_number"].mean()
-    assert np.allclose(lines[1].y, lid.to_numpy())
-    assert list(lines[1].x) == list(range(8))
+    assert list(lines[0].y) == [4.0, 10.0, 30.0] and list(lines[0].x) == [0, 1, 2]
+    # the band: mean + std out, then mean - std back
+    assert list(bands[0].y) == [5.0, 12.0, 33.0, 27.0, 8.0, 3.0]
     assert fig.layout.yaxis.type == "log"
-    assert "L = 8" in fig.layout.title.text
+    assert "L = 3" in fig.layout.title.text
 
 
-def test_men_table_compare(men_df):
-    paper = reference.paper_men()
-    fig = figures.men_table_compare(men_df, paper, "cora")
-    assert len(fig.data) == 8  # paper + measured per sampler
-    assert fig.data[0].name == "DropEdge · paper"
-    assert list(fig.data[0].y) == [9.0e4, 6.0e5, 1.8e6]
+def test_men_table_compare():
+    comp = pd.DataFrame({"sampler": ["dropedge", "dropedge", "lid"], "layers": [4, 8, 4],
+                         "paper_men": [9.0e4, 6.0e5, 5.7e4], "measured_men": [9.2e4, np.nan, 5.5e4],
+                         "measured_std": [2e3, np.nan, 1e3], "runs": [10, np.nan, 10],
+                         "ratio": [9.2 / 9.0, np.nan, 5.5 / 5.7]})
+    fig = figures.men_table_compare(comp, "cora")
+    assert len(fig.data) == 4  # paper + measured per sampler
+    assert [t.name for t in fig.data] == ["DropEdge · paper", "DropEdge · measured", "LID · paper",
+                                          "LID · measured"]
+    assert list(fig.data[0].y) == [9.0e4, 6.0e5] and list(fig.data[0].x) == ["L = 4", "L = 8"]
+    assert list(fig.data[1].error_y.array) == [2e3, 0.0]  # not measured: no error bar
     assert fig.layout.barmode == "group" and fig.layout.yaxis.type == "log"
-    with pytest.raises(ValueError, match="several datasets"):
-        figures.men_table_compare(men_df, paper)
+    assert "cora" in fig.layout.title.text
 
 
-def test_over_smoothing_demo(karate):
-    masks = sampling.masks_by_sampler(karate, ["nodrop", "dropedge", "dropedge++"], 8, 0.3, 0.8)
-    df = sampling.smoothing_curves(karate, masks)
-    fig = figures.over_smoothing_demo(df)
+def test_over_smoothing_demo():
+    rows = [{"sampler": name, "step": k, "measure": measure, "value": base ** k}
+            for name, base in (("nodrop", 0.5), ("dropedge", 0.8), ("dropedge++", 0.9))
+            for measure in ("subspace_distance", "dirichlet_energy") for k in range(4)]
+    fig = figures.over_smoothing_demo(pd.DataFrame(rows))
     assert len(fig.data) == 6  # 3 samplers x 2 measures
     assert [t.showlegend for t in fig.data] == [True] * 3 + [False] * 3
     assert fig.data[0].line.color == SAMPLER_COLORS["nodrop"]
+    assert list(fig.data[0].y) == [1.0, 0.5, 0.25, 0.125] and list(fig.data[0].x) == [0, 1, 2, 3]
     assert "propagation step" in fig.layout.xaxis.title.text
-    nodrop = np.asarray(fig.data[0].y, dtype=float)
-    assert nodrop[-1] < nodrop[0]  # representations collapse without dropping
+    assert "subspace" in fig.data[0].hovertemplate and "Dirichlet" in fig.data[3].hovertemplate
 
 
 def _history(epochs=10, scale=1.0):
@@ -296,12 +267,10 @@ def test_tuning_surface():
     assert "p_min" in fig.layout.xaxis.title.text
 
 
-def test_every_figure_serialises(karate, men_df):
+def test_every_figure_serialises():
     """The app sends figures as JSON: every builder's output must encode."""
-    masks = _masks(karate, "dropedge++")
-    lay = layout.graph_layout(karate)
-    figs = [figures.layer_edges(karate, masks, lay, 0), figures.nesting_heatmap(masks),
-            figures.men_vs_depth(men_df), figures.edge_number_curves(men_df)]
+    figs = [figures.layer_edges(_drawing(), 0), figures.nesting_heatmap(np.eye(3)),
+            figures.layer_edges_animation(_drawing([0.1, 0.5, 0.9], (0, 0, 1), ("a", "b")))]
     for fig in figs:
         assert isinstance(fig, go.Figure)
         assert fig.to_json()

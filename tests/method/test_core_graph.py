@@ -3,12 +3,17 @@ device, its one-line description), the edge cleaner and the row normalisation, a
 brute force and numpy (``python tools/mutation.py graph``)."""
 from __future__ import annotations
 
+import copy
 import itertools
+import pickle
+import threading
+import time
 
 import numpy as np
 import pytest
 import torch
 
+from dropedge_core.method import metrics, normalization, samplers
 from dropedge_core.method.graph import Graph, GraphError, l1_normalize_rows, simple_undirected_edges
 
 
@@ -44,7 +49,7 @@ def test_to_copies_every_field_but_the_memo():
     g = small_graph()
     _ = g.edge_index
     c = g.to("cpu")
-    assert c is not g and c.cache == {}
+    assert c is not g and len(c._derived) == 0 < len(g._derived)
     for name in ("x", "y", "undirected_edges", "train_mask", "val_mask", "test_mask"):
         assert torch.equal(getattr(c, name), getattr(g, name)), name
     assert (c.name, c.num_classes, c.info) == ("tiny", 2, {"from": "hand"})
@@ -53,6 +58,14 @@ def test_to_copies_every_field_but_the_memo():
     meta = g.to("meta")
     assert all(t.device.type == "meta" for t in (meta.x, meta.y, meta.undirected_edges, meta.train_mask,
                                                   meta.val_mask, meta.test_mask))
+
+
+def test_a_pickled_or_copied_graph_starts_with_an_empty_memo():
+    g = small_graph()
+    _ = g.edge_index
+    for c in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g)):
+        assert len(c._derived) == 0 and torch.equal(c.undirected_edges, g.undirected_edges)
+        assert c.edge_index.tolist() == g.edge_index.tolist()  # rebuilt on first use
 
 
 def test_repr_names_the_sizes_and_the_split():
@@ -99,3 +112,75 @@ def test_csr_tensor_has_the_size_given():
     m = csr_tensor(torch.tensor([0, 1, 1, 1]), torch.tensor([0]), torch.tensor([2.0]), (3, 5))
     assert m.shape == (3, 5)
     assert m.to_dense().tolist() == [[2.0, 0, 0, 0, 0], [0] * 5, [0] * 5]
+
+
+def _at_once(count: int, work) -> list:
+    """``work()`` in ``count`` threads released together by a barrier; their results."""
+    barrier, out = threading.Barrier(count), [None] * count
+
+    def run(i: int) -> None:
+        barrier.wait()
+        out[i] = work()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def test_a_derived_value_raced_by_threads_is_published_once():
+    g = small_graph()
+    built = []
+
+    def slow(graph: Graph) -> list:
+        time.sleep(0.05)  # every thread is inside the builder before any publishes
+        built.append(object())
+        return [graph.num_edges, built[-1]]
+
+    got = _at_once(8, lambda: g.derived(slow))
+    assert len(built) >= 2  # the race did happen (the builder is not under a lock) ...
+    assert all(v is got[0] for v in got)  # ... and every thread got the one published first
+    assert g.derived(slow) is got[0]
+
+
+def test_threads_reading_a_fresh_graph_at_once_agree_with_numpy():
+    """A fresh graph read by 8 threads at once (entries, columns, weights, components):
+    every thread sees each value whole, the same object, equal to numpy's."""
+    rng = np.random.default_rng(0)
+    n = 40
+    pairs = np.unique(np.sort(rng.integers(0, n, size=(120, 2)), axis=1), axis=0)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    x = torch.rand(n, 5, generator=torch.Generator().manual_seed(0))
+    none = torch.zeros(n, dtype=torch.bool)
+    g = Graph("rand", x, torch.zeros(n, dtype=torch.long), torch.from_numpy(pairs.T.copy()),
+              none, none, none, 1)
+    fd = samplers.make("fd")
+    got = _at_once(8, lambda: (normalization.entries(g), normalization.entry_columns(g, g.num_edges),
+                               fd.weights(g), metrics.component_labels(g), g.edge_index))
+    for values in got:
+        assert all(a is b for a, b in zip(values, got[0]))
+    entries, columns, weights, components, _ = got[0]
+    # numpy: the entries are both directions and the self-loops, in (row, column) order
+    rows = np.concatenate([pairs[:, 0], pairs[:, 1], np.arange(n)])
+    cols = np.concatenate([pairs[:, 1], pairs[:, 0], np.arange(n)])
+    order = np.lexsort((cols, rows))
+    assert entries.index.tolist() == [rows[order].tolist(), cols[order].tolist()]
+    m = len(pairs)
+    assert columns.tolist() == np.where(order >= 2 * m, m, order % m).tolist()
+    assert entries.loops.tolist() == np.nonzero(order >= 2 * m)[0].tolist()
+    xn = x.numpy()
+    dots = (xn[pairs[:, 0]] * xn[pairs[:, 1]]).sum(1)
+    np.testing.assert_allclose(weights.numpy(), np.maximum(dots, 0) + 1e-10, rtol=1e-5)
+    root = list(range(n))  # union-find over the edges
+
+    def find(i: int) -> int:
+        while root[i] != i:
+            i = root[i]
+        return i
+
+    for a, b in pairs:
+        root[find(a)] = find(b)
+    same = [[find(a) == find(b) for b in range(n)] for a in range(n)]
+    assert (components[:, None] == components[None, :]).tolist() == same

@@ -1,6 +1,6 @@
 """method/normalization.py: the paths ``python tools/mutation.py normalization`` found
 unguarded — a graph whose edges are not in the documented order (entries by sort),
-``layer_weights``, the entry columns of both mask widths, ``full_adjacency`` with another
+the entry columns of both mask widths, ``full_adjacency`` with another
 method, and the dense/sparse converters. References are dense numpy formulas or
 hand-worked entries, never the function under test."""
 from __future__ import annotations
@@ -115,20 +115,6 @@ def test_layer_values_refuses_a_wrong_width_or_out():
         assert str(err.value) == f"out must be a contiguous float32 tensor of shape (2, {e})"
 
 
-def test_layer_weights_flags_and_values():
-    g = random_graph(12, 20, seed=2)
-    gen = torch.Generator().manual_seed(1)
-    masks = torch.rand(3, g.num_edges, generator=gen) < 0.5
-    rows, cols = normalization.entry_index(g)
-    kept, weight = normalization.layer_weights(g, masks, "an")  # the name in any case
-    assert kept.shape == weight.shape == (3, rows.numel())
-    for layer in range(3):
-        a = dense(g.undirected_edges.numpy(), 12, masks[layer].numpy())
-        present = (a + torch.eye(12)) > 0
-        assert kept[layer].tolist() == present[rows, cols].tolist()
-        torch.testing.assert_close(weight[layer], dense_reference(a, "AN")[rows, cols])
-
-
 def test_entry_columns_of_both_widths():
     g = random_graph(10, 14, seed=5)
     m = g.num_edges
@@ -195,15 +181,3 @@ def test_entries_of_a_star_are_in_csr_order():
     (ei, w), = normalization.adjacencies(g, torch.ones(1, 60, dtype=torch.bool), "ARW")
     torch.testing.assert_close(normalization.to_dense(ei, w, n),
                                dense_reference(dense(g.undirected_edges.numpy(), n), "ARW"))
-
-
-def test_layer_weights_default_and_named_method():
-    g = random_graph(10, 16, seed=11)
-    rows, cols = normalization.entry_index(g)
-    masks = torch.ones(1, g.num_edges, dtype=torch.bool)
-    a = dense(g.undirected_edges.numpy(), 10)
-    _, weight = normalization.layer_weights(g, masks)
-    torch.testing.assert_close(weight[0], dense_reference(a, "AN")[rows, cols])
-    kept, weight = normalization.layer_weights(g, masks, "NA")
-    torch.testing.assert_close(weight[0], dense_reference(a, "NA")[rows, cols])
-    assert bool(kept.all())  # every entry of the full graph, self-loops included (weight 0 under NA)

@@ -93,10 +93,6 @@ def test_shares_of_a_kind_without_edges_are_nan():
     df = sampling.intra_inter_shares(g, torch.ones(2, 4, dtype=torch.bool))
     inter = df[df["kind"] == "inter"]
     assert inter["total"].tolist() == [0, 0] and inter["share"].isna().all()
-    both = sampling.intra_inter_by_sampler(g, {"a": torch.ones(1, 4, dtype=torch.bool),
-                                               "b": torch.zeros(1, 4, dtype=torch.bool)})
-    assert both["sampler"].tolist() == ["a", "a", "b", "b"] and both.index.tolist() == [0, 1, 2, 3]
-    assert both["kept"].tolist() == [4, 0, 0, 0]
 
 
 def test_men_comparison_ratio_against_the_paper():

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from dropedge_core.data import reference
-from dropedge_core.studies import depth as results
+from dropedge_core.studies.runs import bundled_results
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "REPRODUCTION.md"
@@ -36,7 +36,7 @@ def test_the_document_is_what_the_tool_prints_from_the_csvs(tool, tmp_path):
 
 def _cells():
     """Accuracy-by-depth cells with our mean under the depth recipe, merged with the paper's."""
-    runs = results.bundled_results()
+    runs = bundled_results()
     runs = runs[runs["settings"] == "depth"]
     ours = runs.groupby(["dataset", "split", "backbone", "sampler", "layers"], as_index=False).agg(
         ours=("test_acc", "mean"), seeds=("seed", "nunique"))
@@ -56,7 +56,7 @@ def test_the_headline_and_the_coverage_count_agree_with_a_direct_count():
     # every cell of the four paper tables is counted once; run = a bundled run of it
     total = (len(cells) + len(reference.paper_best_accuracy()) + len(reference.paper_men())
              + 3 * 3)  # the epoch-time table: 3 phases × 3 samplers
-    best = results.bundled_results()
+    best = bundled_results()
     best = best[best["settings"] == "paper"]
     run = int(cells["ours"].notna().sum()) + best.groupby(["dataset", "split", "backbone"]).ngroups + 24
     row = re.search(r"\| \*\*all\*\* \| \*\*(\d+)\*\* \| \*\*(\d+) \((\d+)%\)\*\*", text)
@@ -70,7 +70,7 @@ def test_the_headline_and_the_coverage_count_agree_with_a_direct_count():
 def test_the_not_run_rows_name_the_missing_depths(tool):
     cells = _cells()
     rows = {r[0]: r for r in tool._depth_coverage(
-        results.bundled_results().query("settings == 'depth'"), reference.paper_accuracy_by_depth())}
+        bundled_results().query("settings == 'depth'"), reference.paper_accuracy_by_depth())}
     for (dataset, split, backbone), part in cells[cells["dataset"].isin(["cora", "citeseer"])].groupby(
             ["dataset", "split", "backbone"]):
         missing = sorted(part.loc[part["ours"].isna(), "layers"].unique())

@@ -7,8 +7,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
-from dropedge_core.studies import cells, sampling
+from dropedge_core.method.graph import Graph
+from dropedge_core.studies import cells, edge_drawing, sampling
 
 # ---- MEN over runs -----------------------------------------------------------------------
 
@@ -71,6 +73,94 @@ def test_men_comparison_ratio_by_hand():
     assert out.loc[0, "ratio"] == pytest.approx(30.0 / 40.0)
     assert out.loc[0, "measured_std"] == pytest.approx(math.sqrt(700.0))
     assert math.isnan(out.loc[1, "ratio"])  # li never measured
+
+
+def test_edge_number_stats_by_hand():
+    out = sampling.edge_number_stats(MEN_RUNS, layers=2)
+    # lid at L=2, per layer over runs: (4, 6, 2) -> mean 4, std 2; (16, 34, 118) -> mean 56
+    lid = out[out["sampler"] == "lid"]
+    assert lid["layer"].tolist() == [0, 1] and lid["mean"].tolist() == pytest.approx([4.0, 56.0])
+    assert lid["std"].iloc[0] == pytest.approx(2.0) and lid["count"].tolist() == [3, 3]
+    # dropedge: (5, 7) -> mean 6, std sqrt(2)
+    dropedge = out[out["sampler"] == "dropedge"]
+    assert dropedge["mean"].tolist() == pytest.approx([6.0, 10.0])
+    assert dropedge["std"].iloc[0] == pytest.approx(math.sqrt(2.0))
+    assert set(out["layers"]) == {2}
+    deepest = sampling.edge_number_stats(MEN_RUNS)  # one run at L=4: std 0, not NaN
+    assert deepest["std"].tolist() == [0.0] * 4 and set(deepest["layers"]) == {4}
+
+
+def test_mean_std_of_a_plain_list_by_hand():
+    # (0.70, 0.74, 0.78): mean 0.74, sample std sqrt((0.04^2 + 0 + 0.04^2) / 2) = 0.04; None left out
+    mean, std = cells.mean_std([0.70, None, 0.74, 0.78])
+    assert mean == pytest.approx(0.74) and std == pytest.approx(0.04)
+    assert cells.mean_std([0.5]) == (0.5, 0.0)  # one value: std 0 (the command line's choice)
+    assert cells.mean_std([]) == (None, None) and cells.mean_std([None]) == (None, None)
+
+
+# ---- a drawing of sampled layers ------------------------------------------------------------
+
+def _square():
+    """Nodes 0..4 (classes 0, 0, 1, 1, 0); edges 0-1, 0-2, 1-3, 2-3, 3-4 (sorted, u < v)."""
+    none = torch.zeros(5, dtype=torch.bool)
+    return Graph("square", torch.eye(5), torch.tensor([0, 0, 1, 1, 0]),
+                 torch.tensor([[0, 0, 1, 2, 3], [1, 2, 3, 3, 4]]), none, none, none, 2)
+
+
+def test_edge_drawing_tables_by_hand():
+    g = _square()
+    masks = torch.tensor([[1, 0, 0, 1, 1], [1, 1, 1, 1, 0]], dtype=torch.bool)
+    pos = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    d = edge_drawing.edge_drawing(g, masks, pos, nodes=np.array([0, 1, 2, 3]))  # node 4 not drawn
+    # edge 3-4 has an end outside: 4 drawn edges, the masks' first four columns
+    assert d.edges[["u", "v"]].values.tolist() == [[0, 1], [0, 2], [1, 3], [2, 3]]
+    assert d.kept.tolist() == [[True, False, False, True], [True, True, True, True]]
+    assert d.edges["intra"].tolist() == [True, False, False, True]
+    assert d.edges[["x0", "y0", "x1", "y1"]].values.tolist()[2] == [1.0, 0.0, 1.0, 1.0]  # 1 -> 3
+    assert d.nodes["degree"].tolist() == [2, 2, 2, 2]
+    # layer 0 keeps 0-1 and 2-3: one kept edge per node; layer 1 keeps all four
+    assert d.kept_degree.tolist() == [[1, 1, 1, 1], [2, 2, 2, 2]]
+    assert d.bin_labels == ("kept",) and not d.weighted and d.edges["weight"].isna().all()
+    # directed masks (L, 2M): an edge is kept when either direction is
+    directed = torch.zeros(1, 10, dtype=torch.bool)
+    directed[0, 5 + 2] = True  # the direction 3 -> 1 of edge 1-3
+    assert edge_drawing.edge_drawing(g, directed, pos, nodes=[0, 1, 2, 3]).kept.tolist() == \
+        [[False, False, True, False]]
+    with pytest.raises(ValueError, match="positions must be"):
+        edge_drawing.edge_drawing(g, masks, pos[:3], nodes=[0, 1, 2, 3])
+    with pytest.raises(ValueError, match="masks must be"):
+        edge_drawing.edge_drawing(g, masks[:, :4], pos, nodes=[0, 1, 2, 3])
+
+
+def test_weight_bins_by_hand():
+    # quartiles of (1, 2, 3, 4, 5, 6, 7, 8) at 1/4, 2/4, 3/4: 2.75, 4.5, 6.25
+    bins, labels = edge_drawing.weight_bins(np.arange(1.0, 9.0), 4)
+    assert bins.tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert labels == ("kept, weight 1–2.8", "kept, weight 2.8–4.5", "kept, weight 4.5–6.2",
+                      "kept, weight 6.2–8")
+    # ties at a quantile stay in the lower bin: median of (1e-10 x 3, 1) is 1e-10
+    bins, labels = edge_drawing.weight_bins(np.array([1e-10, 1e-10, 1e-10, 1.0]), 2)
+    assert bins.tolist() == [0, 0, 0, 1] and labels == ("kept, weight 0–0", "kept, weight 0–1")
+    bins, labels = edge_drawing.weight_bins(np.full(3, 0.2), 4)
+    assert bins.tolist() == [0, 0, 0] and labels == ("kept (all kernel weights equal)",)
+
+
+def test_edge_drawing_weights_directed_are_averaged():
+    g = _square()
+    w = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 3.0, 2.0, 1.0, 0.0, 1.0])  # (2M,): both ways
+    d = edge_drawing.edge_drawing(g, torch.ones(1, 5, dtype=torch.bool), np.zeros((5, 2)), w, n_bins=2)
+    assert d.edges["weight"].tolist() == [2.0, 2.0, 2.0, 2.0, 3.0] and d.weighted
+    assert d.edges["bin"].tolist() == [0, 0, 0, 0, 1]
+
+
+def test_intra_inter_by_sampler_by_hand():
+    g = _square()  # intra: 0-1, 2-3 (3-4 is inter: classes 1, 0); inter: 0-2, 1-3, 3-4
+    out = sampling.intra_inter_by_sampler(g, {"a": torch.tensor([[1, 1, 0, 0, 0]], dtype=torch.bool),
+                                              "b": torch.zeros(1, 5, dtype=torch.bool)})
+    assert out["sampler"].tolist() == ["a", "a", "b", "b"] and out.index.tolist() == [0, 1, 2, 3]
+    assert out["kind"].tolist() == ["intra", "inter"] * 2
+    assert out["kept"].tolist() == [1, 1, 0, 0] and out["total"].tolist() == [2, 3, 2, 3]
+    assert out["share"].tolist() == pytest.approx([0.5, 1 / 3, 0.0, 0.0])
 
 
 # ---- cells of a depth study ----------------------------------------------------------------

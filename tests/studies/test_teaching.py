@@ -312,8 +312,8 @@ def test_epoch_time_table_puts_the_paper_beside_the_measurement(karate):
 
 
 def test_best_accuracy_table_joins_our_best_cell_to_the_papers_row(tmp_path):
-    from dropedge_core.studies import depth as results
     from dropedge_core.studies import paper_views
+    from dropedge_core.studies.runs import RUN_COLUMNS
 
     rows = []
     for layers, accs in ((2, [0.80, 0.82]), (4, [0.84, 0.86])):
@@ -325,7 +325,7 @@ def test_best_accuracy_table_joins_our_best_cell_to_the_papers_row(tmp_path):
     path = tmp_path / "runs.csv"
     import pandas as pd
 
-    pd.DataFrame(rows, columns=results.RUN_COLUMNS).to_csv(path, index=False)
+    pd.DataFrame(rows, columns=RUN_COLUMNS).to_csv(path, index=False)
     table = paper_views.best_accuracy_table(paper_views.best_runs(path))
     cora = table[(table["dataset"] == "cora") & (table["split"] == "semi") & (table["backbone"] == "gcn")]
     row = cora.iloc[0]
