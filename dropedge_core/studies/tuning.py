@@ -30,8 +30,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import optuna
 import pandas as pd
+from optuna.trial import TrialState
 
-from dropedge_core.studies.stopping import SignalStop
+from dropedge_core import claims
+from dropedge_core.studies import trial_budget
+from dropedge_core.studies.stopping import Interrupted, SignalStop
 from dropedge_core.studies.tuning_space import (
     FLOAT_RANGES,
     HIDDEN_CHOICES,
@@ -51,40 +54,69 @@ from dropedge_core.studies.tuning_storage import (
     resolve_storage,
     storage_url,
 )
-from dropedge_core.training import ConfigError, TrainConfig, train
+from dropedge_core.training import ConfigError, RunResult, TrainConfig, train
+
+
+def _train_trial(trial: optuna.Trial, config: TrainConfig, graph,
+                 stop_event: threading.Event | None) -> tuple[RunResult, bool]:
+    """Train one trial's config, reporting every epoch's validation accuracy; return the
+    result and whether the pruner stopped it. An error is kept on the trial (such a
+    failure counts toward a budget) and raised."""
+    halt = threading.Event()
+    pruned = {"flag": False}
+
+    def on_event(event: dict) -> None:
+        if event["type"] != "epoch":
+            return
+        trial.report(event["val_acc"], event["epoch"])
+        if trial.should_prune():
+            pruned["flag"] = True
+            halt.set()
+        if stop_event is not None and stop_event.is_set():
+            halt.set()
+
+    try:
+        result = train(config, graph=graph, on_event=on_event, stop_event=halt)
+    except Exception as exc:
+        trial.set_user_attr(trial_budget.ERROR_ATTR, f"{type(exc).__name__}: {exc}".splitlines()[0][:200])
+        raise
+    return result, pruned["flag"]
 
 
 def objective(base: TrainConfig, space: SearchSpace, graph=None,
-              stop_event: threading.Event | None = None) -> Callable[[optuna.Trial], float]:
+              stop_event: threading.Event | None = None, budget: int | None = None,
+              current: dict | None = None) -> Callable[[optuna.Trial], float]:
     """The Optuna objective: train ``base`` with the trial's values, return the best
-    validation accuracy; report every epoch's validation accuracy for pruning."""
+    validation accuracy; report every epoch's validation accuracy for pruning.
+
+    ``budget``: the study's trial budget across workers (:func:`trial_budget.admits`); a
+    trial with no place left raises :class:`~dropedge_core.studies.trial_budget.VoidTrial`
+    before training. ``current`` (a dict) gets the running trial under ``"trial"``, for
+    the caller to void it when a signal cuts it short."""
+    worker = claims.worker_id()
+    holder = current if current is not None else {}
 
     def run(trial: optuna.Trial) -> float:
-        values = space.suggest(trial)
-        config = base.replace(**values)
+        holder["trial"] = trial
+        trial.set_user_attr(trial_budget.WORKER_ATTR, worker)
+        if budget is not None and not trial_budget.admits(trial, budget, worker):
+            raise trial_budget.VoidTrial("over budget")
+        try:
+            values = space.suggest(trial)
+            config = base.replace(**values)
+        except ConfigError as exc:
+            trial.set_user_attr(trial_budget.ERROR_ATTR, str(exc).splitlines()[0][:200])
+            raise
         if space.keep == "range":
             trial.set_user_attr("p_max", config.p_max)
         trial.set_user_attr("values", values)  # the config fields this trial set
-        halt = threading.Event()
-        pruned = {"flag": False}
-
-        def on_event(event: dict) -> None:
-            if event["type"] != "epoch":
-                return
-            trial.report(event["val_acc"], event["epoch"])
-            if trial.should_prune():
-                pruned["flag"] = True
-                halt.set()
-            if stop_event is not None and stop_event.is_set():
-                halt.set()
-
-        result = train(config, graph=graph, on_event=on_event, stop_event=halt)
+        result, pruned = _train_trial(trial, config, graph, stop_event)
         trial.set_user_attr("test_acc", result.test_acc)
         trial.set_user_attr("best_epoch", result.best_epoch)
         trial.set_user_attr("reason", result.reason)
         if isinstance(stop_event, SignalStop):
-            stop_event.check()  # a signal: Interrupted is no Exception, Optuna leaves the trial RUNNING
-        if pruned["flag"]:
+            stop_event.check()  # a signal: Interrupted is no Exception; the caller voids the trial
+        if pruned:
             raise optuna.TrialPruned()
         if result.best_val_acc is None or (stop_event is not None and stop_event.is_set()):
             raise optuna.TrialPruned()  # nothing to report: stopped or diverged at once
@@ -93,16 +125,41 @@ def objective(base: TrainConfig, space: SearchSpace, graph=None,
     return run
 
 
+#: How many times a worker that lost the race for a budget's last place tries again.
+MAX_RACES = 20
+
+
+def _optimize(study: optuna.Study, run: Callable, current: dict, n_trials: int, callbacks: list,
+              budget: int | None, stop_event: threading.Event | None) -> None:
+    """``study.optimize``, voiding the trial a signal cut short (then re-raising
+    ``Interrupted``) or the budget refused (then trying again while places are left)."""
+    for attempt in range(MAX_RACES):
+        if budget is not None and trial_budget.taken(study.get_trials(deepcopy=False)) >= budget:
+            return
+        try:
+            study.optimize(run, n_trials=n_trials, callbacks=callbacks, catch=(ConfigError,))
+            return
+        except trial_budget.VoidTrial as exc:
+            trial_budget.void(study, current.pop("trial", None), exc.reason)
+        except Interrupted as exc:
+            trial_budget.void(study, current.pop("trial", None), str(exc))
+            raise
+        trial_budget.retry_pause(attempt, stop_event)
+
+
 def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None = None,
          search: str = "tpe", seed: int | None = None, space: SearchSpace | None = None,
          graph=None, stop_event: threading.Event | None = None, pruner: bool = True,
-         callbacks: list | None = None, include_base: bool = False) -> optuna.Study:
+         callbacks: list | None = None, include_base: bool = False,
+         budget: int | None = None) -> optuna.Study:
     """Run ``n_trials`` trials of this worker on the shared study; return the study.
 
-    ``stop_event`` stops after the current trial (the running one is cut short).
+    ``stop_event`` stops after the current trial (the running one is cut short; a signal's
+    :class:`~dropedge_core.studies.stopping.SignalStop` voids it: it does not count).
     ``include_base`` queues ``base``'s own values (:meth:`SearchSpace.point`) as the
     first trial of a new study, so the search starts from the current setting and its
-    best is never worse.
+    best is never worse. ``budget`` caps the study's counted trials across every worker
+    (:mod:`~dropedge_core.studies.trial_budget`), finished and running.
     """
     if not isinstance(n_trials, int) or n_trials < 1:
         raise TuningError(f"trials must be a positive integer (got {n_trials!r})")
@@ -110,13 +167,19 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     space = space or SearchSpace()
     study = open_study(study_name, storage, search, seed, pruner)
     check_study(study, space)
-    if include_base and not study.get_trials(deepcopy=False):
-        study.enqueue_trial(space.point(base), skip_if_exists=True)
+    trials = study.get_trials(deepcopy=False)
+    if include_base and not any(trial_budget.counts(t) or t.state == TrialState.WAITING for t in trials):
+        # also after the first trial was voided (a signal cut it): the search starts from base
+        study.enqueue_trial(space.point(base))
     cbs = list(callbacks or [])
     if stop_event is not None:
         cbs.append(lambda study, trial: study.stop() if stop_event.is_set() else None)
-    study.optimize(objective(base, space, graph, stop_event),
-                   n_trials=n_trials, callbacks=cbs, catch=(ConfigError,))
+    if budget is not None:
+        cbs.append(lambda study, trial: study.stop()
+                   if trial_budget.taken(study.get_trials(deepcopy=False)) >= budget else None)
+    current: dict = {}
+    _optimize(study, objective(base, space, graph, stop_event, budget, current), current, n_trials, cbs,
+              budget, stop_event)
     return study
 
 

@@ -12,6 +12,7 @@ import os
 import re
 import sqlite3
 import time
+import warnings
 from pathlib import Path
 
 import optuna
@@ -91,6 +92,12 @@ def _check_sqlite(path: Path) -> None:
                           "writable folder")
 
 
+#: Seconds between a running trial's signs of life in the storage (Optuna's option).
+ALIVE_EVERY = 10
+#: Seconds of silence after which a running trial's worker counts as dead.
+GRACE_PERIOD = 60
+
+
 def check_storage(storage: str | None, create_folder: bool = True) -> str:
     """Check an Optuna storage before Optuna touches it; return its URL.
 
@@ -151,8 +158,14 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
     sampler = make_sampler(search, seed)
     for attempt in range(6):
         try:
-            rdb = optuna.storages.RDBStorage(
-                url, engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {})
+            with warnings.catch_warnings():  # Optuna marks this option experimental
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                # a running trial says it is alive every ALIVE_EVERY s; one silent for
+                # GRACE_PERIOD s (its worker was killed) is failed by the next worker that
+                # looks, and stops counting toward a budget (trial_budget)
+                rdb = optuna.storages.RDBStorage(
+                    url, engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {},
+                    heartbeat_interval=ALIVE_EVERY, grace_period=GRACE_PERIOD)
             return optuna.create_study(
                 study_name=study_name, storage=rdb, direction="maximize", sampler=sampler,
                 pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=20) if pruner
