@@ -109,3 +109,58 @@ def test_a_signal_during_search_voids_the_running_trial_and_the_resumed_cell_is_
     assert states.get("COMPLETE", 0) + states.get("PRUNED", 0) == 2 and states["FAIL"] == 1, states
     first = next(t for t in study.trials if t.state.name != "FAIL")
     assert first.params["lr"] == base.lr  # the recipe's own point is still the first counted trial
+
+
+_KILLED_WORKER = """
+import sys
+from dropedge_core.studies import cell_search, tuning_storage
+tuning_storage.ALIVE_EVERY, tuning_storage.GRACE_PERIOD = 1, 3
+base = cell_search.cell_base("karate", None, "gcn", 2, "dropedge").replace(epochs=100000, patience=0)
+cell_search.search_cell(base, 2, sys.argv[1])
+"""
+
+
+def test_a_killed_workers_trial_counts_until_its_grace_is_over_then_the_cell_is_refilled(tmp_path,
+                                                                                         monkeypatch):
+    from dropedge_core.studies import trial_budget, tuning, tuning_storage
+
+    monkeypatch.setattr(tuning_storage, "ALIVE_EVERY", 1)
+    monkeypatch.setattr(tuning_storage, "GRACE_PERIOD", 3)
+    storage = tmp_path / "tuning.sqlite"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_WORKER, f"sqlite:///{storage}"], cwd=REPO)
+    try:
+        deadline = time.monotonic() + 240  # a wait for the trial to start, not a timing assertion
+        while not _running(storage) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert _running(storage) == 1, proc.poll()
+        time.sleep(1.5)  # its worker mark and first sign of life are written
+    finally:
+        proc.kill()  # SIGKILL: nothing of the worker runs any more
+        proc.wait()
+    base = _base(10)
+    study = tuning.open_study(cell_search.study_name(base), f"sqlite:///{storage}")
+    assert trial_budget.taken(study.get_trials(deepcopy=False)) == 1  # a live-looking trial counts
+    time.sleep(4)  # past the grace period: the dead worker's trial is silent
+    study = cell_search.search_cell(base, 2, f"sqlite:///{storage}")
+    states = _states(storage)
+    assert states.get("COMPLETE", 0) + states.get("PRUNED", 0) == 2 and states["FAIL"] == 1, states
+
+
+def test_which_trials_take_a_place_in_the_budget():
+    from optuna.trial import TrialState, create_trial
+
+    from dropedge_core.studies import trial_budget
+
+    def trial(state, **attrs):
+        value = 0.5 if state == TrialState.COMPLETE else None
+        return create_trial(state=state, value=value, user_attrs=attrs)
+
+    table = [(trial(TrialState.COMPLETE), True), (trial(TrialState.PRUNED), True),
+             (trial(TrialState.FAIL, error="ConfigError: bad"), True),  # fails again if redone
+             (trial(TrialState.FAIL), False),  # a killed worker's (failed as stale) or an old interrupt
+             (trial(TrialState.FAIL, void="interrupted by SIGINT", worker="w"), False),
+             (trial(TrialState.FAIL, void="over budget", worker="w"), False),
+             (trial(TrialState.RUNNING, worker="w"), True),  # running in a live worker
+             (trial(TrialState.RUNNING), False),  # left by an older version: no worker mark
+             (trial(TrialState.WAITING), False)]
+    assert [trial_budget.counts(t) for t, _ in table] == [want for _, want in table]
