@@ -71,3 +71,35 @@ def test_an_error_that_will_not_pass_is_not_retried(tmp_path, result):
     with pytest.raises(StoreError):
         sweep.store_run(store, result, delays=(0.01,), on_retry=lambda a, e: retries.append(a))
     assert retries == []
+
+
+def test_a_postgresql_store_down_as_a_run_finishes_is_written_once_it_is_back(result):
+    from .postgres import PostgresServer, find_bin_dir
+
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl): apt-get install postgresql")
+    server = PostgresServer(bin_dir).start()
+    try:
+        url = server.new_database()
+        store = ResultStore(url)
+        server.pause()  # the server stops as the run finishes
+        retries = []
+
+        def on_retry(attempt, error):
+            retries.append(str(error))
+            if attempt == 1:
+                server.resume()  # back after two failed writes
+
+        key = sweep.store_run(store, result, delays=(0.1,) * 6, on_retry=on_retry)
+        store.close()
+        import sqlalchemy as sa
+
+        engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+        with engine.connect() as conn:
+            keys = [r[0] for r in conn.exec_driver_sql("SELECT key FROM runs")]
+        engine.dispose()
+    finally:
+        server.stop()
+    assert len(retries) >= 2 and all("results store" in r for r in retries)
+    assert keys == [key]
