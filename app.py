@@ -9,6 +9,7 @@ import streamlit as st
 import torch
 
 import app_shared as ui
+from app_shared import session_memory
 from dropedge_core import env, figures
 from dropedge_core.studies import sampling
 
@@ -99,6 +100,7 @@ except env.EnvError as exc:
 if torch.get_num_threads() != settings.torch_threads:
     torch.set_num_threads(settings.torch_threads)
 page = st.navigation(PAGES)
+session_memory.watch_current()  # a closed tab's upload, jobs and figures are freed after a grace
 ui.restore_url_state(page.url_path)
 ui.sidebar_pickers()
 try:

@@ -42,6 +42,8 @@ RANKS: dict[str, int] = {
 }
 #: App plumbing: none of it belongs in the package.
 APP_WORDS = ("watchdog", "heartbeat", "session_state", "st.fragment", "poll")
+#: Optuna's own option of the same word (its storage fails a killed worker's trial): allowed.
+OPTUNA_NAMES = ("heartbeat_interval",)
 
 
 def _modules(root: Path) -> list[Path]:
@@ -125,6 +127,8 @@ def test_no_app_plumbing_in_the_package():
     found = {}
     for p in _modules(CORE):
         text = p.read_text(encoding="utf-8").lower()
+        for name in OPTUNA_NAMES:  # a library's option, not app plumbing
+            text = text.replace(name, "")
         words = [w for w in APP_WORDS if w in text]
         if words:
             found[str(p.relative_to(REPO))] = words

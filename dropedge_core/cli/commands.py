@@ -310,7 +310,8 @@ def _search_one(args: argparse.Namespace, base, storage: str, store, graph, stop
     best = cell_search.best_config(study, base)
     if best is None:
         return {"num_layers": base.num_layers, "sampler": base.sampler, "best_val_acc": None}
-    runs = cell_search.run_best(best, args.best_seeds, store, graph=graph, stop_event=stop)
+    trained: list[str] = []
+    runs = cell_search.run_best(best, args.best_seeds, store, graph=graph, stop_event=stop, trained=trained)
     mean, std = mean_std([r["test_acc"] for r in runs])
     if not args.json:
         print(f"L={base.num_layers:<3} {base.sampler:<11} best val {pct(study.best_value)}  "
@@ -319,4 +320,4 @@ def _search_one(args: argparse.Namespace, base, storage: str, store, graph, stop
     return {"num_layers": base.num_layers, "sampler": base.sampler,
             "trials": cell_search.trials_done(study), "best_val_acc": study.best_value,
             "settings": best.settings, "p_min": best.p_min, "p_max": best.p_max, "p": best.p,
-            "seeds": len(runs), "test_acc_mean": mean, "test_acc_std": std}
+            "seeds": len(runs), "trained_here": len(trained), "test_acc_mean": mean, "test_acc_std": std}

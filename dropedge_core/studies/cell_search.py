@@ -12,7 +12,9 @@ below the recipe on validation. Then the best point is trained on several seeds 
 in the results store like any run (its ``settings`` name what the search changed).
 
 A search survives being stopped: the studies live in an Optuna storage, and
-:func:`search_cell` only runs the trials a study still lacks.
+:func:`search_cell` only runs the trials a study still lacks. Several workers may search
+one cell at once (the same command on one storage and store): the budget is the cell's,
+not each worker's, and the best point's seeds are claimed, so none is trained twice.
 """
 from __future__ import annotations
 
@@ -23,16 +25,15 @@ import optuna
 import pandas as pd
 
 from dropedge_core import paths
+from dropedge_core.claims import DEFAULT_LEASE, ClaimedRuns
 from dropedge_core.store import ResultStore
-from dropedge_core.studies import ordering, runs, tuning
+from dropedge_core.studies import ordering, runs, trial_budget, tuning
 from dropedge_core.studies.stopping import SignalStop
-from dropedge_core.training import TrainConfig, train
+from dropedge_core.studies.sweep import run_claimed
+from dropedge_core.training import TrainConfig
 
 #: What the per-cell search tunes besides the keep rates.
 CELL_PARAMS: tuple[str, ...] = ("lr", "dropout", "weight_decay", "hidden")
-#: Trials that count towards a cell's budget (a trial killed mid-run stays RUNNING and is redone).
-_DONE = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED,
-         optuna.trial.TrialState.FAIL)
 
 
 def cell_base(dataset: str, split: str | None, backbone: str, num_layers: int, sampler: str,
@@ -53,23 +54,30 @@ def study_name(base: TrainConfig) -> str:
 
 
 def trials_done(study: optuna.Study) -> int:
-    return sum(t.state in _DONE for t in study.get_trials(deepcopy=False))
+    """The cell's finished trials that count toward its budget
+    (:func:`~dropedge_core.studies.trial_budget.finished`)."""
+    return trial_budget.finished(study.get_trials(deepcopy=False))
 
 
 def search_cell(base: TrainConfig, trials: int, storage: str, graph=None,
                 callbacks: Sequence[Callable] = (), stop_event: SignalStop | None = None) -> optuna.Study:
-    """Bring the cell's study to ``trials`` finished trials (TPE, median pruning) and
-    return it; a study that has them already is returned untouched. ``stop_event``
-    (:func:`~dropedge_core.studies.stopping.stop_on_signals`): a signal leaves the running
-    trial unfinished, uncounted, and raises ``Interrupted``."""
+    """Bring the cell's study to ``trials`` counted trials (TPE, median pruning) and
+    return it once no other worker's trial of it is running (so its best is final); a
+    study that has them already is returned untouched.
+
+    The budget is the cell's, across every worker on the storage: finished trials and
+    trials running elsewhere count (:mod:`~dropedge_core.studies.trial_budget`), so two
+    workers together never exceed it. ``stop_event``
+    (:func:`~dropedge_core.studies.stopping.stop_on_signals`): a signal voids the running
+    trial (it does not count) and raises ``Interrupted``."""
     space = cell_space(base)
     study = tuning.open_study(study_name(base), storage, "tpe", seed=None)
     tuning.check_study(study, space)
-    missing = trials - trials_done(study)
-    if missing > 0:
-        study = tuning.tune(base, missing, study_name(base), storage=storage, search="tpe",
+    if trial_budget.taken(study.get_trials(deepcopy=False)) < trials:
+        study = tuning.tune(base, trials, study_name(base), storage=storage, search="tpe",
                             space=space, graph=graph, callbacks=list(callbacks), include_base=True,
-                            stop_event=stop_event)
+                            stop_event=stop_event, budget=trials)
+    trial_budget.wait_for_others(study, stop_event)
     if stop_event is not None:
         stop_event.check()  # a signal between trials: the study stopped early
     return study
@@ -84,19 +92,26 @@ def best_config(study: optuna.Study, base: TrainConfig) -> TrainConfig | None:
 
 def run_best(config: TrainConfig, seeds: Sequence[int], store: ResultStore, graph=None,
              on_run: Callable[[TrainConfig, dict], None] | None = None,
-             stop_event: SignalStop | None = None) -> list[dict]:
+             stop_event: SignalStop | None = None, lease: float = DEFAULT_LEASE,
+             trained: list[str] | None = None) -> list[dict]:
     """Train ``config`` on every seed not yet in ``store``, store each run as it finishes;
-    return the stored rows of all ``seeds``. A signal (``stop_event``) ends the running
-    training at its next epoch, stores nothing of it, and raises ``Interrupted``."""
+    return the stored rows of all ``seeds``.
+
+    Each run is claimed first, like a sweep's (:class:`~dropedge_core.claims.ClaimedRuns`):
+    two workers that found the same best point split its seeds and wait for each other's,
+    and no run is trained twice. A signal (``stop_event``) ends the running training at
+    its next epoch, stores nothing of it, releases its claim and raises ``Interrupted``.
+    ``trained`` (a list) gets the keys of the runs trained here."""
+    configs = [config.replace(seed=int(seed)) for seed in seeds]
+    runs = ClaimedRuns(store, configs, lease=lease, stop_event=stop_event)
+    outcome = run_claimed(runs, store, graph, stop_event=stop_event)
+    if trained is not None:
+        trained.extend(outcome.stored_keys)
+    if stop_event is not None:
+        stop_event.check()  # a run cut short is no result: it is trained again on resume
     rows = []
-    for seed in seeds:
-        c = config.replace(seed=int(seed))
-        if not store.has(c):
-            result = train(c, graph=graph, stop_event=stop_event)
-            if stop_event is not None:
-                stop_event.check()  # a run cut short is no result: it is trained again on resume
-            store.put(result)
-        row = store.get(c)
+    for c in configs:
+        row = store.get(c)  # stored here or by the worker that held its claim
         rows.append(row)
         if on_run is not None:
             on_run(c, row)

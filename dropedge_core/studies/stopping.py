@@ -5,10 +5,11 @@ in the objective, marked the trial FAIL (so it counted toward a cell's budget), 
 17-35 line traceback, and re-raised. Here the signal only sets a flag
 (:class:`SignalStop`, a ``threading.Event``); the running training ends at its next epoch
 (``train(stop_event=...)``), and the objective then raises :class:`Interrupted`, a
-``BaseException`` that Optuna does not catch: the trial is left RUNNING, which no budget
-counts (a SIGKILLed worker leaves the same), and is redone when the command is run
-again. The CLI turns :class:`Interrupted` into one line and exit ``128 + signal``
-(130 for SIGINT, 143 for SIGTERM). A second signal stops at once.
+``BaseException`` that Optuna does not catch; the tuning loop ends the trial as FAIL
+marked void (:mod:`~dropedge_core.studies.trial_budget`), which no budget counts, and the
+cell gets its whole budget when the command is run again. The CLI turns
+:class:`Interrupted` into one line and exit ``128 + signal`` (130 for SIGINT, 143 for
+SIGTERM). A second signal stops at once.
 """
 from __future__ import annotations
 

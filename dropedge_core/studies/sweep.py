@@ -8,19 +8,24 @@ everywhere (the store keys a run on its config, :func:`dropedge_core.store.run_k
 :func:`run_claimed` walks a grid with claims (:class:`~dropedge_core.claims.ClaimedRuns`):
 workers started on one store split the grid, and a run stored by anyone is not trained
 again. A run cut short (``reason == "stopped"``) is never stored: a partial run would
-pass for a finished one.
+pass for a finished one. A finished run whose store write fails for a reason that may pass
+(a lock, a server restarting) is written again after a pause (:func:`store_run`).
 """
 from __future__ import annotations
 
+import re
+import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
+import sqlalchemy as sa
 
 from dropedge_core.claims import ClaimedRuns
 from dropedge_core.method.graph import Graph
-from dropedge_core.store import ResultStore
+from dropedge_core.store import ResultStore, StoreError
 from dropedge_core.studies.cells import cell_summary
 from dropedge_core.training import RunResult, TrainConfig, train
 
@@ -43,13 +48,58 @@ class AnyEvent:
         return any(event.is_set() for event in self.events)
 
 
+#: Seconds before each retry of a store write that failed for a reason that may pass (a
+#: lock held elsewhere, a server restarting): doubling, about a minute in all.
+STORE_RETRY_DELAYS: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+
+
+_SQLITE_PASSING = re.compile(r"locked|busy|readonly|unable to open|disk i/o", re.IGNORECASE)
+
+
+def _transient(exc: StoreError) -> bool:
+    """Whether a store error may pass: a SQLite file locked, busy, read-only or not
+    openable for now; a server's "operational" errors (connection refused or lost). The
+    store raises its one-line :class:`StoreError` ``from None``; the driver's error stays
+    on ``__context__``."""
+    cause = exc.__context__
+    orig = getattr(cause, "orig", cause)
+    if isinstance(orig, sqlite3.OperationalError):  # also "no such table": that one stays
+        return bool(_SQLITE_PASSING.search(str(orig)))
+    return isinstance(cause, sa.exc.OperationalError)
+
+
+def store_run(store: ResultStore, result: RunResult,
+              delays: Sequence[float] = STORE_RETRY_DELAYS,
+              on_retry: Callable[[int, StoreError], None] | None = None,
+              sleep: Callable[[float], None] = time.sleep) -> str:
+    """``store.put(result)``, tried again after each of ``delays`` while the error may
+    pass (a finished run is not thrown away for a store that is locked or down for a
+    while); return the run's key. ``on_retry(attempt, error)`` is called before each
+    pause.
+
+    Raises:
+        StoreError: an error that will not pass (another program's table, a damaged
+            file), or the last one once ``delays`` are used up.
+    """
+    for attempt in range(len(delays) + 1):
+        try:
+            return store.put(result)
+        except StoreError as exc:
+            if attempt == len(delays) or not _transient(exc):
+                raise
+            if on_retry is not None:
+                on_retry(attempt, exc)
+            sleep(delays[attempt])
+    raise AssertionError("unreachable")
+
+
 def train_and_store(config: TrainConfig, store: ResultStore | None, graph: Graph | None = None,
                     on_event: Callable | None = None, stop_event=None,
                     train_fn: TrainFn = default_train) -> RunResult:
     """Train one run and put it into ``store`` (unless it was stopped, or ``store`` is ``None``)."""
     result = train_fn(config, graph, on_event, stop_event)
     if store is not None and result.reason != "stopped":
-        store.put(result)  # one transaction per run: a kill loses at most the run in flight
+        store_run(store, result)  # one transaction per run: a kill loses at most the run in flight
     return result
 
 
@@ -107,7 +157,7 @@ def run_claimed(runs: ClaimedRuns, store: ResultStore,
                     break
                 out.lost += 1  # the claim was taken over: the other worker stores the run
             else:
-                out.stored_keys.append(store.put(result))
+                out.stored_keys.append(store_run(store, result))
                 runs.stored(claim)
                 out.results.append(result)
             if on_run is not None:
@@ -132,4 +182,4 @@ def summarize_runs(runs: pd.DataFrame, keys: Iterable[str] | None = None) -> pd.
 
 
 __all__ = ["AnyEvent", "CELL_COLUMNS", "SweepOutcome", "default_train", "run_claimed", "summarize_runs",
-           "train_and_store"]
+           "store_run", "train_and_store"]

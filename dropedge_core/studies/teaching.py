@@ -19,9 +19,7 @@ view opens without training.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,13 +29,15 @@ from dropedge_core import paths
 from dropedge_core.method import metrics, normalization
 from dropedge_core.method.graph import Graph
 from dropedge_core.studies.sampling import run_seed
+from dropedge_core.studies.snapshot_files import BUNDLED_SNAPSHOT, Snapshot, SnapshotError, Snapshots
+from dropedge_core.studies.snapshot_files import load_snapshots as load_snapshots  # re-exported
+from dropedge_core.studies.snapshot_files import save_snapshots as save_snapshots  # re-exported
 from dropedge_core.training import AdjacencyBuilder, TrainConfig, prepare_features, recipes, train
 
 #: Where the bundled snapshots live.
 SNAPSHOT_DIR = paths.SNAPSHOT_DIR
 #: The bundled 16-layer Cora GCN (NoDrop / DropEdge / DropEdge++), trained with
-#: :data:`DEEP_RECIPE`.
-BUNDLED_SNAPSHOT = SNAPSHOT_DIR / "cora_semi_gcn16.npz"
+#: :data:`DEEP_RECIPE` (``BUNDLED_SNAPSHOT``, from :mod:`~dropedge_core.studies.snapshot_files`).
 #: The same model trained with :data:`FAILING_RECIPE` (it does not learn: the layers collapse).
 BUNDLED_FAILING = SNAPSHOT_DIR / "cora_semi_gcn16_old_defaults.npz"
 #: An 8-layer Cora GCN under the shallow settings (:data:`FAILING_RECIPE`), seed 1: NoDrop
@@ -64,10 +64,6 @@ FAILING_RECIPE: dict = {k: recipes.SHALLOW[k] for k in _TRAINING_KEYS}
 RECIPES: dict[str, dict] = {"deep": DEEP_RECIPE, "old-defaults": FAILING_RECIPE}
 SILHOUETTE_NODES = 1000
 FIT_CHOICES: tuple[str, ...] = ("all", "first")
-
-
-class SnapshotError(ValueError):
-    """A snapshot file that cannot be read, or a bad argument."""
 
 
 def class_separation(h: torch.Tensor, labels: torch.Tensor) -> float:
@@ -188,39 +184,6 @@ def layer_projections(hidden: Sequence[torch.Tensor], fit: str = "all") -> tuple
     return (stacked - mean) @ axes, share
 
 
-@dataclass
-class Snapshot:
-    """One trained model's view: per hidden layer, 2-D coordinates and separation."""
-
-    sampler: str
-    proj: np.ndarray            # (K, N, 2) float32
-    silhouette: list[float]     # K
-    subspace: list[float]       # K, relative distance to the over-smoothing subspace
-    separation: list[float]     # K, class separation (between-class share of the variance)
-    test_acc: float | None      # at the best-validation epoch
-    final_test_acc: float | None  # of the weights shown (the last epoch run)
-    epochs_run: int
-    variance_share: float
-
-
-@dataclass
-class Snapshots:
-    """The views of one setting for several samplers, plus the labels and the settings."""
-
-    labels: np.ndarray          # (N,) int, -1 = no label
-    settings: dict
-    items: list[Snapshot] = field(default_factory=list)
-
-    @property
-    def samplers(self) -> list[str]:
-        return [s.sampler for s in self.items]
-
-    @property
-    def num_layers(self) -> int:
-        """Hidden layers shown per model (the model's depth minus one)."""
-        return int(self.items[0].proj.shape[0]) if self.items else 0
-
-
 def model_view(graph: Graph, config: TrainConfig, fit: str = "all",
                on_event: Callable[[dict], None] | None = None) -> Snapshot:
     """Train ``config`` on ``graph`` and return its per-layer view (:class:`Snapshot`).
@@ -331,60 +294,6 @@ def receptive_field(graph: Graph, masks: torch.Tensor, node: int) -> torch.Tenso
         reach = nxt
         rows.append(reach)
     return torch.stack(rows) if rows else torch.zeros(0, n, dtype=torch.bool)
-
-
-def save_snapshots(snaps: Snapshots, path: str | Path) -> Path:
-    """Write ``snaps`` as a compressed ``.npz`` of plain arrays (coordinates as float16:
-    a 2-D view needs no more, and it halves the file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(
-        path,
-        samplers=np.array(snaps.samplers, dtype=str),
-        labels=snaps.labels.astype(np.int16),
-        proj=np.stack([s.proj for s in snaps.items]).astype(np.float16),
-        silhouette=np.array([s.silhouette for s in snaps.items], dtype=np.float32),
-        subspace=np.array([s.subspace for s in snaps.items], dtype=np.float32),
-        separation=np.array([s.separation for s in snaps.items], dtype=np.float32),
-        test_acc=np.array([np.nan if s.test_acc is None else s.test_acc for s in snaps.items]),
-        final_test_acc=np.array([np.nan if s.final_test_acc is None else s.final_test_acc
-                                 for s in snaps.items]),
-        epochs_run=np.array([s.epochs_run for s in snaps.items], dtype=np.int64),
-        variance_share=np.array([s.variance_share for s in snaps.items]),
-        settings=np.array(json.dumps(snaps.settings, sort_keys=True)),
-    )
-    return path
-
-
-def _opt(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
-
-
-def load_snapshots(path: str | Path = BUNDLED_SNAPSHOT) -> Snapshots:
-    """Read a file written by :func:`save_snapshots` (never unpickles).
-
-    Raises:
-        SnapshotError: a missing file or one without the expected arrays.
-    """
-    path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise SnapshotError(f"cannot read snapshot file {path}: {exc}".splitlines()[0]) from None
-    need = ("samplers", "labels", "proj", "silhouette", "subspace", "separation", "test_acc",
-            "final_test_acc", "epochs_run", "variance_share", "settings")
-    missing = [k for k in need if k not in arrays]
-    if missing:
-        raise SnapshotError(f"snapshot file {path} lacks {', '.join(missing)}")
-    items = [Snapshot(str(name), arrays["proj"][i].astype(np.float32),
-                      arrays["silhouette"][i].astype(float).tolist(),
-                      arrays["subspace"][i].astype(float).tolist(),
-                      arrays["separation"][i].astype(float).tolist(),
-                      _opt(arrays["test_acc"][i]), _opt(arrays["final_test_acc"][i]),
-                      int(arrays["epochs_run"][i]), float(arrays["variance_share"][i]))
-             for i, name in enumerate(arrays["samplers"])]
-    return Snapshots(arrays["labels"].astype(np.int64), json.loads(str(arrays["settings"])), items)
 
 
 def separation_table(snaps: Snapshots):

@@ -24,368 +24,99 @@ workers on many machines share one study.
 from __future__ import annotations
 
 import math
-import os
-import re
-import sqlite3
 import threading
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import optuna
 import pandas as pd
-import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from optuna.trial import TrialState
 
-from dropedge_core import databases, paths
-from dropedge_core.method.samplers import p_max_from_prime, p_max_prime
-from dropedge_core.studies.stopping import SignalStop
-from dropedge_core.training import ConfigError, TrainConfig, train
-
-OPTIONAL_PARAMS = ("lr", "dropout", "weight_decay", "hidden")
-#: How a sampler's keep rates are searched: ``range`` = the paper's ``(p_min, p_max')``,
-#: ``single`` = DropEdge's one rate ``p``, ``none`` = NoDrop (nothing to search).
-KEEP_SPACES = ("range", "single", "none")
-HIDDEN_CHOICES = (64, 128)
-#: The float settings a trial may draw: ``name -> (low, high, log scale)``.
-FLOAT_RANGES: dict[str, tuple[float, float, bool]] = {
-    "lr": (1e-4, 5e-2, True), "dropout": (0.0, 0.8, False), "weight_decay": (1e-6, 1e-2, True)}
-
-
-class TuningError(ValueError):
-    """Bad tuning arguments (sampler name, storage URL, parameter names)."""
-
-
-@dataclass(frozen=True)
-class SearchSpace:
-    """What a trial draws: the keep rates as ``keep`` says (:data:`KEEP_SPACES`; ``p_min``
-    and ``p_max'`` by default), and the settings listed in ``extra`` (subset of
-    :data:`OPTIONAL_PARAMS`): lr log-uniform in [1e-4, 5e-2], dropout in [0, 0.8],
-    weight decay log-uniform in [1e-6, 1e-2], hidden width one of :data:`HIDDEN_CHOICES`."""
-
-    p_min: tuple[float, float] = (0.05, 1.0)
-    p_max_prime: tuple[float, float] = (0.0, 1.0)
-    extra: tuple[str, ...] = ()
-    keep: str = "range"
-
-    def __post_init__(self) -> None:
-        unknown = set(self.extra) - set(OPTIONAL_PARAMS)
-        if unknown:
-            raise TuningError(f"unknown tuning parameter(s) {sorted(unknown)}; valid: "
-                              f"{', '.join(OPTIONAL_PARAMS)}")
-        if self.keep not in KEEP_SPACES:
-            raise TuningError(f"unknown keep space {self.keep!r}; valid: {', '.join(KEEP_SPACES)}")
-        for name, (low, high) in (("p_min", self.p_min), ("p_max_prime", self.p_max_prime)):
-            if not 0.0 <= low <= high <= 1.0:
-                raise TuningError(f"{name} range must satisfy 0 <= low <= high <= 1 (got {low}, {high})")
-
-    @classmethod
-    def for_sampler(cls, sampler: str, extra: Sequence[str] = ()) -> SearchSpace:
-        """The space a sampler's keep rates live in: NoDrop has none, DropEdge one
-        (``p``), every other sampler the paper's ``(p_min, p_max')``."""
-        keep = {"nodrop": "none", "dropedge": "single"}.get(str(sampler).strip().lower(), "range")
-        return cls(extra=tuple(extra), keep=keep)
-
-    def describe(self) -> dict:
-        """The space as stored on a study (``user_attrs["dropedge_space"]``), JSON-able."""
-        out = {"p_min": list(self.p_min), "p_max_prime": list(self.p_max_prime),
-               "extra": sorted(self.extra)}
-        if self.keep != "range":  # studies made before keep spaces existed stay comparable
-            out["keep"] = self.keep
-        return out
-
-    def point(self, config: TrainConfig) -> dict:
-        """``config``'s own values as this space's trial parameters (to enqueue it),
-        each clamped into the space's range."""
-        def clamp(v: float, low: float, high: float) -> float:
-            return min(max(float(v), low), high)
-
-        out: dict = {}
-        if self.keep == "range":
-            prime = p_max_prime(config.p_min, config.p_max)
-            out = {"p_min": clamp(config.p_min, *self.p_min), "p_max_prime": clamp(prime, *self.p_max_prime)}
-        elif self.keep == "single":
-            p = config.p if config.p is not None else (config.p_min + config.p_max) / 2  # DropEdge's own rule
-            out = {"p": clamp(p, *self.p_min)}
-        for name in self.extra:
-            if name == "hidden":
-                out[name] = min(HIDDEN_CHOICES, key=lambda h: abs(h - config.hidden))
-            else:
-                out[name] = clamp(getattr(config, name), *FLOAT_RANGES[name][:2])
-        return out
-
-    def suggest(self, trial: optuna.Trial) -> dict:
-        """Draw one point; returns :class:`TrainConfig` field values."""
-        values: dict = {}
-        if self.keep == "range":
-            p_min = trial.suggest_float("p_min", *self.p_min)
-            prime = trial.suggest_float("p_max_prime", *self.p_max_prime)
-            values = {"p_min": p_min, "p_max": min(1.0, p_max_from_prime(p_min, prime))}
-        elif self.keep == "single":
-            values = {"p": trial.suggest_float("p", *self.p_min)}
-        for name, (low, high, log) in FLOAT_RANGES.items():  # in OPTIONAL_PARAMS order
-            if name in self.extra:
-                values[name] = trial.suggest_float(name, low, high, log=log)
-        if "hidden" in self.extra:
-            values["hidden"] = trial.suggest_categorical("hidden", HIDDEN_CHOICES)
-        return values
+from dropedge_core import claims
+from dropedge_core.studies import trial_budget
+from dropedge_core.studies.stopping import Interrupted, SignalStop
+from dropedge_core.studies.tuning_space import (
+    FLOAT_RANGES,
+    HIDDEN_CHOICES,
+    KEEP_SPACES,
+    OPTIONAL_PARAMS,
+    SPACE_ATTR,
+    SearchSpace,
+    TuningError,
+    check_study,
+    default_study_name,
+    make_sampler,
+)
+from dropedge_core.studies.tuning_storage import (
+    OPTUNA_MARKERS,
+    check_storage,
+    open_study,
+    resolve_storage,
+    storage_url,
+)
+from dropedge_core.training import ConfigError, RunResult, TrainConfig, train
 
 
-def make_sampler(name: str = "tpe", seed: int | None = None) -> optuna.samplers.BaseSampler:
-    """``"tpe"`` (default) or ``"random"`` (the paper's random search)."""
-    key = str(name).strip().lower()
-    if key == "tpe":
-        return optuna.samplers.TPESampler(seed=seed)
-    if key == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    raise TuningError(f"unknown search {name!r}; valid: tpe, random")
+def _train_trial(trial: optuna.Trial, config: TrainConfig, graph,
+                 stop_event: threading.Event | None) -> tuple[RunResult, bool]:
+    """Train one trial's config, reporting every epoch's validation accuracy; return the
+    result and whether the pruner stopped it. An error is kept on the trial (such a
+    failure counts toward a budget) and raised."""
+    halt = threading.Event()
+    pruned = {"flag": False}
 
-
-#: Tables every Optuna RDB storage has: how an existing database is recognised as one.
-OPTUNA_MARKERS = ("studies", "version_info")
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-def storage_url(storage: str | None) -> str:
-    """The storage as a URL, without looking at it: a bare file path means SQLite at that
-    path; ``postgresql://`` means psycopg 3 (``postgresql+psycopg://``)."""
-    target = str(storage or paths.tuning_storage()).strip()
-    if not databases.is_url(target):
-        return f"sqlite:///{target}"
-    scheme, rest = target.split("://", 1)
-    return f"{databases.POSTGRES_SCHEMES.get(scheme.lower(), scheme)}://{rest}"
-
-
-def _refuse_tables(tables: set[str], where: str, runs_columns: set[str]) -> None:
-    """An existing database must be empty or an Optuna storage (never our results store,
-    recognised by the columns of its ``runs`` table)."""
-    from dropedge_core.store import MARKER_COLUMNS, TABLE
-
-    if not tables or (set(OPTUNA_MARKERS) <= tables and TABLE not in tables):
-        return
-    if TABLE in tables and set(MARKER_COLUMNS) <= runs_columns:
-        raise TuningError(f"{where} is the DropEdge results store, not an Optuna storage; give the study "
-                          "its own file or database; nothing was written")
-    shown = ", ".join(sorted(tables)[:6]) + (", ..." if len(tables) > 6 else "")
-    raise TuningError(f"{where} is another program's database (tables: {shown}), not an Optuna storage; "
-                      "give a new file or an empty database; nothing was written")
-
-
-def _check_sqlite(path: Path) -> None:
-    where = repr(str(path))
-    if path.exists():
-        if path.is_dir():
-            raise TuningError(f"Optuna storage {where} is a directory; give a file, "
-                              f"e.g. {path / 'tuning.sqlite'}")
-        if not path.is_file():
-            raise TuningError(f"Optuna storage {where} is not a regular file (a device or a pipe); "
-                              "give a SQLite file")
-        if not os.access(path, os.R_OK | os.W_OK):
-            raise TuningError(f"Optuna storage {where} is read-only (trials are written to it); "
-                              "give a writable file")
-        if path.stat().st_size == 0:
-            return  # an empty file is an empty SQLite database
-        with open(path, "rb") as fh:
-            head = fh.read(len(_SQLITE_HEADER))
-        if head != _SQLITE_HEADER:
-            raise TuningError(f"Optuna storage {where} is not a SQLite database (it does not begin with "
-                              "'SQLite format 3'); give a new file or an Optuna storage; nothing was written")
-        try:  # only read (not mode=ro: a read-only reader of a WAL file leaves -wal/-shm files behind)
-            conn = sqlite3.connect(str(path), timeout=30)
-            try:
-                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                                     "AND name NOT LIKE 'sqlite_%'")}
-                runs = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
-            finally:
-                conn.close()
-        except sqlite3.Error as exc:
-            raise TuningError(f"Optuna storage {where} cannot be read ({exc}): damaged or not a database; "
-                              "nothing was written") from None
-        _refuse_tables(tables, f"Optuna storage {where}", runs)
-        return
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise TuningError(f"cannot create the Optuna storage {where}: {str(parent)!r} is not a "
-                          "writable folder")
-
-
-def check_storage(storage: str | None, create_folder: bool = True) -> str:
-    """Check an Optuna storage before Optuna touches it; return its URL.
-
-    A SQLite file must be new, empty or already an Optuna storage (not a directory, a
-    device, a read-only file, another program's database, random bytes or text, nor the
-    results store); a server URL must name a known scheme whose driver is installed, a
-    server that answers, and an empty database or an Optuna storage. Anything else is
-    one :class:`TuningError` line, and nothing is written. With ``create_folder``, makes the
-    folder of a new SQLite file once the check passed.
-    """
-    url = storage_url(storage)
-    try:
-        file = databases.sqlite_path(url)
-        if file is None:
-            server = databases.server_url(url)
-    except databases.DatabaseError as exc:
-        raise TuningError(f"Optuna storage: {exc}") from None
-    if file is not None:
-        if str(file) == ":memory:":
-            return url
-        _check_sqlite(file)
-        if create_folder:
-            file.parent.mkdir(parents=True, exist_ok=True)
-        return url
-    where = repr(databases.display(server))
-    engine = databases.server_engine(server, pool_size=1)
-    try:
-        with engine.connect() as conn:
-            inspector = sa.inspect(conn)
-            tables = set(inspector.get_table_names())
-            runs = {c["name"] for c in inspector.get_columns("runs")} if "runs" in tables else set()
-    except SQLAlchemyError as exc:
-        raise TuningError(f"cannot use the Optuna storage {where}: {databases.error_line(exc)}") from None
-    finally:
-        engine.dispose()
-    _refuse_tables(tables, f"Optuna storage {where}", runs)
-    return server.render_as_string(hide_password=False)
-
-
-def resolve_storage(storage: str | None) -> str:
-    """:func:`check_storage` (kept under its old name)."""
-    return check_storage(storage)
-
-
-def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
-               seed: int | None = None, pruner: bool = True) -> optuna.Study:
-    """Create the study, or join it when another worker already created it.
-
-    The storage is checked first (:func:`check_storage`). Workers starting at the same
-    moment race to create the storage's tables or the study; the loser gets an integrity
-    error, "already exists" or "locked", and tries again (the tables then exist). Any
-    other database error is one :class:`TuningError` line at once.
-    """
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    url = check_storage(storage)
-    where = repr(databases.display(url))
-    cannot = f"cannot open the Optuna storage {where}"
-    sampler = make_sampler(search, seed)
-    for attempt in range(6):
-        try:
-            rdb = optuna.storages.RDBStorage(
-                url, engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {})
-            return optuna.create_study(
-                study_name=study_name, storage=rdb, direction="maximize", sampler=sampler,
-                pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=20) if pruner
-                else optuna.pruners.NopPruner(),
-                load_if_exists=True)
-        except (IntegrityError, optuna.exceptions.DuplicatedStudyError) as exc:
-            error = exc  # another worker created it a moment ago
-        except SQLAlchemyError as exc:
-            # two workers creating Optuna's tables at once: the loser sees "already exists"
-            # (a table, or on PostgreSQL an enum type: ProgrammingError) or "locked" (SQLite)
-            if not re.search(r"already exists|locked", str(exc)):
-                raise TuningError(f"{cannot}: {databases.error_line(exc)}") from None
-            error = exc
-        time.sleep(0.2 * (attempt + 1))
-    raise TuningError(f"{cannot}: {databases.error_line(error)}")
-
-
-SPACE_ATTR = "dropedge_space"
-
-
-def check_study(study: optuna.Study, space: SearchSpace) -> None:
-    """Refuse to add trials to a study that is not ours or searches another space.
-
-    A study of the same name in a shared storage may belong to someone else: another
-    direction (our trials would then *minimise* validation accuracy), other parameters
-    (``KeyError: 'p_min'`` on reading its best trial), or our own study with another
-    search space. A new study is marked with :meth:`SearchSpace.describe`.
-
-    Raises:
-        TuningError: one line naming the study and what differs.
-    """
-    name = study.study_name
-    directions = [d.name.lower() for d in study.directions]
-    if directions != ["maximize"]:
-        raise TuningError(f"study {name!r} exists with direction {', '.join(directions)}; this program "
-                          f"maximises validation accuracy: pick another --study name")
-    attrs = study.user_attrs
-    wanted = space.describe()
-    if SPACE_ATTR not in attrs:
-        trials = study.get_trials(deepcopy=False)
-        foreign = sorted({p for t in trials for p in t.params}
-                         - {"p_min", "p_max_prime", "p", *OPTIONAL_PARAMS})
-        if trials:
-            what = f"parameters {', '.join(foreign)}" if foreign else f"{len(trials)} trials"
-            raise TuningError(f"study {name!r} was not made by this program (it has {what} and no "
-                              f"search-space mark): pick another --study name")
-        study.set_user_attr(SPACE_ATTR, wanted)
-    elif attrs[SPACE_ATTR] != wanted:
-        raise TuningError(f"study {name!r} searches {attrs[SPACE_ATTR]}, not {wanted}: give the same "
-                          f"--tune parameters, or another --study name")
-
-
-def default_study_name(base: TrainConfig, space: SearchSpace | None = None, search: str = "tpe",
-                       graph=None) -> str:
-    """A study name that two unrelated users of one storage do not share by accident.
-
-    ``dropedge-<user>-<dataset>-<backbone>-L<layers>-<sampler>-<hash>``: the hash covers
-    every training setting, the search space and the search, so workers started with
-    the same settings by the same user join one study, and anything else gets its own.
-    An uploaded graph adds its edges and labels to the hash.
-    """
-    import getpass
-    import hashlib
-    import json
-    import re
+    def on_event(event: dict) -> None:
+        if event["type"] != "epoch":
+            return
+        trial.report(event["val_acc"], event["epoch"])
+        if trial.should_prune():
+            pruned["flag"] = True
+            halt.set()
+        if stop_event is not None and stop_event.is_set():
+            halt.set()
 
     try:
-        user = getpass.getuser()
-    except Exception:  # no passwd entry (a container)
-        user = "user"
-    user = re.sub(r"[^A-Za-z0-9_.-]", "_", user)[:32] or "user"
-    digest = hashlib.sha256(json.dumps([base.to_dict(), (space or SearchSpace()).describe(), search],
-                                       sort_keys=True, default=str).encode())
-    if graph is not None and base.dataset == "upload":
-        digest.update(graph.undirected_edges.cpu().numpy().tobytes())
-        digest.update(graph.y.cpu().numpy().tobytes())
-    return (f"dropedge-{user}-{base.dataset}-{base.backbone}-L{base.num_layers}-"
-            f"{base.sampler}-{digest.hexdigest()[:10]}")
+        result = train(config, graph=graph, on_event=on_event, stop_event=halt)
+    except Exception as exc:
+        trial.set_user_attr(trial_budget.ERROR_ATTR, f"{type(exc).__name__}: {exc}".splitlines()[0][:200])
+        raise
+    return result, pruned["flag"]
 
 
 def objective(base: TrainConfig, space: SearchSpace, graph=None,
-              stop_event: threading.Event | None = None) -> Callable[[optuna.Trial], float]:
+              stop_event: threading.Event | None = None, budget: int | None = None,
+              current: dict | None = None) -> Callable[[optuna.Trial], float]:
     """The Optuna objective: train ``base`` with the trial's values, return the best
-    validation accuracy; report every epoch's validation accuracy for pruning."""
+    validation accuracy; report every epoch's validation accuracy for pruning.
+
+    ``budget``: the study's trial budget across workers (:func:`trial_budget.admits`); a
+    trial with no place left raises :class:`~dropedge_core.studies.trial_budget.VoidTrial`
+    before training. ``current`` (a dict) gets the running trial under ``"trial"``, for
+    the caller to void it when a signal cuts it short."""
+    worker = claims.worker_id()
+    holder = current if current is not None else {}
 
     def run(trial: optuna.Trial) -> float:
-        values = space.suggest(trial)
-        config = base.replace(**values)
+        holder["trial"] = trial
+        trial.set_user_attr(trial_budget.WORKER_ATTR, worker)
+        if budget is not None and not trial_budget.admits(trial, budget, worker):
+            raise trial_budget.VoidTrial("over budget")
+        try:
+            values = space.suggest(trial)
+            config = base.replace(**values)
+        except ConfigError as exc:
+            trial.set_user_attr(trial_budget.ERROR_ATTR, str(exc).splitlines()[0][:200])
+            raise
         if space.keep == "range":
             trial.set_user_attr("p_max", config.p_max)
         trial.set_user_attr("values", values)  # the config fields this trial set
-        halt = threading.Event()
-        pruned = {"flag": False}
-
-        def on_event(event: dict) -> None:
-            if event["type"] != "epoch":
-                return
-            trial.report(event["val_acc"], event["epoch"])
-            if trial.should_prune():
-                pruned["flag"] = True
-                halt.set()
-            if stop_event is not None and stop_event.is_set():
-                halt.set()
-
-        result = train(config, graph=graph, on_event=on_event, stop_event=halt)
+        result, pruned = _train_trial(trial, config, graph, stop_event)
         trial.set_user_attr("test_acc", result.test_acc)
         trial.set_user_attr("best_epoch", result.best_epoch)
         trial.set_user_attr("reason", result.reason)
         if isinstance(stop_event, SignalStop):
-            stop_event.check()  # a signal: Interrupted is no Exception, Optuna leaves the trial RUNNING
-        if pruned["flag"]:
+            stop_event.check()  # a signal: Interrupted is no Exception; the caller voids the trial
+        if pruned:
             raise optuna.TrialPruned()
         if result.best_val_acc is None or (stop_event is not None and stop_event.is_set()):
             raise optuna.TrialPruned()  # nothing to report: stopped or diverged at once
@@ -394,16 +125,41 @@ def objective(base: TrainConfig, space: SearchSpace, graph=None,
     return run
 
 
+#: How many times a worker that lost the race for a budget's last place tries again.
+MAX_RACES = 20
+
+
+def _optimize(study: optuna.Study, run: Callable, current: dict, n_trials: int, callbacks: list,
+              budget: int | None, stop_event: threading.Event | None) -> None:
+    """``study.optimize``, voiding the trial a signal cut short (then re-raising
+    ``Interrupted``) or the budget refused (then trying again while places are left)."""
+    for attempt in range(MAX_RACES):
+        if budget is not None and trial_budget.taken(study.get_trials(deepcopy=False)) >= budget:
+            return
+        try:
+            study.optimize(run, n_trials=n_trials, callbacks=callbacks, catch=(ConfigError,))
+            return
+        except trial_budget.VoidTrial as exc:
+            trial_budget.void(study, current.pop("trial", None), exc.reason)
+        except Interrupted as exc:
+            trial_budget.void(study, current.pop("trial", None), str(exc))
+            raise
+        trial_budget.retry_pause(attempt, stop_event)
+
+
 def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None = None,
          search: str = "tpe", seed: int | None = None, space: SearchSpace | None = None,
          graph=None, stop_event: threading.Event | None = None, pruner: bool = True,
-         callbacks: list | None = None, include_base: bool = False) -> optuna.Study:
+         callbacks: list | None = None, include_base: bool = False,
+         budget: int | None = None) -> optuna.Study:
     """Run ``n_trials`` trials of this worker on the shared study; return the study.
 
-    ``stop_event`` stops after the current trial (the running one is cut short).
+    ``stop_event`` stops after the current trial (the running one is cut short; a signal's
+    :class:`~dropedge_core.studies.stopping.SignalStop` voids it: it does not count).
     ``include_base`` queues ``base``'s own values (:meth:`SearchSpace.point`) as the
     first trial of a new study, so the search starts from the current setting and its
-    best is never worse.
+    best is never worse. ``budget`` caps the study's counted trials across every worker
+    (:mod:`~dropedge_core.studies.trial_budget`), finished and running.
     """
     if not isinstance(n_trials, int) or n_trials < 1:
         raise TuningError(f"trials must be a positive integer (got {n_trials!r})")
@@ -411,13 +167,19 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     space = space or SearchSpace()
     study = open_study(study_name, storage, search, seed, pruner)
     check_study(study, space)
-    if include_base and not study.get_trials(deepcopy=False):
-        study.enqueue_trial(space.point(base), skip_if_exists=True)
+    trials = study.get_trials(deepcopy=False)
+    if include_base and not any(trial_budget.counts(t) or t.state == TrialState.WAITING for t in trials):
+        # also after the first trial was voided (a signal cut it): the search starts from base
+        study.enqueue_trial(space.point(base))
     cbs = list(callbacks or [])
     if stop_event is not None:
         cbs.append(lambda study, trial: study.stop() if stop_event.is_set() else None)
-    study.optimize(objective(base, space, graph, stop_event),
-                   n_trials=n_trials, callbacks=cbs, catch=(ConfigError,))
+    if budget is not None:
+        cbs.append(lambda study, trial: study.stop()
+                   if trial_budget.taken(study.get_trials(deepcopy=False)) >= budget else None)
+    current: dict = {}
+    _optimize(study, objective(base, space, graph, stop_event, budget, current), current, n_trials, cbs,
+              budget, stop_event)
     return study
 
 
@@ -494,3 +256,10 @@ def best_summary(study: optuna.Study) -> dict | None:
             "p_max_prime": best.params.get("p_max_prime"), "p": best.params.get("p"),
             **{k: v for k, v in best.params.items() if k in OPTIONAL_PARAMS},
             "finished_trials": len(done)}
+
+
+# the names callers use, re-exported from the modules the tuning study was split into
+__all__ = ["FLOAT_RANGES", "HIDDEN_CHOICES", "KEEP_SPACES", "OPTIONAL_PARAMS", "OPTUNA_MARKERS", "SPACE_ATTR",
+           "SearchSpace", "TINY_VALIDATION", "TuningError", "best_summary", "best_uncertainty",
+           "check_storage", "check_study", "default_study_name", "make_sampler", "objective", "open_study",
+           "resolve_storage", "storage_url", "trials_frame", "tune"]

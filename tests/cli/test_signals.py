@@ -1,6 +1,7 @@
 """SIGINT / SIGTERM during ``tune`` (issue 29, class 3): exit 130 / 143 with one line and
-no traceback (Optuna used to log a 17-35 line one), and the interrupted trial is left
-RUNNING, which no budget counts, instead of FAIL (which did). Real signals, sent to the
+no traceback (Optuna used to log a 17-35 line one), and the interrupted trial is ended as
+FAIL marked void (``trial_budget.VOID_ATTR``), which no budget counts (an Optuna FAIL from
+KeyboardInterrupt used to count). Real signals, sent to the
 real CLI in a fresh process once its trial is running."""
 from __future__ import annotations
 
@@ -46,5 +47,7 @@ def test_a_signal_during_tune_is_one_line_and_the_trial_is_not_counted(tmp_path,
     assert lines == [f"error: interrupted by {signal.Signals(signum).name}; the running trial or run was "
                      "left unfinished and not counted: run the same command again to resume"], lines
     study = optuna.load_study(study_name="s", storage=f"sqlite:///{storage}")
-    states = [t.state for t in study.get_trials(deepcopy=False)]
-    assert states == [optuna.trial.TrialState.RUNNING], states  # not FAIL: no budget counts it
+    trials = study.get_trials(deepcopy=False)
+    assert [t.state for t in trials] == [optuna.trial.TrialState.FAIL]  # ended, so no worker waits for it
+    # voided: no budget counts it (an unmarked FAIL would be an old interrupt or a killed worker)
+    assert trials[0].user_attrs["void"] == f"interrupted by {signal.Signals(signum).name}"

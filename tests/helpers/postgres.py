@@ -71,11 +71,19 @@ class PostgresServer:
     def start(self) -> PostgresServer:
         self._run("initdb", "-D", str(self.data), "-U", self.USER, "-A", "trust", "-E", "UTF8",
                   "--no-sync", "--no-instructions")
+        self.resume()
+        return self
+
+    def resume(self) -> None:
+        """Start the cluster's server (again, after :meth:`pause`)."""
         options = (f"-F -p {self.port} -c listen_addresses=127.0.0.1 -k {self.sock} "
                    "-c max_connections=60 -c shared_buffers=16MB")
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "-t", "60",
                   "start")
-        return self
+
+    def pause(self) -> None:
+        """Stop the server, keeping its data (a server down for a while)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):

@@ -1,0 +1,149 @@
+"""Free what a closed browser session held: its upload, its jobs, its figures.
+
+A session's heavy objects (the parsed upload in ``upload_parsed``, a training session or
+sweep with their threads, trained snapshots) live in its ``st.session_state``. When a tab
+closes, Streamlit keeps the disconnected session for a reconnect (two minutes) and then
+drops it from a TTL cache that only expires entries when the cache is next touched, so the
+memory stayed held until another session came or went; a job's thread kept its graph alive
+longer still. Here every script run registers its session (:func:`watch_current`, from
+``app.py``) with one :class:`SessionReaper`, which holds each session's state only through
+a weak reference; a daemon thread sweeps every :data:`SWEEP_EVERY` seconds, and a session
+that has not been active for :data:`GRACE` seconds (longer than Streamlit keeps one for a
+reconnect) is released: every job in it is stopped, every key dropped, the garbage collected
+and freed heap handed back to the operating system (glibc's ``malloc_trim``).
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import threading
+import time
+import weakref
+from collections.abc import Callable
+
+#: Seconds a session may be inactive before its state is released (Streamlit keeps a
+#: disconnected session 120 s for a reconnect: never release before it would).
+GRACE = 150.0
+#: Seconds between sweeps of the reaper's thread.
+SWEEP_EVERY = 30.0
+
+
+def trim_heap() -> bool:
+    """Hand freed heap memory back to the operating system (glibc only; ``False`` elsewhere):
+    without it a process that once held gigabytes keeps them although they are free."""
+    name = ctypes.util.find_library("c")
+    try:
+        return bool(ctypes.CDLL(name).malloc_trim(0)) if name else False
+    except (OSError, AttributeError):
+        return False
+
+
+def release(state) -> int:
+    """Stop every job held in ``state`` (anything with a ``stop()``) and drop every key;
+    return how many keys were dropped. ``state``: a dict or Streamlit's session state."""
+    names = list(state.filtered_state) if hasattr(type(state), "filtered_state") else list(state)
+    for name in names:
+        try:
+            value = state[name]
+        except KeyError:
+            continue
+        stop = getattr(value, "stop", None)
+        if callable(stop):
+            try:
+                stop()  # its thread ends at its next epoch and lets go of the graph
+            except Exception:  # a job that cannot stop must not keep the rest held
+                pass
+        try:
+            del state[name]
+        except KeyError:
+            pass
+    return len(names)
+
+
+class SessionReaper:
+    """Sessions by id, each held weakly; :meth:`sweep` releases the ``session_state`` of
+    sessions inactive for ``grace`` seconds. A session is any object with a
+    ``session_state`` (Streamlit's ``AppSession``; its state, a slotted dataclass, cannot be
+    referenced weakly itself).
+
+    Args:
+        is_active: ``session_id -> bool`` (Streamlit's ``Runtime.is_active_session``).
+        grace: seconds of inactivity before a session's state is released.
+        clock: seconds, monotonic.
+    """
+
+    def __init__(self, is_active: Callable[[str], bool], grace: float = GRACE,
+                 clock: Callable[[], float] = time.monotonic):
+        self.is_active, self.grace, self.clock = is_active, grace, clock
+        self._states: dict[str, weakref.ref] = {}
+        self._inactive_since: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def watch(self, session_id: str, session) -> None:
+        with self._lock:
+            self._states[session_id] = weakref.ref(session)
+            self._inactive_since.pop(session_id, None)
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    def sweep(self) -> list[str]:
+        """Release the sessions inactive for ``grace`` seconds (and forget the ones whose
+        state Streamlit dropped already); return the released ids."""
+        now, released, freed = self.clock(), [], False
+        with self._lock:
+            for session_id, ref in list(self._states.items()):
+                session = ref()
+                if session is None:  # Streamlit dropped it: only the heap is left to trim
+                    freed = True
+                elif self.is_active(session_id):
+                    self._inactive_since.pop(session_id, None)
+                    continue
+                elif now - self._inactive_since.setdefault(session_id, now) < self.grace:
+                    continue
+                else:
+                    release(session.session_state)
+                    released.append(session_id)
+                    freed = True
+                del self._states[session_id]
+                self._inactive_since.pop(session_id, None)
+        if freed:
+            gc.collect()
+            trim_heap()
+        return released
+
+
+_REAPER: SessionReaper | None = None
+_START = threading.Lock()
+
+
+def _sweep_forever(reaper: SessionReaper) -> None:
+    while True:
+        time.sleep(SWEEP_EVERY)
+        try:
+            reaper.sweep()
+        except Exception:  # a sweep that failed is tried again at the next one
+            pass
+
+
+def watch_current() -> None:
+    """Register the session of the running script (call on every run, from ``app.py``);
+    starts the reaper's thread once per server process."""
+    global _REAPER
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    session = Runtime.instance().get_app_session(ctx.session_id) if ctx and Runtime.exists() else None
+    if session is None:
+        return  # bare mode (no server): nothing outlives the script
+    with _START:
+        if _REAPER is None:
+            _REAPER = SessionReaper(Runtime.instance().is_active_session)
+            threading.Thread(target=_sweep_forever, args=(_REAPER,), name="session-reaper",
+                             daemon=True).start()
+    _REAPER.watch(ctx.session_id, session)
+
+
+__all__ = ["GRACE", "SWEEP_EVERY", "SessionReaper", "release", "trim_heap", "watch_current"]

@@ -1,0 +1,73 @@
+"""A closed browser session's memory is released (issue 29, class 0): the reaper holds each
+session weakly, and once a session has been inactive for the grace period its jobs are
+stopped and its state dropped, so its uploaded graph is garbage (checked with a weak
+reference to the graph, the way a closed tab's upload would be). Real objects: a graph, and a
+real background training worker whose thread holds the graph."""
+from __future__ import annotations
+
+import gc
+import weakref
+
+from app_shared import session_memory
+from app_shared.background import TrainingWorker
+from dropedge_core import datasets
+from dropedge_core.training import TrainConfig
+
+
+class _Session:
+    """What the reaper needs of Streamlit's ``AppSession``: a ``session_state``."""
+
+    def __init__(self, state: dict):
+        self.session_state = state
+
+
+def _session_with_a_training_graph():
+    graph = datasets.load("karate")
+    worker = TrainingWorker(TrainConfig(dataset="karate", num_layers=2, epochs=100000, patience=0,
+                                        diag_every=0), graph=graph)
+    session = _Session({"upload_parsed": {"graph": graph, "notes": []}, "live_training": worker,
+                        "dataset": "upload"})
+    return session, weakref.ref(graph), worker
+
+
+def test_an_inactive_session_is_released_after_the_grace_and_its_graph_is_freed():
+    now = {"t": 0.0}
+    active = {"s1": True}
+    reaper = session_memory.SessionReaper(lambda sid: active[sid], grace=100.0, clock=lambda: now["t"])
+    session, graph_ref, worker = _session_with_a_training_graph()
+    reaper.watch("s1", session)
+    assert reaper.sweep() == []  # active: kept
+    active["s1"] = False  # the tab closed
+    now["t"] = 10.0
+    assert reaper.sweep() == [] and session.session_state  # within the grace: a reconnect finds it
+    now["t"] = 111.0
+    assert reaper.sweep() == ["s1"] and session.session_state == {} and len(reaper) == 0
+    worker.join(timeout=120)
+    assert worker.done and worker.result is not None and worker.result.reason == "stopped"
+    del worker
+    gc.collect()
+    assert graph_ref() is None  # nothing holds the closed session's graph any more
+
+
+def test_a_session_that_comes_back_within_the_grace_keeps_its_state():
+    now = {"t": 0.0}
+    active = {"s1": False}
+    reaper = session_memory.SessionReaper(lambda sid: active[sid], grace=100.0, clock=lambda: now["t"])
+    session = _Session({"upload_parsed": {"graph": object()}})
+    reaper.watch("s1", session)
+    reaper.sweep()
+    now["t"] = 90.0
+    active["s1"] = True  # reconnected
+    reaper.sweep()
+    active["s1"] = False
+    now["t"] = 150.0  # 150 s after the first disconnect, 60 s after the second
+    assert reaper.sweep() == [] and "upload_parsed" in session.session_state
+
+
+def test_a_session_streamlit_dropped_already_is_forgotten():
+    reaper = session_memory.SessionReaper(lambda sid: False, grace=0.0)
+    session = _Session({})
+    reaper.watch("gone", session)
+    del session
+    gc.collect()
+    assert reaper.sweep() == [] and len(reaper) == 0
