@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from app_shared.jobs import SweepJob
-from dropedge_core import cli, paths, samplers
+from dropedge_core import cli, samplers
 from dropedge_core.data import reference
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.studies import depth as results
@@ -161,13 +161,6 @@ def test_export_runs_roundtrip(tmp_path):
     assert results.read_runs(some)["key"].tolist() == [run_key(configs[1])]
     with pytest.raises(results.ResultsError, match="CSV"):
         results.export_runs(store, tmp_path / "x.parquet")
-
-
-def test_store_path(monkeypatch, tmp_path):
-    monkeypatch.delenv("DROPEDGE_RESULTS", raising=False)
-    assert results.store_path() == paths.RESULTS_DIR / "results.sqlite"
-    monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "x.sqlite"))
-    assert results.store_path() == tmp_path / "x.sqlite"
 
 
 # ----------------------------------------------------------------------------- the grid

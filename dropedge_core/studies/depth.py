@@ -52,7 +52,6 @@ from dropedge_core.studies.runs import (
     export_runs,
     read_runs,
     run_row,
-    store_path,
     store_runs,
 )
 from dropedge_core.training import TrainConfig, recipes
@@ -477,5 +476,5 @@ __all__ = ["BUNDLED_DIR", "DEPTHS", "DepthView", "GROUP_COLUMNS", "KEEP_GRID", "
            "bundled_files", "bundled_results", "bundled_signature", "cached_runs", "cached_settings",
            "cell_summary", "depth_configs", "depth_table", "depth_view", "describe_settings", "empty_runs",
            "export_runs", "nearest_settings", "other_runs", "paper_gaps", "paper_rows", "read_runs",
-           "recipe_line", "reproduction_notes", "requested_runs", "run_row", "store_path", "store_runs",
+           "recipe_line", "reproduction_notes", "requested_runs", "run_row", "store_runs",
            "study_settings", "sweep_commands"]
