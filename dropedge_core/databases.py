@@ -186,11 +186,11 @@ def _server_writable(conn: sa.Connection) -> bool:
     row = conn.exec_driver_sql(
         "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on', "
         "has_schema_privilege(current_schema(), 'CREATE'), "
-        "coalesce(bool_and(has_table_privilege(c.oid, 'INSERT,UPDATE,DELETE')), true) "
+        "bool_and(has_table_privilege(c.oid, 'INSERT,UPDATE,DELETE')) "
         "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')").one()
-    standby, read_only, create, write = row
-    return not standby and not read_only and (create or write)
+    standby, read_only, create, write = row  # write: None when there is no table yet
+    return bool(not standby and not read_only and (create or write))
 
 
 def _contents(conn: sa.Connection, location: Location, writable: bool) -> Contents:
@@ -226,14 +226,14 @@ def _contents(conn: sa.Connection, location: Location, writable: bool) -> Conten
 
 def _results_problem(look, names: set[str], views: set[str]) -> str | None:
     """Why a database with a ``runs`` object is not the results store, or ``None``."""
+    for table in sorted(set(RESULTS_TABLES) & views):
+        return f"its {table!r} is a view, not a table"
     other = sorted(names - set(RESULTS_TABLES))
     if other:
         return "tables: " + ", ".join(other[:6]) + (", ..." if len(other) > 6 else "")
     for table, markers in (("runs", RESULTS_MARKERS), ("claims", CLAIMS_MARKERS)):
         if table not in names:
             continue
-        if table in views:
-            return f"its {table!r} is a view, not a table"
         have = {c["name"] for c in look.get_columns(table)}
         lacking = [name for name in markers if name not in have]
         if lacking:
