@@ -8,9 +8,8 @@ VERSION = 3
 
 
 def upgrade(values: dict) -> TrainConfig:
-    """A schema-2 row's config as today's config."""
-    if str(values.get("backbone", "")).strip().lower() == "appnp*":
-        values = {**values, "backbone": "appnp_star"}
+    """A schema-2 row's config as today's config: :class:`TrainConfig` reads the old name
+    as the new one (``models.ALIASES``); re-keying the row (:func:`.upgrade_rows`) stores it."""
     return TrainConfig.from_dict(values)
 
 
