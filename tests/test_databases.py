@@ -319,3 +319,20 @@ def test_a_database_this_role_cannot_write_is_refused(pg, capsys):
     assert "is read-only here" in _cli(capsys, *SWEEP, "--store", reader)
     assert "is read-only" in _cli(capsys, *TUNE, "--storage", reader)
     assert _dump(pg, url) == before
+
+
+def test_the_pages_show_a_malformed_location_in_one_line(monkeypatch, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DROPEDGE_RESULTS", "postgresql:me@127.0.0.1:54329/results")
+    monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", "sqlite:/x.sqlite")
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)
+    at.run()
+    for page, name in (("app_pages/depth_study.py", "DROPEDGE_RESULTS"),
+                       ("app_pages/tuning.py", "DROPEDGE_TUNING_STORAGE")):
+        at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+        shown = [e.value for e in at.error if "slash missing" in e.value]
+        assert len(shown) == 1 and name in shown[0] and "\n" not in shown[0], [e.value for e in at.error]
+    assert list(tmp_path.iterdir()) == []
