@@ -210,6 +210,7 @@ HOSTILE_LOCATIONS = {
     "long URL": ("postgresql://me@h/" + "x" * 10_000, "longer than 4096 characters"),
     "unknown scheme": ("foo://host/db", "unknown database URL scheme 'foo://'"),
     "empty": ("   ", "empty location"),
+    "newline": ("sqlite:/x\nerror: forged second line", "slash missing"),
 }
 
 
@@ -231,6 +232,11 @@ def test_hostile_locations_are_one_bounded_line_everywhere(name, tmp_path, capsy
             monkeypatch.delenv(key)
         assert words in line and len(line) < 400, (flag, environ, line[:300])
     assert list(tmp_path.iterdir()) == []  # no folder named after a URL
+
+
+def test_a_nul_byte_is_one_line_not_a_traceback(tmp_path, capsys):
+    assert "NUL character" in _cli(capsys, *SWEEP, "--store", tmp_path / "r\x00.sqlite")
+    assert "NUL character" in _cli(capsys, *TUNE, "--storage", f"sqlite:///{tmp_path}/t\x00.sqlite")
 
 
 def test_a_tilde_is_the_home_folder(tmp_path, monkeypatch):
