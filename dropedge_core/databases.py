@@ -40,8 +40,9 @@ CONNECT_TIMEOUT = 10
 RESULTS_TABLES = ("runs", "claims")
 RESULTS_MARKERS = ("key", "created_at", "schema_version", "config_json", "history_json", "diagnostics_json")
 CLAIMS_MARKERS = ("key", "owner", "expires_at")
-#: Tables every Optuna RDB storage has (``alembic_version`` holds its schema revision).
-OPTUNA_MARKERS = ("studies", "version_info", "alembic_version")
+#: Tables every Optuna RDB storage has (made in one transaction; ``alembic_version``, which
+#: holds its schema revision, comes a moment later).
+OPTUNA_MARKERS = ("studies", "version_info")
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 DatabaseError = LocationError  # one kind of one-line refusal for every location problem
@@ -58,7 +59,8 @@ class Contents:
         tables: its tables; ``views``: its views.
         schema_version: the newest row's schema version of a results store (``None``: no rows).
         optuna_version: the Optuna version that made an Optuna storage; ``optuna_revision``:
-            its schema revision (Optuna's alembic revision).
+            its schema revision (Optuna's alembic revision); ``None`` while another process's
+            Optuna is still creating it.
         writable: whether this process may write there (file and folder permissions; on a
             server the session's privileges, a read-only or standby server).
         problem: why a ``"foreign"`` location is not what it looks like (a view, a table
@@ -84,6 +86,8 @@ class Contents:
         if self.kind == "results":
             version = "no runs" if self.schema_version is None else f"schema {self.schema_version}"
             return f"a DropEdge results store ({version})"
+        if self.kind == "optuna" and self.optuna_revision is None:
+            return "an Optuna storage (being created)"
         if self.kind == "optuna":
             return f"an Optuna storage (made by Optuna {self.optuna_version}, schema {self.optuna_revision})"
         if self.kind in ("new", "empty"):
@@ -213,14 +217,15 @@ def _contents(conn: sa.Connection, location: Location, writable: bool) -> Conten
         marked_views = sorted(set(OPTUNA_MARKERS) & set(views))
         if marked_views:
             return Contents(kind="foreign", problem=f"{marked_views[0]!r} is a view", **base)
-        try:
+        try:  # no rows yet: another worker's Optuna is creating the storage right now
             version = conn.execute(sa.text("SELECT library_version FROM version_info")).scalar()
-            revision = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+            revision = None
+            if "alembic_version" in names:
+                revision = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
         except SQLAlchemyError:
             return Contents(kind="foreign", problem="Optuna's table names, not its columns", **base)
-        if not version or not revision:
-            return Contents(kind="foreign", problem="Optuna's table names without its version rows", **base)
-        return Contents(kind="optuna", optuna_version=str(version), optuna_revision=str(revision), **base)
+        return Contents(kind="optuna", optuna_version=None if version is None else str(version),
+                        optuna_revision=None if revision is None else str(revision), **base)
     return Contents(kind="foreign", **base)
 
 

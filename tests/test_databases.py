@@ -132,6 +132,16 @@ def test_inspect_reads_a_store_in_use_and_a_read_only_file(tmp_path):
         assert databases.inspect(ro).writable is False
 
 
+def test_an_optuna_storage_another_worker_is_creating_is_joined(tmp_path):
+    """Optuna makes its tables in one transaction and stamps its revision a moment later:
+    a second worker starting in between joins, it does not call the storage foreign."""
+    path = _optuna_storage(tmp_path / "optuna.sqlite")
+    _sqlite(path, "DROP TABLE alembic_version", "DELETE FROM version_info")  # the moment before the stamp
+    assert databases.inspect(path).describe() == "an Optuna storage (being created)"
+    assert tuning.open_study("joined", str(path)).study_name == "joined"
+    assert databases.inspect(path).optuna_revision == tuning.optuna_revisions()[0]
+
+
 # ----------------------------------------------------------------------------- refusals, SQLite
 def _hostile_files(tmp_path: Path) -> dict[str, tuple[Path, str, str]]:
     """name -> (file, words of the store's refusal, words of the Optuna storage's refusal)."""
