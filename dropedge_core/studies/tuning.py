@@ -171,7 +171,7 @@ def _refuse(contents: databases.Contents) -> None:
     if contents.kind == "foreign":
         raise TuningError(f"{where} is {contents.describe()}, not an Optuna storage; give a new file or "
                           "an empty database; nothing was written")
-    if contents.kind == "optuna":
+    if contents.kind == "optuna" and contents.optuna_revision is not None:  # None: being created
         head, known = optuna_revisions()
         made = f"{where} was made by Optuna {contents.optuna_version} (schema {contents.optuna_revision})"
         if contents.optuna_revision not in known:
