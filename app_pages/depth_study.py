@@ -14,8 +14,9 @@ import streamlit as st
 import app_shared as ui
 from app_shared import depth_view as dv
 from app_shared import jobs
-from dropedge_core import datasets, figures
+from dropedge_core import datasets, figures, paths
 from dropedge_core.data import reference
+from dropedge_core.locations import LocationError
 from dropedge_core.store import ResultStore, StoreError
 from dropedge_core.studies import depth, own_runs, runs
 from dropedge_core.studies.depth_view import depth_view
@@ -77,9 +78,9 @@ if not req.backbones or not req.depths or not req.samplers:
 
 store, store_error, store_df = None, None, runs.empty_runs()
 try:
-    store = _open_store(str(runs.store_path()))
+    store = _open_store(str(paths.results_store()))
     store_df = runs.store_runs(store)
-except StoreError as exc:  # not our store, damaged, a server that refuses: one line, no "Run missing"
+except (StoreError, LocationError) as exc:  # bad $DROPEDGE_RESULTS, not ours, a refusing server: one line
     store, store_error = None, str(exc)
     st.error(f"Results store: {store_error}")
 try:
@@ -129,8 +130,8 @@ with st.expander("Runs, one row per seed"):
 with st.expander("The same runs from the command line"):
     st.code("\n".join(depth.sweep_commands(sel.dataset, sel.split, req.backbones, req.depths, req.samplers,
                                            req.seeds, req.epochs, mode=req.mode, p_min=sel.p_min,
-                                           p_max=sel.p_max, store=runs.store_path(), kernel=req.kernel,
-                                           directed=req.directed)),
+                                           p_max=sel.p_max, kernel=req.kernel, directed=req.directed,
+                                           store=store.path if store is not None else None)),
             language="bash", wrap_lines=True)
     st.caption("A sweep stores each run under the same key as this page, so its runs show here "
                "(and an interrupted sweep resumes). `dropedge_core.studies.runs.export_runs(store, "

@@ -23,8 +23,11 @@ from dropedge_core.training import ConfigError, TrainConfig, check_trainable
 POLL_S = 1.0
 #: Defaults sized so that a study on Cora at L = 8 says something (see the epochs' help).
 DEFAULT_EPOCHS, DEFAULT_HIDDEN = 100, 64
-STORAGE = paths.tuning_storage()
-STORAGE_URL = tuning.storage_url(STORAGE)  # a file path, or a server URL (postgresql://...)
+try:  # a malformed $DROPEDGE_TUNING_STORAGE is one line, not a traceback; STORAGE: shown, no password
+    STORAGE = databases.display(STORAGE_URL := tuning.storage_url(paths.tuning_storage()))
+except ValueError as exc:
+    st.error(f"Tuning storage: {exc}")
+    st.stop()
 
 ss = st.session_state
 job: jobs.TuningJob | None = tv.current_job()  # the URL's (a reloaded page) or this session's
@@ -80,7 +83,7 @@ if ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default 
 name = st.text_input("Study name", key="tune_study", max_chars=200,
                      help="Trials go into this study of the storage; an existing name "
                           "resumes it (its trials should share these settings).").strip()
-st.caption(f"Storage: `{databases.display(STORAGE_URL)}` (DROPEDGE_TUNING_STORAGE changes it). Other "
+st.caption(f"Storage: `{STORAGE}` (DROPEDGE_TUNING_STORAGE changes it). Other "
            "workers given the same storage and study name add their trials to this study.")
 
 b = st.columns([1, 1, 6])

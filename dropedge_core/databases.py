@@ -1,114 +1,276 @@
-"""Where a database lives: a SQLite file path, or a server URL (PostgreSQL), for the
-results store (:mod:`dropedge_core.store`) and the Optuna storage (:mod:`dropedge_core.studies.tuning`).
+"""What a database location holds, looked at without changing a byte of it, and the engines
+that then open it, for the results store (:mod:`dropedge_core.store`) and the Optuna storage
+(:mod:`dropedge_core.studies.tuning`).
 
-One place turns what a user typed into something SQLAlchemy can open, and every way that
-can fail into one line (:class:`DatabaseError`, a ``ValueError``: the CLI's exit 2, the
-app's ``st.error``): an unknown scheme, a driver that is not installed, a server that
-refuses. ``postgresql://`` means psycopg 3 (``postgresql+psycopg://``), the driver in
-``requirements.txt``; SQLAlchemy's own default for that scheme, psycopg2, is not needed.
+Both refuse a location before anything is created or altered unless :func:`inspect` says it
+is theirs: nothing there yet, an empty database, the results store (with its schema
+version) or an Optuna storage (with the Optuna version that made it); anything else, a
+view where a table is expected, or a location that cannot be written is one line
+(:class:`DatabaseError`, a ``ValueError``: the CLI's exit 2, the app's ``st.error``).
+:func:`inspect` only reads: a SQLite file is opened with SQLite's ``mode=ro`` URI (no
+journal, no lock file, no schema change), a server database in a ``READ ONLY`` transaction.
+
+Locations are parsed by :mod:`dropedge_core.locations` (one parser for every flag and
+variable); the names below that deal with them are kept here for their callers.
 
 Example:
     >>> is_url("postgresql://me@db.lab:5432/dropedge"), is_url("results/results.sqlite")
     (True, False)
-    >>> server_url("postgresql://me:secret@db.lab/dropedge").drivername
-    'postgresql+psycopg'
 """
 from __future__ import annotations
 
-import re
+import os
+import sqlite3
+import time
+import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import URL, create_engine, make_url
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import NullPool
 
-#: Schemes a user may write for PostgreSQL, and the SQLAlchemy driver each means.
-POSTGRES_SCHEMES = {"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg",
-                    "postgresql+psycopg": "postgresql+psycopg"}
+from dropedge_core.locations import POSTGRES_SCHEMES, Location, LocationError, display, is_url, parse
+
 #: Seconds to wait for a server to answer before saying it does not.
 CONNECT_TIMEOUT = 10
+#: How the results store is recognised: its tables, and columns every version of its
+#: ``runs`` and ``claims`` tables has had (another program's ``runs`` lacks them).
+RESULTS_TABLES = ("runs", "claims")
+RESULTS_MARKERS = ("key", "created_at", "schema_version", "config_json", "history_json", "diagnostics_json")
+CLAIMS_MARKERS = ("key", "owner", "expires_at")
+#: Tables every Optuna RDB storage has (made in one transaction; ``alembic_version``, which
+#: holds its schema revision, comes a moment later).
+OPTUNA_MARKERS = ("studies", "version_info")
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+DatabaseError = LocationError  # one kind of one-line refusal for every location problem
 
 
-class DatabaseError(ValueError):
-    """A database location that cannot be used, in one line."""
+@dataclass(frozen=True)
+class Contents:
+    """What a location holds (:func:`inspect`).
+
+    Attributes:
+        location: where.
+        kind: ``"new"`` (no file yet), ``"empty"``, ``"results"`` (this program's store),
+            ``"optuna"`` (an Optuna storage) or ``"foreign"`` (anything else).
+        tables: its tables; ``views``: its views.
+        schema_version: the newest row's schema version of a results store (``None``: no rows).
+        optuna_version: the Optuna version that made an Optuna storage; ``optuna_revision``:
+            its schema revision (Optuna's alembic revision); ``None`` while another process's
+            Optuna is still creating it.
+        writable: whether this process may write there (file and folder permissions; on a
+            server the session's privileges, a read-only or standby server).
+        problem: why a ``"foreign"`` location is not what it looks like (a view, a table
+            without our columns), or ``None``.
+    """
+
+    location: Location
+    kind: str
+    tables: tuple[str, ...] = ()
+    views: tuple[str, ...] = ()
+    schema_version: int | None = None
+    optuna_version: str | None = None
+    optuna_revision: str | None = None
+    writable: bool = True
+    problem: str | None = None
+
+    @property
+    def where(self) -> str:
+        return repr(self.location.display)
+
+    def describe(self) -> str:
+        """What it holds, for a refusal: ``an Optuna storage (made by Optuna 5.0.0)``, ..."""
+        if self.kind == "results":
+            version = "no runs" if self.schema_version is None else f"schema {self.schema_version}"
+            return f"a DropEdge results store ({version})"
+        if self.kind == "optuna" and self.optuna_revision is None:
+            return "an Optuna storage (being created)"
+        if self.kind == "optuna":
+            return f"an Optuna storage (made by Optuna {self.optuna_version}, schema {self.optuna_revision})"
+        if self.kind in ("new", "empty"):
+            return "nothing yet" if self.kind == "new" else "an empty database"
+        if self.problem:
+            return f"another program's database ({self.problem})"
+        names = sorted(self.tables + self.views)
+        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        return f"another program's database (tables: {shown})"
 
 
-def is_url(target: object) -> bool:
-    """Whether ``target`` is a URL (``scheme://...``) rather than a file path."""
-    return isinstance(target, str) and "://" in target
+def inspect(target: str | Path | Location, what: str = "database") -> Contents:
+    """Look at a location without changing it: what it holds, and whether it is writable.
+
+    Args:
+        target: a file path, ``sqlite:///file`` or a server URL (:func:`locations.parse`).
+        what: what the location is meant for, named in an error (``"results store"``).
+
+    Raises:
+        DatabaseError: the location cannot be read at all: a directory, a device, a file
+            that is not a SQLite database or is damaged, a server that refuses (one line).
+    """
+    location = parse(target, what)
+    if location.is_server:
+        return _inspect_server(location, what)
+    return _inspect_file(location, what)
 
 
-def sqlite_path(target: str | Path) -> Path | None:
-    """The file of a SQLite location (a path or ``sqlite:///path``); ``None`` for a
-    server URL. ``sqlite:///:memory:`` gives ``Path(":memory:")``."""
-    if isinstance(target, Path):
-        return target.expanduser()
-    text = str(target).strip()
-    if not is_url(text):
-        if re.match(r"[A-Za-z][A-Za-z0-9+.-]+:/", text):  # 'postgresql:/host/db': not a folder named so
-            raise DatabaseError(f"{text!r} looks like a database URL with a slash missing; "
-                                "write scheme://user@host:port/database, or give a file path")
-        return Path(text).expanduser()
-    if text.startswith("sqlite:///"):
-        return Path(text[len("sqlite:///"):]).expanduser()
-    if text.split("://", 1)[0].lower() in ("sqlite", "sqlite+pysqlite"):
-        raise DatabaseError(f"SQLite URL {text!r} needs three slashes and a file: sqlite:///path/to/file.sqlite")
+def _inspect_file(location: Location, what: str) -> Contents:
+    file = location.file
+    where = repr(str(file))
+    if str(file) == ":memory:":
+        return Contents(location, "new")
+    if not file.exists():
+        return Contents(location, "new", writable=_creatable(file))
+    if file.is_dir():
+        example = str(file / "db.sqlite")
+        raise DatabaseError(f"{what} {where} is a directory; give a file in it, e.g. {example!r}")
+    if not file.is_file():
+        raise DatabaseError(f"{what} {where} is not a regular file (a device or a pipe); give a SQLite file")
+    writable = os.access(file, os.R_OK | os.W_OK) and os.access(file.parent, os.W_OK | os.X_OK)
+    if file.stat().st_size == 0:
+        return Contents(location, "empty", writable=writable)
+    with open(file, "rb") as fh:
+        header = fh.read(20)
+    if header[:len(SQLITE_HEADER)] != SQLITE_HEADER:
+        raise DatabaseError(f"{what} {where} is not a SQLite database (it does not begin with "
+                            "'SQLite format 3'); nothing was changed")
+    for attempt in range(3):
+        try:
+            return _read_file(location, writable, wal=header[18:20] == b"\x02\x02")
+        except (SQLAlchemyError, sqlite3.Error) as exc:
+            error = exc  # a checkpoint of another process while an immutable read ran: read again
+            time.sleep(0.1 * (attempt < 2))
+    raise DatabaseError(f"{what} {where} cannot be read ({error_line(error)}): damaged or not a "
+                        "database; nothing was changed")
+
+
+def _read_file(location: Location, writable: bool, wal: bool) -> Contents:
+    """Classify a SQLite file through a ``mode=ro`` connection. A read-only reader of a WAL
+    database creates ``-wal``/``-shm`` files it cannot remove: a WAL file without them is
+    quiescent (no writer holds it open), so it is read as ``immutable`` (no file created)."""
+    file = location.file
+    quiet = wal and not Path(f"{file}-wal").exists()
+    uri = f"file:{urllib.parse.quote(str(file.absolute()))}?mode=ro" + ("&immutable=1" if quiet else "")
+    engine = sa.create_engine("sqlite://", poolclass=NullPool,
+                              creator=lambda: sqlite3.connect(uri, uri=True, timeout=30))
+    try:
+        with engine.connect() as conn:
+            return _contents(conn, location, writable)
+    finally:
+        engine.dispose()
+
+
+def _creatable(file: Path) -> bool:
+    """Whether the nearest existing folder above ``file`` lets us create it (and its folders)."""
+    parent = file.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent.is_dir() and os.access(parent, os.W_OK | os.X_OK)
+
+
+def _inspect_server(location: Location, what: str) -> Contents:
+    engine = server_engine(location.url, pool_size=1)
+    try:
+        with engine.connect() as conn, conn.begin() as tx:
+            conn.exec_driver_sql("SET TRANSACTION READ ONLY")  # a looker cannot write, even by mistake
+            contents = _contents(conn, location, _server_writable(conn))
+            tx.rollback()
+            return contents
+    except SQLAlchemyError as exc:
+        raise DatabaseError(f"cannot use the {what} {location.display!r}: {error_line(exc)}") from None
+    finally:
+        engine.dispose()
+
+
+def _server_writable(conn: sa.Connection) -> bool:
+    """Not a standby, not read-only by default, and allowed to create tables or to write the
+    ones there are."""
+    row = conn.exec_driver_sql(
+        "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on', "
+        "has_schema_privilege(current_schema(), 'CREATE'), "
+        "bool_and(has_table_privilege(c.oid, 'INSERT,UPDATE,DELETE')) "
+        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')").one()
+    standby, read_only, create, write = row  # write: None when there is no table yet
+    return bool(not standby and not read_only and (create or write))
+
+
+def _contents(conn: sa.Connection, location: Location, writable: bool) -> Contents:
+    """Classify what ``conn`` shows, by reading the catalog and at most two version rows."""
+    look = sa.inspect(conn)
+    tables, views = tuple(sorted(look.get_table_names())), tuple(sorted(look.get_view_names()))
+    names = set(tables) | set(views)
+    base = {"location": location, "tables": tables, "views": views, "writable": writable}
+    if not names:
+        return Contents(kind="empty", **base)
+    if names & set(RESULTS_TABLES) and not set(OPTUNA_MARKERS) <= names:
+        problem = _results_problem(look, names, set(views))
+        if problem:
+            return Contents(kind="foreign", problem=problem, **base)
+        newest = None
+        if "runs" in names:
+            newest = conn.execute(sa.text("SELECT max(schema_version) FROM runs")).scalar()
+        return Contents(kind="results", schema_version=None if newest is None else int(newest), **base)
+    if set(OPTUNA_MARKERS) <= names and "runs" not in names:
+        marked_views = sorted(set(OPTUNA_MARKERS) & set(views))
+        if marked_views:
+            return Contents(kind="foreign", problem=f"{marked_views[0]!r} is a view", **base)
+        try:  # no rows yet: another worker's Optuna is creating the storage right now
+            version = conn.execute(sa.text("SELECT library_version FROM version_info")).scalar()
+            revision = None
+            if "alembic_version" in names:
+                revision = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+        except SQLAlchemyError:
+            return Contents(kind="foreign", problem="Optuna's table names, not its columns", **base)
+        return Contents(kind="optuna", optuna_version=None if version is None else str(version),
+                        optuna_revision=None if revision is None else str(revision), **base)
+    return Contents(kind="foreign", **base)
+
+
+def _results_problem(look, names: set[str], views: set[str]) -> str | None:
+    """Why a database with a ``runs`` object is not the results store, or ``None``."""
+    for table in sorted(set(RESULTS_TABLES) & views):
+        return f"its {table!r} is a view, not a table"
+    other = sorted(names - set(RESULTS_TABLES))
+    if other:
+        return "tables: " + ", ".join(other[:6]) + (", ..." if len(other) > 6 else "")
+    for table, markers in (("runs", RESULTS_MARKERS), ("claims", CLAIMS_MARKERS)):
+        if table not in names:
+            continue
+        have = {c["name"] for c in look.get_columns(table)}
+        lacking = [name for name in markers if name not in have]
+        if lacking:
+            return f"its {table!r} table lacks {', '.join(lacking)}"
+        if look.get_pk_constraint(table).get("constrained_columns") != ["key"]:
+            return f"its {table!r} table has no primary key on 'key'"
     return None
 
 
-def display(url: URL | str) -> str:
-    """The URL as text with its password hidden (for messages and reports)."""
-    if isinstance(url, str):
-        try:
-            url = make_url(url)
-        except ArgumentError:
-            return url
-    return url.render_as_string(hide_password=True)
-
-
-def server_url(text: str, allowed: tuple[str, ...] | None = None) -> URL:
-    """Parse a server URL; ``postgresql://`` becomes ``postgresql+psycopg://``.
-
-    Args:
-        text: ``scheme://user[:password]@host[:port]/database``.
-        allowed: backend names accepted (``("postgresql",)``); ``None``: any that
-            SQLAlchemy knows.
-
-    Raises:
-        DatabaseError: not a URL, an unknown or unsupported scheme, or its driver is not
-            installed (the message says what to install).
-    """
+def same_place(a: str | Path | Location, b: str | Path | Location) -> bool:
+    """Whether two locations are one database (one file, or one server database)."""
+    a, b = parse(a), parse(b)
+    if a.is_server or b.is_server:
+        keys = [(u.get_backend_name(), u.host, u.port, u.database) if u is not None else None
+                for u in (a.url, b.url)]
+        return keys[0] == keys[1]
     try:
-        url = make_url(text)
-    except ArgumentError:
-        raise DatabaseError(f"{text!r} is not a database URL (scheme://user@host:port/database)") from None
-    scheme = url.drivername.lower()
-    if scheme in POSTGRES_SCHEMES:
-        url = url.set(drivername=POSTGRES_SCHEMES[scheme])
-    try:
-        dialect = url.get_dialect()
-    except NoSuchModuleError:
-        valid = "postgresql://" if allowed == ("postgresql",) else "postgresql://, mysql://"
-        raise DatabaseError(f"unknown database URL scheme {scheme + '://'!r} in {display(url)!r}; valid: "
-                            f"{valid}... or a SQLite file path") from None
-    backend = url.get_backend_name()
-    if allowed is not None and backend not in allowed:
-        raise DatabaseError(f"{backend} URLs are not supported here ({display(url)!r}); valid: "
-                            + ", ".join(f"{a}://..." for a in allowed) + " or a SQLite file path")
-    try:
-        dialect.import_dbapi()
-    except ImportError as exc:
-        hint = " (pip install 'psycopg[binary]')" if backend == "postgresql" else ""
-        raise DatabaseError(f"the database driver for {scheme}:// URLs is not installed: "
-                            f"{exc.name or exc}{hint}") from None
-    return url
+        return a.file.resolve() == b.file.resolve()
+    except OSError:
+        return a.file.absolute() == b.file.absolute()
+
+
+def sqlite_path(target: str | Path | Location) -> Path | None:
+    """The file of a SQLite location; ``None`` for a server (:func:`locations.parse`)."""
+    return parse(target).file
 
 
 def server_engine(url: URL, pool_size: int = 2) -> Engine:
     """An engine on a server: connections checked before use (a restarted server or a
     dropped connection is reconnected, not an error), a bounded connect wait."""
     args = {"connect_timeout": CONNECT_TIMEOUT} if url.get_backend_name() == "postgresql" else {}
-    return create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=4, connect_args=args)
+    return sa.create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=4, connect_args=args)
 
 
 def error_line(exc: BaseException) -> str:
@@ -118,5 +280,6 @@ def error_line(exc: BaseException) -> str:
     return lines[0] if lines else type(orig).__name__
 
 
-__all__ = ["CONNECT_TIMEOUT", "DatabaseError", "POSTGRES_SCHEMES", "display", "error_line", "is_url",
-           "server_engine", "server_url", "sqlite_path"]
+__all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "OPTUNA_MARKERS",
+           "POSTGRES_SCHEMES", "RESULTS_MARKERS", "RESULTS_TABLES", "SQLITE_HEADER", "display",
+           "error_line", "inspect", "is_url", "same_place", "server_engine", "sqlite_path"]

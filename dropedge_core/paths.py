@@ -16,7 +16,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from dropedge_core import databases
+from dropedge_core import locations
 
 #: The package's data folder (``dropedge_core/assets``; package data in a wheel).
 ASSETS = Path(str(resources.files("dropedge_core") / "assets"))
@@ -38,16 +38,29 @@ def asset(*parts: str) -> Path:
 
 
 def results_store() -> Path | str:
-    """``$DROPEDGE_RESULTS`` (a file path or a server URL), else ``RESULTS_DIR/results.sqlite``."""
+    """``$DROPEDGE_RESULTS`` (a file path or a server URL), else ``RESULTS_DIR/results.sqlite``:
+    a file path (``~`` expanded) or a server URL, read by :func:`dropedge_core.locations.parse`.
+
+    Raises:
+        LocationError: the variable is not a usable location (one line naming it).
+    """
     value = os.environ.get("DROPEDGE_RESULTS", "").strip()
     if not value:
         return RESULTS_DIR / "results.sqlite"
-    return value if databases.is_url(value) else Path(value).expanduser()
+    return locations.parse(value, "DROPEDGE_RESULTS").target
 
 
 def tuning_storage() -> str:
-    """``$DROPEDGE_TUNING_STORAGE``, else ``RESULTS_DIR/tuning.sqlite`` (a file path)."""
-    return os.environ.get("DROPEDGE_TUNING_STORAGE", "").strip() or str(RESULTS_DIR / "tuning.sqlite")
+    """``$DROPEDGE_TUNING_STORAGE``, else ``RESULTS_DIR/tuning.sqlite``: a file path (``~``
+    expanded) or a server URL, read by :func:`dropedge_core.locations.parse`.
+
+    Raises:
+        LocationError: the variable is not a usable location (one line naming it).
+    """
+    value = os.environ.get("DROPEDGE_TUNING_STORAGE", "").strip()
+    if not value:
+        return str(RESULTS_DIR / "tuning.sqlite")
+    return str(locations.parse(value, "DROPEDGE_TUNING_STORAGE").target)
 
 
 def reproduction_doc() -> Path | None:

@@ -20,12 +20,13 @@ MAX_PAGE_LINES = 150
 RANKS: dict[str, int] = {
     "dropedge_core.method": 0,                                 # the method: torch only, the bottom
     "dropedge_core.env": 1, "dropedge_core.memory": 1,        # infrastructure: settings, limits,
-    "dropedge_core.paths": 1, "dropedge_core.databases": 1,   # where assets and stores are,
+    "dropedge_core.paths": 1, "dropedge_core.locations": 1,   # where assets and stores are,
+    "dropedge_core.databases": 1,                              # what a database holds,
     "dropedge_core.echo": 1,                                   # refused values shown cut
     "dropedge_core.data": 2, "dropedge_core": 2,
     "dropedge_core.training": 3,
     "dropedge_core.pyg": 4,                                    # for PyG users' code: nothing here imports it
-    "dropedge_core.store": 5,
+    "dropedge_core.store": 5,                                  # schema, versions, runs, claim SQL
     "dropedge_core.claims": 6,
     "dropedge_core.studies": 7,
     "dropedge_core.figures": 8,
@@ -174,7 +175,7 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
         "dropedge_core/method/c.py": "from .graph import Graph\nimport torch\n",
         "dropedge_core/method/graph.py": "from dropedge_core import databases\n",
         "dropedge_core/data/presets.py": "from dropedge_core.store import ResultStore\n",
-        "dropedge_core/store.py": "import app_shared\nfrom dropedge_core.training import TrainConfig\n",
+        "dropedge_core/store/runs.py": "import app_shared\nfrom dropedge_core.training import TrainConfig\n",
         "app_shared/__init__.py": "from dropedge_core.studies import runs\n",
     }
     for name, text in files.items():
@@ -185,7 +186,7 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
         "dropedge_core/method/b.py": ["dropedge_core.figures", "dropedge_core.figures.style"],
         "dropedge_core/method/graph.py": ["dropedge_core.databases"],
         "dropedge_core/data/presets.py": ["dropedge_core.store", "dropedge_core.store.ResultStore"],
-        "dropedge_core/store.py": ["app_shared"]}
+        "dropedge_core/store/runs.py": ["app_shared"]}
 
 
 #: Test folders beside the package's own (dropedge_core/<layer>/ -> tests/<layer>/): the app's

@@ -6,7 +6,7 @@ import itertools
 import json
 import sys
 
-from dropedge_core import databases, memory
+from dropedge_core import databases, memory, paths
 from dropedge_core.cli.common import (
     MAX_RUNS,
     MAX_SOURCES,
@@ -284,6 +284,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     bases = [cell_search.cell_base(args.dataset, args.split, args.backbone, layers, sampler, args.recipe)
              for layers in args.layers for sampler in args.samplers]  # every cell checked before any work
     storage = tuning.check_storage(args.storage)  # before any work
+    if databases.same_place(storage, args.store or paths.results_store()):  # before either is written
+        raise CLIError(f"--store and --storage name one database ({databases.display(storage)}): the "
+                       "results store and the Optuna storage need one each")
     store = ResultStore(args.store)
     graph = load_dataset(bases[0].dataset, bases[0].split)
     rows = []

@@ -1,5 +1,6 @@
 """Runs as tables: the run CSV format, the runs bundled with the app under
-``dropedge_core/assets/results/``, the results store's runs in that format, and their export.
+``dropedge_core/assets/results/``, the results store's runs in that format, and their export
+(the run CSV format, or every column as CSV or parquet).
 
 **The run CSV format** — what :func:`export_runs` writes and :func:`bundled_results`
 reads; one row per training run, columns in this order (:data:`RUN_COLUMNS`):
@@ -57,11 +58,6 @@ _STR_COLUMNS = ("dataset", "split", "backbone", "sampler", "settings", "key")
 class ResultsError(ValueError):
     """A run CSV that cannot be read (missing columns, bad values); the message names
     the file."""
-
-
-def store_path() -> Path | str:
-    """The results store the app uses (:func:`dropedge_core.paths.results_store`)."""
-    return paths.results_store()
 
 
 def empty_runs() -> pd.DataFrame:
@@ -174,6 +170,30 @@ def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None
     return path
 
 
+def export_table(store: ResultStore, path: str | Path) -> Path:
+    """Write every column of the store's runs (:meth:`ResultStore.to_frame`: config, metrics)
+    to ``.csv`` or ``.parquet``, by the suffix; return the path. For the run CSV format (the
+    columns a page reads) use :func:`export_runs`.
+
+    Raises:
+        ResultsError: another suffix, or parquet without pyarrow (one line).
+    """
+    path = Path(path).expanduser()
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise ResultsError(f"unknown export format {path.suffix!r} of {str(path)!r}; valid: .csv, .parquet")
+    df = store.to_frame()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".csv":
+        df.to_csv(path, index=False)
+        return path
+    try:
+        df.to_parquet(path, index=False)
+    except ImportError:
+        raise ResultsError("parquet export needs pyarrow (pip install pyarrow); use .csv") from None
+    return path
+
+
 def cached_runs(store_df: pd.DataFrame | None = None,
                 bundled_df: pd.DataFrame | None = None) -> pd.DataFrame:
     """The runs available without training, with a ``source`` column (``"store"`` or
@@ -205,5 +225,5 @@ def display_order(column: pd.Series) -> pd.Series:
 
 
 __all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "RUN_COLUMNS", "ResultsError", "bundled_files", "bundled_results",
-           "bundled_signature", "cached_runs", "display_order", "empty_runs", "export_runs", "read_runs",
-           "run_row", "store_path", "store_runs"]
+           "bundled_signature", "cached_runs", "display_order", "empty_runs", "export_runs", "export_table",
+           "read_runs", "run_row", "store_runs"]

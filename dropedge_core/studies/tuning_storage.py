@@ -8,88 +8,19 @@ creates or joins a study, retrying the races of workers that start together.
 """
 from __future__ import annotations
 
-import os
 import re
-import sqlite3
 import time
 import warnings
 from pathlib import Path
 
 import optuna
-import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from dropedge_core import databases, paths
+from dropedge_core import databases, locations, paths
 from dropedge_core.studies.tuning_space import TuningError, make_sampler
 
-#: Tables every Optuna RDB storage has: how an existing database is recognised as one.
-OPTUNA_MARKERS = ("studies", "version_info")
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-def storage_url(storage: str | None) -> str:
-    """The storage as a URL, without looking at it: a bare file path means SQLite at that
-    path; ``postgresql://`` means psycopg 3 (``postgresql+psycopg://``)."""
-    target = str(storage or paths.tuning_storage()).strip()
-    if not databases.is_url(target):
-        return f"sqlite:///{target}"
-    scheme, rest = target.split("://", 1)
-    return f"{databases.POSTGRES_SCHEMES.get(scheme.lower(), scheme)}://{rest}"
-
-
-def _refuse_tables(tables: set[str], where: str, runs_columns: set[str]) -> None:
-    """An existing database must be empty or an Optuna storage (never our results store,
-    recognised by the columns of its ``runs`` table)."""
-    from dropedge_core.store import MARKER_COLUMNS, TABLE
-
-    if not tables or (set(OPTUNA_MARKERS) <= tables and TABLE not in tables):
-        return
-    if TABLE in tables and set(MARKER_COLUMNS) <= runs_columns:
-        raise TuningError(f"{where} is the DropEdge results store, not an Optuna storage; give the study "
-                          "its own file or database; nothing was written")
-    shown = ", ".join(sorted(tables)[:6]) + (", ..." if len(tables) > 6 else "")
-    raise TuningError(f"{where} is another program's database (tables: {shown}), not an Optuna storage; "
-                      "give a new file or an empty database; nothing was written")
-
-
-def _check_sqlite(path: Path) -> None:
-    where = repr(str(path))
-    if path.exists():
-        if path.is_dir():
-            raise TuningError(f"Optuna storage {where} is a directory; give a file, "
-                              f"e.g. {path / 'tuning.sqlite'}")
-        if not path.is_file():
-            raise TuningError(f"Optuna storage {where} is not a regular file (a device or a pipe); "
-                              "give a SQLite file")
-        if not os.access(path, os.R_OK | os.W_OK):
-            raise TuningError(f"Optuna storage {where} is read-only (trials are written to it); "
-                              "give a writable file")
-        if path.stat().st_size == 0:
-            return  # an empty file is an empty SQLite database
-        with open(path, "rb") as fh:
-            head = fh.read(len(_SQLITE_HEADER))
-        if head != _SQLITE_HEADER:
-            raise TuningError(f"Optuna storage {where} is not a SQLite database (it does not begin with "
-                              "'SQLite format 3'); give a new file or an Optuna storage; nothing was written")
-        try:  # only read (not mode=ro: a read-only reader of a WAL file leaves -wal/-shm files behind)
-            conn = sqlite3.connect(str(path), timeout=30)
-            try:
-                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                                     "AND name NOT LIKE 'sqlite_%'")}
-                runs = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
-            finally:
-                conn.close()
-        except sqlite3.Error as exc:
-            raise TuningError(f"Optuna storage {where} cannot be read ({exc}): damaged or not a database; "
-                              "nothing was written") from None
-        _refuse_tables(tables, f"Optuna storage {where}", runs)
-        return
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise TuningError(f"cannot create the Optuna storage {where}: {str(parent)!r} is not a "
-                          "writable folder")
+#: Tables every Optuna RDB storage has (:data:`dropedge_core.databases.OPTUNA_MARKERS`).
+OPTUNA_MARKERS = databases.OPTUNA_MARKERS
 
 
 #: Seconds between a running trial's signs of life in the storage (Optuna's option).
@@ -98,43 +29,74 @@ ALIVE_EVERY = 10
 GRACE_PERIOD = 60
 
 
+def storage_url(storage: str | None) -> str:
+    """The storage as a URL, without looking at it (:func:`dropedge_core.locations.parse`): a
+    file path means SQLite at that path (``~`` expanded); ``postgresql://`` means psycopg 3."""
+    try:
+        return locations.parse(storage or paths.tuning_storage(), "Optuna storage").sqlalchemy_url
+    except locations.LocationError as exc:
+        raise TuningError(str(exc)) from None
+
+
+def optuna_revisions() -> tuple[str, set[str]]:
+    """The storage schema revision this Optuna writes, and every revision it knows (the
+    alembic scripts Optuna ships: ``optuna storage upgrade`` moves a known one to the head)."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(optuna.storages.__file__).parent / "_rdb" / "alembic"))
+    script = ScriptDirectory.from_config(config)
+    return script.get_current_head(), {r.revision for r in script.walk_revisions()}
+
+
+def _refuse(contents: databases.Contents) -> None:
+    """One line unless the storage is new, empty, or an Optuna storage of this Optuna's
+    schema, and writable (:func:`dropedge_core.databases.inspect` looked without writing)."""
+    where = f"Optuna storage {contents.where}"
+    if contents.kind == "results":
+        raise TuningError(f"{where} is the DropEdge results store, not an Optuna storage; give the study "
+                          "its own file or database; nothing was written")
+    if contents.kind == "foreign":
+        raise TuningError(f"{where} is {contents.describe()}, not an Optuna storage; give a new file or "
+                          "an empty database; nothing was written")
+    if contents.kind == "optuna" and contents.optuna_revision is not None:  # None: being created
+        head, known = optuna_revisions()
+        made = f"{where} was made by Optuna {contents.optuna_version} (schema {contents.optuna_revision})"
+        if contents.optuna_revision not in known:
+            raise TuningError(f"{made}, newer than this Optuna {optuna.__version__} reads (schema {head}); "
+                              "upgrade Optuna or give another storage; nothing was written")
+        if contents.optuna_revision != head:
+            raise TuningError(f"{made}, older than this Optuna {optuna.__version__} writes (schema {head}); "
+                              "upgrade it with `optuna storage upgrade --storage URL`; nothing was written")
+    if not contents.writable:
+        if contents.kind == "new":
+            raise TuningError(f"cannot create the {where}: its folder is not a writable folder")
+        raise TuningError(f"{where} is read-only (trials are written to it); give a writable file; "
+                          "nothing was written")
+
+
 def check_storage(storage: str | None, create_folder: bool = True) -> str:
     """Check an Optuna storage before Optuna touches it; return its URL.
 
-    A SQLite file must be new, empty or already an Optuna storage (not a directory, a
-    device, a read-only file, another program's database, random bytes or text, nor the
-    results store); a server URL must name a known scheme whose driver is installed, a
-    server that answers, and an empty database or an Optuna storage. Anything else is
-    one :class:`TuningError` line, and nothing is written. With ``create_folder``, makes the
-    folder of a new SQLite file once the check passed.
+    The location is inspected without writing (:func:`dropedge_core.databases.inspect`): it
+    must be new, empty or an Optuna storage of this Optuna's schema, and writable (not a
+    directory, a device, a read-only file, another program's database, a view, random bytes
+    or text, the results store, a storage of an older or newer Optuna; a server URL must
+    name a known scheme whose driver is installed and a server that answers). Anything else
+    is one :class:`TuningError` line, and nothing is written. With ``create_folder``, makes
+    the folder of a new SQLite file once the check passed.
     """
     url = storage_url(storage)
     try:
-        file = databases.sqlite_path(url)
-        if file is None:
-            server = databases.server_url(url)
+        contents = databases.inspect(url, "Optuna storage")
     except databases.DatabaseError as exc:
-        raise TuningError(f"Optuna storage: {exc}") from None
-    if file is not None:
-        if str(file) == ":memory:":
-            return url
-        _check_sqlite(file)
-        if create_folder:
-            file.parent.mkdir(parents=True, exist_ok=True)
-        return url
-    where = repr(databases.display(server))
-    engine = databases.server_engine(server, pool_size=1)
-    try:
-        with engine.connect() as conn:
-            inspector = sa.inspect(conn)
-            tables = set(inspector.get_table_names())
-            runs = {c["name"] for c in inspector.get_columns("runs")} if "runs" in tables else set()
-    except SQLAlchemyError as exc:
-        raise TuningError(f"cannot use the Optuna storage {where}: {databases.error_line(exc)}") from None
-    finally:
-        engine.dispose()
-    _refuse_tables(tables, f"Optuna storage {where}", runs)
-    return server.render_as_string(hide_password=False)
+        raise TuningError(str(exc)) from None
+    _refuse(contents)
+    file = contents.location.file
+    if file is not None and create_folder and str(file) != ":memory:":
+        file.parent.mkdir(parents=True, exist_ok=True)
+    return url
 
 
 def resolve_storage(storage: str | None) -> str:

@@ -176,7 +176,7 @@ def test_tune_workers_share_a_study_on_the_server(pg, workers):
     ResultStore(results_db).close()
     with pytest.raises(tuning.TuningError, match="is the DropEdge results store"):
         tuning.check_storage(results_db)
-    with pytest.raises(StoreError, match="not a DropEdge results store: it holds other tables"):
+    with pytest.raises(StoreError, match="not a DropEdge results store: it holds an Optuna storage"):
         ResultStore(url)
 
 

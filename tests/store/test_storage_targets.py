@@ -92,7 +92,7 @@ def test_foreign_database_is_refused_and_left_untouched(tmp_path, capsys):
         code, out, err = _run(capsys, *SWEEP, "--store", path)
         assert code == 2 and out == ""
         line = _one_line(err)
-        assert name in line and ("lacks key" in line if with_runs else "other tables (shoes)" in line)
+        assert name in line and ("lacks key" in line if with_runs else "(tables: shoes)" in line)
         assert _fingerprint(path) == before
     with sqlite3.connect(tmp_path / "other.sqlite") as conn:  # its rows and columns as they were
         assert conn.execute("SELECT athlete, km FROM runs").fetchall() == [("ana", 5.2), ("bo", 10.0)]

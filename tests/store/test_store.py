@@ -9,7 +9,8 @@ import textwrap
 import pytest
 
 from dropedge_core import paths
-from dropedge_core.store import ResultStore, StoreError, canonical_json, default_path, run_key
+from dropedge_core.store import ResultStore, StoreError, canonical_json, run_key
+from dropedge_core.studies.runs import ResultsError, export_table
 from dropedge_core.training import TrainConfig, train
 from tests.helpers import REPO
 from tests.helpers.runs import fake_result
@@ -121,14 +122,14 @@ def test_frame_and_exports(tmp_path):
     assert df["directed"].dtype == bool
     curves = store.to_frame(curves=True)
     assert curves["history"].iloc[0][0]["epoch"] == 1
-    csv = store.export(tmp_path / "out" / "runs.csv")
+    csv = export_table(store, tmp_path / "out" / "runs.csv")
     assert csv.read_text().splitlines()[0].startswith("key,")
     pytest.importorskip("pyarrow")
     import pandas as pd
 
-    assert len(pd.read_parquet(store.export(tmp_path / "runs.parquet"))) == 3
-    with pytest.raises(StoreError, match="unknown export format '.xlsx'"):
-        store.export(tmp_path / "runs.xlsx")
+    assert len(pd.read_parquet(export_table(store, tmp_path / "runs.parquet"))) == 3
+    with pytest.raises(ResultsError, match="unknown export format '.xlsx'"):
+        export_table(store, tmp_path / "runs.xlsx")
 
 
 def test_bad_paths(tmp_path):
@@ -136,18 +137,19 @@ def test_bad_paths(tmp_path):
         ResultStore(tmp_path)
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreError, match="not a usable SQLite"):
+    with pytest.raises(StoreError, match="not a SQLite database"):
         ResultStore(junk)
 
 
 def test_default_path(monkeypatch, tmp_path):
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "x.sqlite"))
-    assert default_path() == tmp_path / "x.sqlite"
+    assert paths.results_store() == tmp_path / "x.sqlite"
+    assert ResultStore().path == tmp_path / "x.sqlite"  # the store's default is that one
     monkeypatch.delenv("DROPEDGE_RESULTS")
     # results/ of the checkout, wherever the command is started from (dropedge_core.paths)
-    assert default_path() == paths.REPO / "results" / "results.sqlite"
+    assert paths.results_store() == paths.REPO / "results" / "results.sqlite"
     monkeypatch.chdir(tmp_path)
-    assert default_path() == paths.REPO / "results" / "results.sqlite"
+    assert paths.results_store() == paths.REPO / "results" / "results.sqlite"
 
 
 WRITER = textwrap.dedent("""

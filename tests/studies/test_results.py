@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from app_shared.jobs import SweepJob
-from dropedge_core import cli, paths, samplers
+from dropedge_core import cli, samplers
 from dropedge_core.data import reference
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.studies import depth as depth_study
@@ -25,7 +25,6 @@ from dropedge_core.studies.runs import (
     export_runs,
     read_runs,
     run_row,
-    store_path,
     store_runs,
 )
 from tests.helpers.runs import _fake_train, result_of
@@ -171,13 +170,6 @@ def test_export_runs_roundtrip(tmp_path):
     assert read_runs(some)["key"].tolist() == [run_key(configs[1])]
     with pytest.raises(ResultsError, match="CSV"):
         export_runs(store, tmp_path / "x.parquet")
-
-
-def test_store_path(monkeypatch, tmp_path):
-    monkeypatch.delenv("DROPEDGE_RESULTS", raising=False)
-    assert store_path() == paths.RESULTS_DIR / "results.sqlite"
-    monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "x.sqlite"))
-    assert store_path() == tmp_path / "x.sqlite"
 
 
 # ----------------------------------------------------------------------------- the grid

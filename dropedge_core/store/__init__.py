@@ -1,0 +1,36 @@
+"""The results store: one row per training run, in an embedded SQLite file or on a
+database server, through SQLAlchemy.
+
+Where: ``path`` — default ``$DROPEDGE_RESULTS``, else ``results/results.sqlite``. A file
+path (or ``sqlite:///path``) is an embedded SQLite database, the default for one machine;
+a ``postgresql://user[:password]@host[:port]/database`` URL puts the store on a server that
+sweep workers on several machines and the app share (:mod:`dropedge_core.locations` parses
+it; a missing driver or a refusing server is one line). Same tables either way.
+
+The package, one idea per module (as Optuna's ``storages/_rdb``):
+
+* :mod:`.schema` — the tables, the run key (:func:`run_key`), :data:`SCHEMA_VERSION`;
+* :mod:`.versions` — one module per schema version, upgrading older rows on open;
+* :mod:`.runs` — :class:`ResultStore`: open (inspect first, refuse what is not ours),
+  put, get, delete, the table of all runs;
+* :mod:`.claims` — the claim and lease SQL the sweep workers share (:mod:`dropedge_core.claims`);
+* :mod:`.connection` — the SQLite engine, WAL, errors as one line.
+
+Exports (CSV, parquet) live with the other run tables in :mod:`dropedge_core.studies.runs`.
+"""
+from __future__ import annotations
+
+from dropedge_core.store.connection import StoreError
+from dropedge_core.store.runs import ResultStore
+from dropedge_core.store.schema import (
+           CLAIMS,
+           MARKER_COLUMNS,
+           NOT_IN_KEY,
+           SCHEMA_VERSION,
+           TABLE,
+           canonical_json,
+           run_key,
+)
+
+__all__ = ["CLAIMS", "MARKER_COLUMNS", "NOT_IN_KEY", "SCHEMA_VERSION", "TABLE", "ResultStore", "StoreError",
+           "canonical_json", "run_key"]

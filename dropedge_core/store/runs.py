@@ -1,0 +1,238 @@
+"""The results store's runs: open (inspect, refuse, create, upgrade), put, get, delete, and
+the table of every run.
+
+Before creating or altering anything, the store looks at its location without writing
+(:func:`dropedge_core.databases.inspect`): only nothing yet, an empty database or this
+store (of this schema version or an older one) is opened, and only when it is writable;
+anything else (another program's tables, a view named ``runs``, an Optuna storage, rows
+of a newer schema, a read-only file) is refused in one line and left untouched.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from dropedge_core import databases, locations, paths
+from dropedge_core.store import schema, versions
+from dropedge_core.store.claims import Claims
+from dropedge_core.store.connection import StoreError, error_message, sqlite_engine, use_wal
+from dropedge_core.training import RunResult, TrainConfig
+
+_PG_INIT_LOCK = 0x64726F70  # advisory lock id ("drop"): one worker creates the tables at a time
+
+
+def open_location(target: str | Path | locations.Location | None) -> locations.Location:
+    """Parse and inspect a store location (default ``$DROPEDGE_RESULTS``,
+    :func:`dropedge_core.paths.results_store`); refuse, in one line, one that is not this
+    store's or not writable. Nothing is written."""
+    try:
+        where = paths.results_store() if target is None else target
+        location = locations.parse(where, "results store", allowed=("postgresql",))
+        contents = databases.inspect(location, "results store")
+    except databases.DatabaseError as exc:
+        raise StoreError(str(exc)) from None
+    shown = contents.where
+    if contents.kind not in ("new", "empty", "results"):
+        raise StoreError(f"results store {shown} is not a DropEdge results store: it holds "
+                         f"{contents.describe()}; nothing was changed. Give a new file or an empty database")
+    if contents.kind == "results" and (contents.schema_version or 0) > schema.SCHEMA_VERSION:
+        raise StoreError(f"results store {shown} was written by a newer version of this program (schema "
+                         f"{contents.schema_version}; this one reads up to {schema.SCHEMA_VERSION}); "
+                         "nothing was changed")
+    if not contents.writable:
+        verb = "cannot be created here" if contents.kind == "new" else "is read-only here"
+        raise StoreError(f"results store {shown} {verb} (runs are written to it); nothing was changed: "
+                         "give a writable file or database")
+    return location
+
+
+class ResultStore(Claims):
+    """A store of :class:`~dropedge_core.training.config.RunResult` rows, in a SQLite file or on a
+    PostgreSQL server.
+
+    Args:
+        path: a database file (created with its folder), ``sqlite:///file``, or
+            ``postgresql://user[:password]@host[:port]/database``; default
+            ``$DROPEDGE_RESULTS``, else ``results/results.sqlite`` (:mod:`dropedge_core.paths`).
+        timeout: seconds a SQLite writer waits for a lock held by another process.
+
+    Raises:
+        StoreError: the location cannot be used (a directory, an unknown scheme, a missing
+            driver, a refusing server, a read-only file), or it holds another program's
+            tables, a damaged file or rows of a newer schema; nothing is written then.
+
+    Example (the second needs a PostgreSQL server)::
+
+        store = ResultStore("results/results.sqlite")
+        store.put(result); store.has(result.config)   # True
+        store = ResultStore("postgresql://me@db.lab/dropedge")
+    """
+
+    def __init__(self, path: str | Path | locations.Location | None = None, timeout: float = 60.0):
+        self.timeout = float(timeout)
+        self._meta, self._runs, self._claims = schema.tables()
+        self._columns = schema.value_columns()
+        location = open_location(path)
+        self.is_server = location.is_server
+        self.url = location.display if self.is_server else location.sqlalchemy_url
+        self.path: Path | str = location.file if location.file is not None else self.url
+        if self.is_server:
+            self._engine = databases.server_engine(location.url)
+        else:
+            try:
+                location.file.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the results folder {str(location.file.parent)!r}: "
+                                 f"{exc.strerror}") from None
+            self._engine = sqlite_engine(location.file, self.timeout)
+        self._init_schema()
+
+    # -- plumbing ---------------------------------------------------------------------
+    @contextmanager
+    def _tx(self, write: bool = False) -> Iterator[sa.Connection]:
+        """One transaction; a database error becomes one :class:`StoreError` line."""
+        try:
+            with self._engine.connect() as conn:
+                if write:
+                    conn.execution_options(write=True)
+                with conn.begin():
+                    yield conn
+        except (SQLAlchemyError, sqlite3.Error) as exc:
+            raise StoreError(error_message(exc, str(self.path), self.is_server)) from None
+
+    def _insert(self, table: sa.Table):
+        """The dialect's INSERT (with ``on_conflict_do_update``)."""
+        if self.is_server:
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        return insert(table)
+
+    def _init_schema(self) -> None:
+        """Create what is missing and upgrade older rows (:mod:`.versions`), in one write
+        transaction; SQLite's WAL journal after."""
+        for attempt in range(50):
+            try:
+                with self._tx(write=True) as conn:
+                    if self.is_server:  # concurrent CREATE TABLEs collide in PostgreSQL's catalog
+                        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": _PG_INIT_LOCK})
+                    schema.create(conn, self._meta)
+                    versions.upgrade_rows(conn, self._runs)
+                break
+            except StoreError as exc:
+                if "locked" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.1)
+        if not self.is_server:
+            use_wal(self._engine, str(self.path))
+
+    @staticmethod
+    def _key(key_or_config: str | TrainConfig | dict) -> str:
+        return key_or_config if isinstance(key_or_config, str) else schema.run_key(key_or_config)
+
+    # -- API --------------------------------------------------------------------------
+    def has(self, key_or_config: str | TrainConfig | dict) -> bool:
+        """Whether a run with this key (or config) is stored."""
+        with self._tx() as conn:
+            row = conn.execute(sa.select(self._runs.c.key).where(
+                self._runs.c.key == self._key(key_or_config))).first()
+        return row is not None
+
+    def keys(self) -> set[str]:
+        """All stored run keys."""
+        with self._tx() as conn:
+            return set(conn.execute(sa.select(self._runs.c.key)).scalars())
+
+    def __len__(self) -> int:
+        with self._tx() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(self._runs)).scalar())
+
+    def put(self, result: RunResult) -> str:
+        """Store (or replace) one run and drop its claim, in one transaction; return its key."""
+        row = _row(result)
+        insert = self._insert(self._runs).values(**row)
+        upsert = insert.on_conflict_do_update(
+            index_elements=[self._runs.c.key], set_={n: insert.excluded[n] for n in row if n != "key"})
+        with self._tx(write=True) as conn:
+            conn.execute(upsert)
+            conn.execute(sa.delete(self._claims).where(self._claims.c.key == row["key"]))
+        return row["key"]
+
+    def get(self, key_or_config: str | TrainConfig | dict) -> dict | None:
+        """One run as a dict: the columns, plus ``config`` (dict), ``history`` and
+        ``diagnostics`` (lists of event dicts); ``None`` when not stored."""
+        with self._tx() as conn:
+            row = conn.execute(sa.select(self._runs).where(
+                self._runs.c.key == self._key(key_or_config))).first()
+        if row is None:
+            return None
+        out = dict(row._mapping)
+        out["config"] = json.loads(out.pop("config_json"))
+        out["history"] = json.loads(out.pop("history_json") or "[]")
+        out["diagnostics"] = json.loads(out.pop("diagnostics_json") or "[]")
+        for name in schema.BOOL_COLUMNS:
+            out[name] = bool(out[name])
+        return out
+
+    def delete(self, key_or_config: str | TrainConfig | dict) -> bool:
+        """Remove one run (and any claim on it); ``True`` if it was there."""
+        key = self._key(key_or_config)
+        with self._tx(write=True) as conn:
+            gone = conn.execute(sa.delete(self._runs).where(self._runs.c.key == key)).rowcount
+            conn.execute(sa.delete(self._claims).where(self._claims.c.key == key))
+        return gone > 0
+
+    def to_frame(self, curves: bool = False):
+        """All runs as a pandas ``DataFrame``, one row per run (config columns + metrics).
+
+        With ``curves=True`` the ``history`` and ``diagnostics`` columns hold the decoded
+        lists of event dicts.
+        """
+        import pandas as pd
+
+        names = ["key", "created_at", *self._columns]
+        if curves:
+            names += ["history_json", "diagnostics_json"]
+        query = sa.select(*(self._runs.c[n] for n in names)).order_by(self._runs.c.created_at)
+        with self._tx() as conn:
+            rows = conn.execute(query).all()
+        df = pd.DataFrame.from_records([tuple(r) for r in rows], columns=names, coerce_float=True)
+        for name in schema.BOOL_COLUMNS:
+            df[name] = df[name].astype(bool)
+        if curves:
+            df["history"] = [json.loads(v or "[]") for v in df.pop("history_json")]
+            df["diagnostics"] = [json.loads(v or "[]") for v in df.pop("diagnostics_json")]
+        return df
+
+    def close(self) -> None:
+        """Close pooled connections (a server store); the store opens new ones when used again."""
+        self._engine.dispose()
+
+    def __repr__(self) -> str:
+        return f"ResultStore({str(self.path)!r})"
+
+
+def _row(result: RunResult) -> dict:
+    """One run as a ``runs`` row of this schema version."""
+    config = result.config.to_dict()
+    summary = result.summary()
+    row = {"key": schema.run_key(result.config), "created_at": time.time(),
+           "schema_version": schema.SCHEMA_VERSION}
+    row.update({name: config[name] for name in schema.config_columns()})
+    row.update({name: int(row[name]) for name in schema.BOOL_COLUMNS})
+    row.update({name: summary.get(name) for name in schema.METRIC_COLUMNS if name != "ran_on"})
+    row["ran_on"] = result.device
+    row["config_json"] = schema.canonical_json(result.config)
+    row["history_json"] = json.dumps(result.history)
+    row["diagnostics_json"] = json.dumps(result.diagnostics)
+    return row
+
+
+__all__ = ["ResultStore", "open_location"]

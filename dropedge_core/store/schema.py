@@ -1,0 +1,99 @@
+"""The results store's schema: the ``runs`` and ``claims`` tables, the run key, and the
+columns a newer :class:`~dropedge_core.training.config.TrainConfig` adds.
+
+A run is keyed by :func:`run_key`, the SHA-256 of its full config (seed included) as
+canonical JSON, so a sweep can ask :meth:`ResultStore.has` and skip what is stored.
+Each row of ``runs`` has a column per config field (same names), the final metrics, JSON
+blobs of the per-epoch curves and diagnostics, and the :data:`SCHEMA_VERSION` it was
+written with; rows of an older version are upgraded on open (:mod:`.versions`, one
+module per version, as Optuna's ``storages/_rdb/alembic/versions`` keeps them).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+import sqlalchemy as sa
+
+from dropedge_core import databases
+from dropedge_core.training import TrainConfig
+
+TABLE = "runs"
+CLAIMS = "claims"
+#: The version rows are written with; :mod:`.versions` holds how each older one is upgraded.
+SCHEMA_VERSION = 3
+#: Columns every version of this store has had in ``runs``: how it tells its own table
+#: from another program's table of the same name (:func:`dropedge_core.databases.inspect`).
+MARKER_COLUMNS = databases.RESULTS_MARKERS
+METRIC_COLUMNS: dict[str, type] = {
+    "reason": sa.Text, "message": sa.Text, "best_epoch": sa.BigInteger, "best_val_acc": sa.Float,
+    "test_acc": sa.Float, "epochs_run": sa.BigInteger, "total_time": sa.Float,
+    "mean_epoch_time": sa.Float, "mean_sample_time": sa.Float, "ran_on": sa.Text,
+}
+BLOB_COLUMNS = ("config_json", "history_json", "diagnostics_json")
+BOOL_COLUMNS = ("directed", "self_loop", "batch_norm")
+#: Config fields that do not change a run's outcome (how often diagnostics are taken,
+#: where it runs): left out of the run key, so equal runs share one key.
+NOT_IN_KEY: tuple[str, ...] = ("diag_every", "device")
+_COLUMN_TYPES = {"int": sa.BigInteger, "float": sa.Float, "bool": sa.Integer}
+
+
+def canonical_json(config: TrainConfig | dict) -> str:
+    """The config as canonical JSON (sorted keys, no spaces)."""
+    values = config.to_dict() if isinstance(config, TrainConfig) else TrainConfig.from_dict(config).to_dict()
+    return json.dumps(values, sort_keys=True, separators=(",", ":"))
+
+
+def run_key(config: TrainConfig | dict) -> str:
+    """SHA-256 (hex) of the config as canonical JSON, seed and recipe included, without
+    :data:`NOT_IN_KEY` (settings that do not change the outcome)."""
+    values = config.to_dict() if isinstance(config, TrainConfig) else TrainConfig.from_dict(config).to_dict()
+    for name in NOT_IN_KEY:
+        values.pop(name, None)
+    return hashlib.sha256(json.dumps(values, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def config_columns() -> dict[str, type]:
+    """One column per :class:`TrainConfig` field, typed by the field's annotation."""
+    out = {}
+    for f in dataclasses.fields(TrainConfig):
+        base = str(f.type).split("|")[0].strip()
+        out[f.name] = _COLUMN_TYPES.get(base, sa.Text)
+    return out
+
+
+def value_columns() -> dict[str, type]:
+    """The config and metric columns of ``runs`` (what a row holds besides key and blobs)."""
+    return {**config_columns(), **METRIC_COLUMNS}
+
+
+def tables() -> tuple[sa.MetaData, sa.Table, sa.Table]:
+    """The metadata, ``runs`` and ``claims`` (run key, owner, lease expiry)."""
+    meta = sa.MetaData()
+    columns = [sa.Column("key", sa.Text, primary_key=True), sa.Column("created_at", sa.Float),
+               sa.Column("schema_version", sa.Integer)]
+    columns += [sa.Column(name, kind) for name, kind in value_columns().items()]
+    columns += [sa.Column(name, sa.Text) for name in BLOB_COLUMNS]
+    runs = sa.Table(TABLE, meta, *columns)
+    claims = sa.Table(CLAIMS, meta, sa.Column("key", sa.Text, primary_key=True),
+                      sa.Column("owner", sa.Text, nullable=False), sa.Column("claimed_at", sa.Float),
+                      sa.Column("expires_at", sa.Float, nullable=False))
+    return meta, runs, claims
+
+
+def create(conn: sa.Connection, meta: sa.MetaData) -> None:
+    """Create the tables that are missing, and a column for each config field added since
+    the table was made (a new field needs no schema version: its rows are read as before)."""
+    meta.create_all(conn, checkfirst=True)
+    have = {c["name"] for c in sa.inspect(conn).get_columns(TABLE)}
+    quote = conn.dialect.identifier_preparer.quote
+    for name, kind in value_columns().items():
+        if name not in have:
+            conn.exec_driver_sql(f"ALTER TABLE {TABLE} ADD COLUMN {quote(name)} "
+                                 f"{kind().compile(dialect=conn.dialect)}")
+
+
+__all__ = ["BLOB_COLUMNS", "BOOL_COLUMNS", "CLAIMS", "MARKER_COLUMNS", "METRIC_COLUMNS", "NOT_IN_KEY",
+           "SCHEMA_VERSION", "TABLE", "canonical_json", "config_columns", "create", "run_key", "tables",
+           "value_columns"]
