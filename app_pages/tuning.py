@@ -72,7 +72,9 @@ token = ss.setdefault("tune_session_token", secrets.token_hex(3))
 auto_name = (f"{ui.data_id(sel)}-{sel.split}-{sel.sampler}-{backbone}-L{sel.layers}-h{hidden}"
              f"-e{epochs}-s{sel.seed}" + ("" if kernel == "linear" else f"-{kernel}")
              + ("-directed" if directed else "") + f"-{token}")
-if ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default name
+if "tune_study_auto" not in ss and ss.get("tune_study"):  # a link's study name: kept
+    ss["tune_study_auto"] = auto_name
+elif ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default name
     ss["tune_study_auto"] = ss["tune_study"] = auto_name
 name = st.text_input("Study name", key="tune_study", max_chars=200,
                      help="Trials go into this study of the storage; an existing name "
