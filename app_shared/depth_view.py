@@ -110,7 +110,7 @@ def own_runs_notice(own: OwnRuns | None, req: DepthRequest) -> None:
                   help="Set the settings mode, keep rates, epochs, kernel, direction, backbones, "
                        "depths, samplers and seeds so that these runs are in the view.")
     elif w2.toggle("Show my runs", key="ds_list_mine"):
-        st.dataframe(own.runs.assign(test_acc=own.runs["test_acc"] * 100), hide_index=True,
+        st.dataframe(own.runs.assign(test_acc=own.runs["test_acc"] * 100), hide_index=True, placeholder="—",
                      key="ds_mine_table",
                      column_config={"test_acc": st.column_config.NumberColumn("test acc (%)", format="%.1f")})
 
@@ -177,7 +177,8 @@ def cell_table(view: depth.DepthView) -> None:
     order = ["backbone", "sampler", "layers", "status", "test_acc_mean", "test_acc_std", "n", "missing",
              "n_store", "n_bundled"] + (["paper_test_acc", "diff_vs_paper"] if len(view.paper) else [])
     st.dataframe(
-        shown, hide_index=True, height=min(35 * (len(shown) + 1) + 3, 35 * 25), column_order=order,
+        shown, hide_index=True, placeholder="—", height=min(35 * (len(shown) + 1) + 3, 35 * 25),
+        column_order=order,
         column_config={"layers": num("L"),
                        "status": st.column_config.TextColumn(
                            "status", help="measured: every requested seed; partial: some seeds "
@@ -207,7 +208,7 @@ def lead_tests_table(view: depth.DepthView) -> None:
     shown = tests.assign(backbone=tests["backbone"].map(backbone_label),
                          worse=tests["worse"].map(figures.sampler_label),
                          **{c: tests[c] * 100 for c in ("diff_mean", "ci_low", "ci_high")})
-    st.dataframe(shown, hide_index=True, key="ds_lead_tests", column_order=[
+    st.dataframe(shown, hide_index=True, placeholder="—", key="ds_lead_tests", column_order=[
         "backbone", "layers", "worse", "diff_mean", "ci_low", "ci_high", "n", "p_value", "p_holm", "verdict",
         "family"], column_config={
         "layers": num("L"), "worse": st.column_config.TextColumn("DropEdge++ vs"),
@@ -227,7 +228,7 @@ def run_rows(view: depth.DepthView, dataset: str, split: str) -> None:
     """The requested runs, one row per seed, and their download in the run CSV format."""
     runs, num = view.runs, st.column_config.NumberColumn
     st.dataframe(runs.assign(test_acc=runs["test_acc"] * 100, best_val_acc=runs["best_val_acc"] * 100),
-                 hide_index=True,
+                 hide_index=True, placeholder="—",
                  column_config={"test_acc": num("test acc (%)", format="%.1f"),
                                 "best_val_acc": num("best val acc (%)", format="%.1f"),
                                 "epochs_run": num("epochs run"),

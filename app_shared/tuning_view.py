@@ -76,7 +76,7 @@ def study_handle(study_name: str, storage_url: str):
 def trials_table(df: pd.DataFrame) -> None:
     """Every trial of the study, one row each."""
     num = st.column_config.NumberColumn
-    st.dataframe(df, hide_index=True,
+    st.dataframe(df, hide_index=True, placeholder="—",
                  column_config={"val_acc": num("val acc", format="percent"),
                                 "test_acc": num("test acc", format="percent"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f"),

@@ -140,8 +140,8 @@ class _Drawing:
     def title(self, layer: int, sampler: str | None) -> str:
         kept = int(self.masks[layer].sum())
         who = f"{sampler_label(sampler)}: " if sampler else ""
-        return (f"{who}layer {layer} of {self.num_layers} (0 = input) — {kept} of "
-                f"{self.edge_ids.shape[0]} drawn edges kept")
+        return (f"{who}layer {layer} of {self.num_layers} (0 = input)<br><sup>{kept} of "
+                f"{self.edge_ids.shape[0]} drawn edges kept</sup>")
 
 
 def _fmt_weight(w: float) -> str:
@@ -267,7 +267,7 @@ def nesting_heatmap(masks: torch.Tensor, sampler: str | None = None) -> go.Figur
         hovertemplate="%{z:.1%} of layer %{y}'s kept edges are also kept at layer %{x}"
                       "<extra></extra>"))
     who = f"{sampler_label(sampler)}: " if sampler else ""
-    _base_layout(fig, f"{who}nesting |kept(i) ∩ kept(j)| / |kept(i)|")
+    _base_layout(fig, f"{who}nesting<br><sup>|kept(i) ∩ kept(j)| / |kept(i)|</sup>")
     fig.update_xaxes(title="layer j (0 = input)", dtick=1 if num_layers <= 16 else None)
     fig.update_yaxes(title="layer i (0 = input)", dtick=1 if num_layers <= 16 else None,
                      autorange="reversed")
