@@ -291,4 +291,8 @@ def figure_notes(view: depth.DepthView, dataset: str, split: str, has_paper_data
             f"{worst['paper_test_acc']:.1%}). What we found about each gap is in "
             "`docs/REPRODUCTION.md` (below).")
         with st.expander("Why measured and paper differ (docs/REPRODUCTION.md)"):
+            seeds = sorted({c.seed for c in view.configs})
+            st.caption(f"This view: seeds {seeds[0]} … {seeds[-1]} per cell ({len(seeds)}, the “Seeds” "
+                       "box). The notes below quote the seeds each of their tables names (up to 10 at "
+                       "L = 16 and 32): set “Seeds” to that number before comparing a number.")
             st.markdown(reproduction_notes())

@@ -122,3 +122,17 @@ def test_a_log_axis_labels_every_tick_it_draws(values):
         for tick, text in zip(axis["tickvals"], axis["ticktext"]):
             assert float(text.replace(",", "")) == pytest.approx(tick, rel=0.01)
         assert min(axis["tickvals"]) <= min(values) * 1.5 and max(axis["tickvals"]) >= max(values) / 1.5
+
+
+def test_the_contour_caption_says_which_trials_it_is_drawn_from():
+    """With pruning, the contour uses the finished trials only: the caption says how many of
+    how many, and why the pruned ones are left out."""
+    import pandas as pd
+
+    from app_shared import tuning_view
+
+    states = ["COMPLETE", "PRUNED", "PRUNED", "COMPLETE", "PRUNED", "COMPLETE", "PRUNED", "PRUNED"]
+    note = tuning_view.surface_note(pd.DataFrame({"state": states}))
+    assert "the 3 finished trials of 8" in note and "the 5 pruned trials stopped early" in note
+    plain = tuning_view.surface_note(pd.DataFrame({"state": ["COMPLETE"] * 4}))
+    assert "the 4 finished trials of 4" in plain and "pruned" not in plain
