@@ -41,16 +41,20 @@ class DepthRequest:
 
 def request_widgets() -> tuple[DepthRequest, object]:
     """The page's settings widgets; returns the request and the column for the recipe caption."""
-    c = st.columns([0.9, 1.8, 1.8])
+    # a multiselect keeps its chips on one line: the depths' six and the three samplers' need
+    # half the page each (in three columns at 1280 px, "64" and "DropEdge++" hid under the
+    # clear icon); the backbones (one chip by default) open the next row
+    c = st.columns(2)
+    depths = c[0].multiselect("Depths L", depth.DEPTHS, default=list(depth.DEPTHS), key="ds_depths",
+                              help="Layers that aggregate over the graph (each gets its own sample).")
+    names = c[1].multiselect("Samplers", samplers.NAMES, default=list(depth.STUDY_SAMPLERS),
+                             key="ds_samplers", format_func=figures.sampler_label,
+                             help="The paper compares NoDrop, DropEdge and DropEdge++ by depth.")
+    c = st.columns([1.2, 0.6, 0.6, 1.3, 1.0])
     backbones = c[0].multiselect("Backbones", BACKBONES, default=["gcn"], key="ds_backbones",
                                  format_func=backbone_label,
                                  help="One panel each: GCN, ResGCN, JKNet, APPNP*.")
-    depths = c[1].multiselect("Depths L", depth.DEPTHS, default=list(depth.DEPTHS), key="ds_depths",
-                              help="Layers that aggregate over the graph (each gets its own sample).")
-    names = c[2].multiselect("Samplers", samplers.NAMES, default=list(depth.STUDY_SAMPLERS),
-                             key="ds_samplers", format_func=figures.sampler_label,
-                             help="The paper compares NoDrop, DropEdge and DropEdge++ by depth.")
-    c = st.columns([0.7, 0.7, 1.3, 1.0, 3.0])
+    c = c[1:] + [st.container()]  # seeds, epochs, settings, kernel; the recipe caption below
     seeds = int(c[0].number_input("Seeds", 1, 20, 3, key="ds_seeds",
                                   help="Seeds 0 … n−1 per cell: the mean ± std is over them."))
     epochs = int(c[1].number_input("Epochs", 0, 5000, 0, key="ds_epochs",
