@@ -72,9 +72,10 @@ SHOTS = [
     Shot("live_training", "live_training?dataset=karate&lt_mode=custom&lt_epochs=200&lt_patience=200"
          "&lt_diag_every=10", 0,
          (_click("Compare samplers"), _wait_text("#3 DropEdge++"),
-          lambda pg: pg.wait_for_selector("[data-testid=stAlertContentSuccess]", timeout=TIMEOUT_MS))),
+          lambda pg: pg.wait_for_selector("[data-testid=stAlertContentSuccess]", timeout=TIMEOUT_MS)),
+         scroll_to=0),
     Shot("tuning", "tuning?dataset=karate&tune_trials=10&tune_epochs=20&tune_study=readme", 0,
-         (_click("Start study"), _wait_text("finished 10 trials"))),
+         (_click("Start study"), _wait_text("finished 10 trials")), scroll_to=0),
     Shot("lesson_step1", "lesson?lesson_step=propagation", 1),
     Shot("lesson_step4", "lesson?lesson_step=lid_ldd", 1),
     Shot("class_merge_last_layer", "class_merge?cm_layer=255", 2),
