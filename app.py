@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import streamlit as st
 import torch
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 import app_shared as ui
-from app_shared import session_memory
+from app_shared import links, session_memory
 from dropedge_core import env, figures
 from dropedge_core.studies import sampling
 
@@ -101,10 +102,12 @@ if torch.get_num_threads() != settings.torch_threads:
     torch.set_num_threads(settings.torch_threads)
 page = st.navigation(PAGES)
 session_memory.watch_current()  # a closed tab's upload, jobs and figures are freed after a grace
-ui.restore_url_state(page.url_path)
+links.restore(page.url_path)
 ui.sidebar_pickers()
 try:
     page.run()
-finally:  # also after st.stop(): the URL follows every control
-    ui.sync_url(page.url_path)
+except StopException:  # st.stop() in a page: the URL and the link are still sent
+    links.resume_after_stop()
+finally:  # the URL follows every control
+    links.sync(page.url_path)
     ui.share_link()

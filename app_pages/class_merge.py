@@ -102,6 +102,7 @@ st.caption("The same two numbers for every layer, from the full hidden represent
            "(over-smoothing is H approaching it). The silhouette over all hidden units is in the "
            "table below.")
 with st.expander("The numbers, layer by layer"):
-    st.dataframe(teaching.separation_table(snaps).round(4), hide_index=True, key="cm_numbers")
+    st.dataframe(teaching.separation_table(snaps).round(4), hide_index=True, placeholder="—",
+                 key="cm_numbers")
 with st.expander("Settings of these models"):
     st.json(s)

@@ -65,4 +65,4 @@ with left:
 with st.expander("What to look for", expanded=False):
     st.markdown(step.look_for)
 with st.expander("What the symbols mean"):
-    st.dataframe(lesson.glossary_table(key), hide_index=True, width="stretch")
+    st.dataframe(lesson.glossary_table(key), hide_index=True, placeholder="—", width="stretch")

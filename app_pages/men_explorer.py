@@ -85,7 +85,7 @@ else:
     left, right = st.columns([1, 1.2])
     num = st.column_config.NumberColumn
     left.dataframe(
-        comp.drop(columns="runs"), hide_index=True, height=35 * (len(comp) + 1) + 3,
+        comp.drop(columns="runs"), hide_index=True, placeholder="—", height=35 * (len(comp) + 1) + 3,
         column_config={"sampler": "sampler", "layers": num("L"),
                        "paper_men": num("paper", format="compact"),
                        "measured_men": num("measured", format="compact"),

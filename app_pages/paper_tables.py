@@ -39,7 +39,7 @@ if measured is not None and measured[0] != wanted:
 table = paper_views.epoch_time_table(measured[2] if measured else None)
 st.plotly_chart(teaching_figures.epoch_time_figure(table), key="paper_epoch_time")
 shown = table.assign(sampler=table["sampler"].map(figures.sampler_label))
-st.dataframe(shown, hide_index=True, column_config={
+st.dataframe(shown, hide_index=True, placeholder="—", column_config={
     "sampling_s": st.column_config.NumberColumn("sampling (s)", format="%.4f"),
     "training_s": st.column_config.NumberColumn("training (s)", format="%.4f"),
     "total_s": st.column_config.NumberColumn("total (s)", format="%.4f"),
@@ -67,7 +67,7 @@ split = st.radio("Setting", ["semi", "full"], horizontal=True, key="pt_split",
                  format_func={"semi": "semi-supervised", "full": "full-supervised"}.get)
 part = best[best["split"] == split].drop(columns="split")
 num = st.column_config.NumberColumn
-st.dataframe(part, hide_index=True, column_config={
+st.dataframe(part, hide_index=True, placeholder="—", column_config={
     "paper_acc": num("paper (%)", format="%.2f"), "paper_std": num("± std", format="%.2f"),
     "paper_layers": num("paper L"), "ours_acc": num("ours (%)", format="%.1f"),
     "ours_std": num("± std", format="%.1f"), "ours_layers": num("our L"),
@@ -89,12 +89,12 @@ if len(search["runs"]):
     st.plotly_chart(figures.accuracy_vs_depth(search["runs"], paper, "cora", "semi", ["gcn"],
                                               note="each cell's searched best"), key="pt_search")
     st.dataframe(search["summary"].drop(columns=["dataset", "split", "backbone", "recipe"]),
-                 hide_index=True, key="pt_search_table")
+                 hide_index=True, placeholder="—", key="pt_search_table")
     if search["sentence"]:
         st.caption(search["sentence"])
     claims = ordering.readable(search["claims"])
     if len(claims):
-        st.dataframe(claims, hide_index=True, key="pt_search_claims")
+        st.dataframe(claims, hide_index=True, placeholder="—", key="pt_search_claims")
         st.caption("The ordering claim per depth on the searched cells: mean paired difference over the 5 "
                    "seeds (points) with its 95% t-interval, the paired t-test's p and its Holm correction "
                    "over the family named in the last column; “shown” / “reversed” only where the "

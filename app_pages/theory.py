@@ -73,6 +73,6 @@ st.markdown(
 st.plotly_chart(teaching_figures.men_bound_figure(men), key="theory_men")
 summary = men.drop_duplicates("sampler")[["sampler", "men", "log10_men_star"]].copy()
 summary["sampler"] = summary["sampler"].map(figures.sampler_label)
-st.dataframe(summary, hide_index=True, column_config={
+st.dataframe(summary, hide_index=True, placeholder="—", column_config={
     "men": st.column_config.NumberColumn("MEN (measured)", format="compact"),
     "log10_men_star": st.column_config.NumberColumn("log10 MEN*", format="%.2f")})

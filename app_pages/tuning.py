@@ -76,10 +76,7 @@ token = ss.setdefault("tune_session_token", secrets.token_hex(3))
 auto_name = (f"{ui.data_id(sel)}-{sel.split}-{sel.sampler}-{backbone}-L{sel.layers}-h{hidden}"
              f"-e{epochs}-s{sel.seed}" + ("" if kernel == "linear" else f"-{kernel}")
              + ("-directed" if directed else "") + f"-{token}")
-if ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default name
-    ss["tune_study_auto"] = auto_name
-    if not ss.pop("tune_keep_name", False):  # (not on a reloaded page: the study's own)
-        ss["tune_study"] = auto_name
+tv.settle_study_name(auto_name)
 name = st.text_input("Study name", key="tune_study", max_chars=200,
                      help="Trials go into this study of the storage; an existing name "
                           "resumes it (its trials should share these settings).").strip()
@@ -134,8 +131,7 @@ def show_study() -> None:
         left, right = st.columns([1.2, 1])
         left.plotly_chart(figures.tuning_surface(complete.rename(columns={"trial": "number"}),
                                                  value="val_acc"), key="tune_surface")
-        left.caption("Validation accuracy interpolated between the finished trials (white "
-                     "dots; star: the best). Needs 3 trials for the contour.")
+        left.caption(tv.surface_note(df))
         right.plotly_chart(figures.tuning_history(df), key="tune_history")
         right.caption(f"{len(complete)} finished, {int((df['state'] == 'PRUNED').sum())} pruned "
                       f"of {len(df)} trials in this study.")

@@ -284,24 +284,6 @@ def restore_url_state(page: str) -> None:
     ss["_url_values"] = set(values)  # a recipe fills its widgets once: not over these
 
 
-def sync_url(page: str) -> None:
-    """After the page ran: write the sidebar's and ``page``'s control values to the URL."""
-    ss = st.session_state
-    sel = selection()
-    values = {"dataset": sel.dataset, "split": sel.split, "sampler": sel.sampler,
-              "p_range": (sel.p_min, sel.p_max), "layers": sel.layers, "seed": sel.seed}
-    keys = {k: urlstate.session_key(k, sel.dataset) for k in urlstate.PAGES.get(page, {})}
-    values.update({k: ss[key] for k, key in keys.items() if key in ss})
-    query = urlstate.encode(urlstate.spec_for(page), values)
-    if sel.dataset == UPLOAD:  # an upload's files stay in the browser: not linkable
-        query.pop("dataset", None)
-        query.pop("split", None)
-    query.update(ss.get("_url_jobs", {}).get(page, {}))  # a job's id (app_shared.job_links)
-    if _query() != query:
-        st.query_params.from_dict(query)
-    ss["_url_written"] = query
-
-
 def share_link() -> None:
     """The sidebar's "Link to this view": the URL with the current state, copyable."""
     ss = st.session_state

@@ -43,16 +43,20 @@ class DepthRequest:
 
 def request_widgets() -> tuple[DepthRequest, object]:
     """The page's settings widgets; returns the request and the column for the recipe caption."""
-    c = st.columns([0.9, 1.8, 1.8])
+    # a multiselect keeps its chips on one line: the depths' six and the three samplers' need
+    # half the page each (in three columns at 1280 px, "64" and "DropEdge++" hid under the
+    # clear icon); the backbones (one chip by default) open the next row
+    c = st.columns(2)
+    depths = c[0].multiselect("Depths L", depth.DEPTHS, default=list(depth.DEPTHS), key="ds_depths",
+                              help="Layers that aggregate over the graph (each gets its own sample).")
+    names = c[1].multiselect("Samplers", samplers.NAMES, default=list(depth.STUDY_SAMPLERS),
+                             key="ds_samplers", format_func=figures.sampler_label,
+                             help="The paper compares NoDrop, DropEdge and DropEdge++ by depth.")
+    c = st.columns([1.2, 0.6, 0.6, 1.3, 1.0])
     backbones = c[0].multiselect("Backbones", BACKBONES, default=["gcn"], key="ds_backbones",
                                  format_func=backbone_label,
                                  help="One panel each: GCN, ResGCN, JKNet, APPNP*.")
-    depths = c[1].multiselect("Depths L", depth.DEPTHS, default=list(depth.DEPTHS), key="ds_depths",
-                              help="Layers that aggregate over the graph (each gets its own sample).")
-    names = c[2].multiselect("Samplers", samplers.NAMES, default=list(depth.STUDY_SAMPLERS),
-                             key="ds_samplers", format_func=figures.sampler_label,
-                             help="The paper compares NoDrop, DropEdge and DropEdge++ by depth.")
-    c = st.columns([0.7, 0.7, 1.3, 1.0, 3.0])
+    c = c[1:] + [st.container()]  # seeds, epochs, settings, kernel; the recipe caption below
     seeds = int(c[0].number_input("Seeds", 1, 20, 3, key="ds_seeds",
                                   help="Seeds 0 … n−1 per cell: the mean ± std is over them."))
     epochs = int(c[1].number_input("Epochs", 0, 5000, 0, key="ds_epochs",
@@ -112,7 +116,7 @@ def own_runs_notice(own: OwnRuns | None, req: DepthRequest) -> None:
                   help="Set the settings mode, keep rates, epochs, kernel, direction, backbones, "
                        "depths, samplers and seeds so that these runs are in the view.")
     elif w2.toggle("Show my runs", key="ds_list_mine"):
-        st.dataframe(own.runs.assign(test_acc=own.runs["test_acc"] * 100), hide_index=True,
+        st.dataframe(own.runs.assign(test_acc=own.runs["test_acc"] * 100), hide_index=True, placeholder="—",
                      key="ds_mine_table",
                      column_config={"test_acc": st.column_config.NumberColumn("test acc (%)", format="%.1f")})
 
@@ -187,7 +191,8 @@ def cell_table(view: DepthView) -> None:
     order = ["backbone", "sampler", "layers", "status", "test_acc_mean", "test_acc_std", "n", "missing",
              "n_store", "n_bundled"] + (["paper_test_acc", "diff_vs_paper"] if len(view.paper) else [])
     st.dataframe(
-        shown, hide_index=True, height=min(35 * (len(shown) + 1) + 3, 35 * 25), column_order=order,
+        shown, hide_index=True, placeholder="—", height=min(35 * (len(shown) + 1) + 3, 35 * 25),
+        column_order=order,
         column_config={"layers": num("L"),
                        "status": st.column_config.TextColumn(
                            "status", help="measured: every requested seed; partial: some seeds "
@@ -217,7 +222,7 @@ def lead_tests_table(view: DepthView) -> None:
     shown = tests.assign(backbone=tests["backbone"].map(backbone_label),
                          worse=tests["worse"].map(figures.sampler_label),
                          **{c: tests[c] * 100 for c in ("diff_mean", "ci_low", "ci_high")})
-    st.dataframe(shown, hide_index=True, key="ds_lead_tests", column_order=[
+    st.dataframe(shown, hide_index=True, placeholder="—", key="ds_lead_tests", column_order=[
         "backbone", "layers", "worse", "diff_mean", "ci_low", "ci_high", "n", "p_value", "p_holm", "verdict",
         "family"], column_config={
         "layers": num("L"), "worse": st.column_config.TextColumn("DropEdge++ vs"),
@@ -237,7 +242,7 @@ def run_rows(view: DepthView, dataset: str, split: str) -> None:
     """The requested runs, one row per seed, and their download in the run CSV format."""
     runs, num = view.runs, st.column_config.NumberColumn
     st.dataframe(runs.assign(test_acc=runs["test_acc"] * 100, best_val_acc=runs["best_val_acc"] * 100),
-                 hide_index=True,
+                 hide_index=True, placeholder="—",
                  column_config={"test_acc": num("test acc (%)", format="%.1f"),
                                 "best_val_acc": num("best val acc (%)", format="%.1f"),
                                 "epochs_run": num("epochs run"),
@@ -300,4 +305,8 @@ def figure_notes(view: DepthView, dataset: str, split: str, has_paper_data: bool
             f"{worst['paper_test_acc']:.1%}). What we found about each gap is in "
             "`docs/REPRODUCTION.md` (below).")
         with st.expander("Why measured and paper differ (docs/REPRODUCTION.md)"):
+            seeds = sorted({c.seed for c in view.configs})
+            st.caption(f"This view: seeds {seeds[0]} … {seeds[-1]} per cell ({len(seeds)}, the “Seeds” "
+                       "box). The notes below quote the seeds each of their tables names (up to 10 at "
+                       "L = 16 and 32): set “Seeds” to that number before comparing a number.")
             st.markdown(reproduction_notes())

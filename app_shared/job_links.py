@@ -3,7 +3,7 @@ its id written as a query parameter (``?run=<id>``, ``?sweep=<id>``, ``?study_jo
 and found again by a reloaded page — a new browser session with an empty
 ``st.session_state``.
 
-``app_shared.sync_url`` writes ``st.session_state["_url_jobs"][page]`` into the page's
+``app_shared.links.sync`` writes ``st.session_state["_url_jobs"][page]`` into the page's
 URL after every run of the page; the registry is read at each call (tests swap it).
 """
 from __future__ import annotations

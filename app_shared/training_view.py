@@ -157,7 +157,7 @@ def _diagnostic_views(live: jobs.TrainingSession, with_diag: list, labels: dict)
 def _runs_table(live: jobs.TrainingSession) -> None:
     """One row per run of the session: status, epochs, accuracies, time, device."""
     num = st.column_config.NumberColumn
-    st.dataframe(jobs.runs_frame(live.runs), hide_index=True,
+    st.dataframe(jobs.runs_frame(live.runs), hide_index=True, placeholder="—",
                  column_order=["run", "dataset", "status", "epochs", "best_epoch", "best_val_acc", "test_acc",
                                "time_s", "epoch_s", "device", "p_min", "p_max", "message"],
                  column_config={"best_epoch": num("best epoch"),
@@ -184,7 +184,8 @@ def hyperparameter_widgets(fixed: bool, backbone: str, sampler: str) -> dict:
     alpha = row[5].slider("α (APPNP*)", *BOUNDS["lt_alpha"], step=0.05, key="lt_alpha",
                           disabled=fixed or backbone != "appnp_star", help="Teleport back to Z0.")
     row = st.columns(6)
-    loop = row[0].checkbox("Self-feature (Loop)", key="lt_loop", disabled=fixed)
+    loop = row[0].checkbox("Self-feature", key="lt_loop", disabled=fixed,
+                           help="The self-feature term H·W_self (the paper's “Loop”).")
     bn = row[1].checkbox("Batch norm", key="lt_bn", disabled=fixed)
     epochs = row[2].number_input("Epochs", *BOUNDS["lt_epochs"], key="lt_epochs")
     patience = row[3].number_input("Patience", *BOUNDS["lt_patience"], key="lt_patience",

@@ -37,6 +37,17 @@ def start_job(job) -> bool:
     return True
 
 
+def surface_note(trials: pd.DataFrame) -> str:
+    """The caption under the contour: which of the study's trials it is drawn from (the
+    finished ones only: a pruned trial stopped early, its accuracy is not comparable)."""
+    done, pruned = int((trials["state"] == "COMPLETE").sum()), int((trials["state"] == "PRUNED").sum())
+    return (f"Validation accuracy interpolated between the {done} finished trials of {len(trials)} "
+            "(white dots; star: the best)"
+            + (f"; the {pruned} pruned trials stopped early, so their accuracy is not comparable "
+               "and they are left out" if pruned else "")
+            + ". The contour needs 3 finished trials.")
+
+
 def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfig | None,
                make_base: Callable[[], TrainConfig]) -> None:
     """The study's best trial (metrics, near-chance and tiny-validation warnings) and its
@@ -57,7 +68,7 @@ def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfi
                        f"{1 / num_val:.1%} of the accuracy and one standard error is "
                        f"{u['se']:.1%}; the ranking of the trials is mostly chance. Use a "
                        "dataset with a bigger validation split.")
-        m = st.columns(6)
+        m = st.columns([2.4, 1.4, 1, 1, 1, 1.4])  # the first holds "79.8% ± 1.8%" unclipped
         m[0].metric("validation accuracy", f"{best['val_acc']:.1%} ± {u['se']:.1%}",
                     help=f"± one binomial standard error, √(p(1−p)/n) with n = {num_val} "
                          "validation nodes.")
@@ -97,8 +108,19 @@ def study_handle(study_name: str, storage_url: str):
 def trials_table(df: pd.DataFrame) -> None:
     """Every trial of the study, one row each."""
     num = st.column_config.NumberColumn
-    st.dataframe(df, hide_index=True,
+    st.dataframe(df, hide_index=True, placeholder="—",
                  column_config={"val_acc": num("val acc", format="percent"),
                                 "test_acc": num("test acc", format="percent"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f"),
                                 "p_max_prime": num("p_max'", format="%.3f")})
+
+
+def settle_study_name(auto_name: str) -> None:
+    """The Study name box's value: a link's study name is kept, a reloaded page keeps its
+    study's own; otherwise a change of settings gives the fresh default ``auto_name``."""
+    if "tune_study_auto" not in ss and ss.get("tune_study"):  # a link's study name: kept
+        ss["tune_study_auto"] = auto_name
+    elif ss.get("tune_study_auto") != auto_name:  # settings changed: a fresh default name
+        ss["tune_study_auto"] = auto_name
+        if not ss.pop("tune_keep_name", False):  # (not on a reloaded page: the study's own)
+            ss["tune_study"] = auto_name

@@ -9,7 +9,8 @@ session values, with a one-line reason for every value it ignores) and :func:`en
 URL names are the widgets' session keys (``men_depths``), except the sidebar's keep-rate
 range, which travels as ``p_min`` and ``p_max`` (session key ``p_range``), and the
 parameters of :data:`DATASET_KEYED` (``center``: the Edge sampler's centre node, kept per
-dataset under ``center_<dataset>``). Lists and ranges are comma-separated; booleans ``1``/``0``.
+dataset under ``center_<dataset>``; the MEN explorer's runs and exact switch likewise).
+Lists and ranges are comma-separated; booleans ``1``/``0``.
 
 Example:
     >>> values, errors = decode(SIDEBAR, {"sampler": "lid", "layers": "6", "p_min": "0.2",
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 from dropedge_core.data import datasets
 from dropedge_core.echo import bounded
-from dropedge_core.method import models, samplers
+from dropedge_core.method import models, normalization, samplers
 from dropedge_core.studies.depth import DEPTHS
 from dropedge_core.studies.sampling import MEN_DEPTHS
 
@@ -46,10 +47,10 @@ class UrlError(ValueError):
 @dataclass(frozen=True)
 class Param:
     """One parameter: ``kind`` is ``"choice"``, ``"int"``, ``"float"``, ``"bool"``,
-    ``"multi"`` (a list of choices) or ``"range"`` (two floats ``low <= a <= b <= high``, a
-    range slider's value); ``options`` for the choices, ``aliases`` (``(other spelling,
-    option)`` pairs, e.g. ``("appnp*", "appnp_star")``) accepted for them, ``low``/``high``
-    for numbers."""
+    ``"multi"`` (a list of choices), ``"range"`` (two floats ``low <= a <= b <= high``, a
+    range slider's value) or ``"text"`` (at most ``high`` characters); ``options`` for the
+    choices, ``aliases`` (``(other spelling, option)`` pairs, e.g. ``("appnp*", "appnp_star")``)
+    accepted for them, ``low``/``high`` for numbers."""
 
     kind: str
     options: tuple = ()
@@ -66,6 +67,8 @@ class Param:
             return f"{int(self.low)} .. {int(self.high)}"
         if self.kind == "range":
             return f"a,b with {self.low:g} <= a <= b <= {self.high:g}"
+        if self.kind == "text":
+            return f"text of at most {int(self.high)} characters"
         return f"{self.low:g} .. {self.high:g}"
 
     def parse(self, text: str):
@@ -75,6 +78,10 @@ class Param:
             return self._option(text)
         if self.kind == "multi":
             return [self._option(t) for t in text.split(",") if t.strip()]
+        if self.kind == "text":
+            if not text or len(text) > self.high:
+                raise UrlError("empty or too long")
+            return text
         if self.kind == "bool":
             if text.lower() in ("1", "true", "yes", "on"):
                 return True
@@ -135,6 +142,10 @@ def span(low: float, high: float) -> Param:
     return Param("range", low=low, high=high)
 
 
+def text(max_len: int) -> Param:
+    return Param("text", high=max_len)
+
+
 BOOL = Param("bool")
 _SPLITS = tuple(dict.fromkeys(s for src in datasets.SOURCES.values() for s in src.splits))
 #: The shared sidebar pickers (the upload is not linkable: its files stay in the browser).
@@ -151,18 +162,29 @@ PAGES: dict[str, dict[str, Param]] = {
                      "max_nodes": choice((50, 100, 150, 200, 300)), "center": integer(0, 10**7),
                      "edge_layer": integer(0, APP_MAX_LAYERS - 1), "animate": BOOL,
                      "compare": choice(("none", *samplers.NAMES)),
-                     "reach_node": integer(0, 10**7)},
+                     "reach_node": integer(0, 10**7), "draw": integer(0, 10**6)},
     "men_explorer": {"men_paper_setting": BOOL, "men_depths": multi(MEN_DEPTHS),
-                     "men_samplers": multi(samplers.NAMES)},
+                     "men_samplers": multi(samplers.NAMES), "men_runs": integer(1, 10),
+                     "men_exact": BOOL, "men_curve_depth": choice(MEN_DEPTHS)},
     "live_training": {"lt_backbone": choice(_BACKBONES, models.ALIASES),
                       "lt_mode": choice(("depth recipe", "quick", "paper preset", "custom")),
-                      "lt_epochs": integer(1, 5000), "lt_patience": integer(0, 5000)},
+                      "lt_epochs": integer(1, 5000), "lt_patience": integer(0, 5000),
+                      # the custom hyperparameters (bounds: app_shared.training_view.BOUNDS)
+                      "lt_hidden": integer(1, 1024), "lt_dropout": number(0.0, 0.95),
+                      "lt_lr": number(0.0, 1.0), "lt_wd": number(0.0, 1.0),
+                      "lt_norm": choice(normalization.METHODS), "lt_alpha": number(0.0, 1.0),
+                      "lt_loop": BOOL, "lt_bn": BOOL, "lt_diag_every": integer(0, 1000),
+                      "lt_kernel": choice(samplers.KERNELS), "lt_directed": BOOL},
     "depth_study": {"ds_backbones": multi(_BACKBONES, models.ALIASES), "ds_depths": multi(DEPTHS),
                     "ds_samplers": multi(samplers.NAMES), "ds_seeds": integer(1, 20),
                     "ds_epochs": integer(0, 5000),
-                    "ds_mode": choice(("depth recipe", "quick", "quick + batch norm", "paper preset"))},
+                    "ds_mode": choice(("depth recipe", "quick", "quick + batch norm", "paper preset")),
+                    "ds_kernel": choice(samplers.KERNELS), "ds_directed": BOOL},
     "tuning": {"tune_backbone": choice(_BACKBONES, models.ALIASES), "tune_search": choice(("tpe", "random")),
-               "tune_trials": integer(1, 500)},
+               "tune_trials": integer(1, 500), "tune_epochs": integer(5, 1000),
+               "tune_hidden": integer(4, 512),
+               "tune_extra": multi(("lr", "dropout", "weight_decay", "hidden")),  # studies.tuning's
+               "tune_kernel": choice(samplers.KERNELS), "tune_directed": BOOL, "tune_study": text(200)},
     "class_merge": {"cm_source": choice(("merging", "merging-seed0", "bundled", "old-defaults", "session")),
                     "cm_layer": integer(1, 255), "cm_epochs": integer(50, 400)},
     "theory": {"th_samplers": multi(samplers.NAMES)},
@@ -177,7 +199,7 @@ PAGES: dict[str, dict[str, Param]] = {
 
 
 #: URL parameters whose session key is ``<name>_<dataset>`` (a value per dataset).
-DATASET_KEYED: tuple[str, ...] = ("center",)
+DATASET_KEYED: tuple[str, ...] = ("center", "men_runs", "men_exact")
 
 
 def session_key(name: str, dataset: str) -> str:

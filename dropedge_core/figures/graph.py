@@ -111,8 +111,8 @@ def _layer_traces(d: LayerDrawing, layer: int, sampler: str | None) -> list[go.S
 
 def _layer_title(d: LayerDrawing, layer: int, sampler: str | None) -> str:
     who = f"{sampler_label(sampler)}: " if sampler else ""
-    return (f"{who}layer {layer} of {d.kept.shape[0]} (0 = input) — {int(d.kept[layer].sum())} of "
-            f"{len(d.edges)} drawn edges kept")
+    return (f"{who}layer {layer} of {d.kept.shape[0]} (0 = input)<br><sup>{int(d.kept[layer].sum())} of "
+            f"{len(d.edges)} drawn edges kept</sup>")
 
 
 def _graph_axes(fig: go.Figure) -> go.Figure:
@@ -220,7 +220,7 @@ def nesting_heatmap(nesting: np.ndarray | torch.Tensor, sampler: str | None = No
         hovertemplate="%{z:.1%} of layer %{y}'s kept edges are also kept at layer %{x}"
                       "<extra></extra>"))
     who = f"{sampler_label(sampler)}: " if sampler else ""
-    base_layout(fig, f"{who}nesting |kept(i) ∩ kept(j)| / |kept(i)|")
+    base_layout(fig, f"{who}nesting<br><sup>|kept(i) ∩ kept(j)| / |kept(i)|</sup>")
     fig.update_xaxes(title="layer j (0 = input)", dtick=1 if num_layers <= 16 else None)
     fig.update_yaxes(title="layer i (0 = input)", dtick=1 if num_layers <= 16 else None,
                      autorange="reversed")

@@ -70,18 +70,27 @@ def base_layout(fig: go.Figure, title: str, height: int = 420, legend: str = "bo
     return fig
 
 
+def tick_text(t: float) -> str:
+    return f"{int(t):,}" if 1 <= t < 1e7 and t == int(t) else f"{t:.3g}"
+
+
 def log_axis(values) -> dict:
-    """A log axis: ticks at every power of 10 when the data span two decades or more,
-    at 1, 2 and 5 times them over one to two decades, Plotly's choice below."""
+    """A log axis whose every tick has its full label: every power of 10 when the data
+    span two decades or more, 1, 2 and 5 times them over one to two decades (Plotly's own
+    ``dtick="D2"`` labels those "2" and "5", so "1000, 5, 2, 100, 5" read as numbers)."""
     v = np.asarray(pd.Series(values, dtype=float).dropna())
-    v = v[v > 0]
+    v = v[np.isfinite(v) & (v > 0)]
     span = v.max() / v.min() if v.size else 1.0
     if span >= 100:
         return dict(type="log", dtick=1, exponentformat="power")
     if span >= 10:
-        return dict(type="log", dtick="D2", minor=dict(showgrid=False))
+        low, high = np.floor(np.log10(v.min())), np.ceil(np.log10(v.max()))
+        ticks = [float(m * 10.0 ** k) for k in np.arange(low, high + 1) for m in (1, 2, 5)]
+        ticks = [t for t in ticks if v.min() / 1.5 <= t <= v.max() * 1.5]
+        return dict(type="log", tickvals=ticks, ticktext=[tick_text(t) for t in ticks],
+                    minor=dict(showgrid=False))
     if not v.size:
-        return dict(type="log")
+        return dict(type="log", dtick=1, exponentformat="power")
     # less than a decade: Plotly labels every digit (2, 3, ... 9) in small type; five ticks
     # at round values between the ends read better
     ticks = sorted({float(f"{t:.2g}") for t in np.geomspace(v.min(), v.max(), 5)})

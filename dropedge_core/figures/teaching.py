@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dropedge_core.data.reference import FULL_GRAPH as FULL
-from dropedge_core.figures.style import base_layout, sampler_color, sampler_label
+from dropedge_core.figures.style import base_layout, log_axis, sampler_color, sampler_label
 
 FULL_COLOR = "#000000"
 #: Strong, distinct class colours for the scatter views (ColorBrewer Set1 + Dark2, no yellow):
@@ -69,7 +69,8 @@ def point_subset(num_nodes: int, max_points: int, seed: int = 0) -> np.ndarray:
 def _panel_title(snaps: Snapshots, i: int, k: int) -> str:
     s = snaps.items[i]
     acc = "" if s.test_acc is None else f" · test {100 * s.test_acc:.1f} %"
-    return (f"<b>{sampler_label(s.sampler)}</b>{acc}<br>class separation {s.separation[k]:.2f} · "
+    # short lines: three panels in the Lesson's column are ~200 px each
+    return (f"<b>{sampler_label(s.sampler)}</b>{acc}<br>class separation {s.separation[k]:.2f}<br>"
             f"subspace dist. {s.subspace[k]:.2f}")
 
 
@@ -135,12 +136,12 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
     step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
     fig.update_layout(
         annotations=titles(layer - 1),
-        sliders=[dict(active=layer - 1, currentvalue=dict(prefix=prefix), pad=dict(t=40),
+        sliders=[dict(active=layer - 1, currentvalue=dict(prefix=prefix), pad=dict(t=40), x=0.1, len=0.9,
                       steps=[dict(label=str(k + first), method="animate",
                                   args=[[f"L{k + first}"], step_args])
                              for k in range(num_layers)])],
-        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=-0.08, xanchor="right",
-                          yanchor="top", direction="left",
+        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=0, xanchor="left",
+                          yanchor="top", direction="left", pad=dict(t=75),
                           buttons=[dict(label="▶", method="animate",
                                         args=[None, dict(mode="immediate", fromcurrent=True,
                                                          frame=dict(duration=600, redraw=True),
@@ -148,7 +149,7 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
                                    dict(label="❚❚", method="animate",
                                         args=[[None], dict(mode="immediate", frame=dict(duration=0))])])])
     base_layout(fig, "", height=height, legend="right")
-    fig.update_layout(margin=dict(l=40, r=20, t=70, b=40))
+    fig.update_layout(margin=dict(l=40, r=20, t=90, b=40))
     return fig
 
 
@@ -205,7 +206,8 @@ def subspace_decay_figure(df: pd.DataFrame) -> go.Figure:
                              line=dict(color=FULL_COLOR, dash="dash"),
                              hovertemplate="Theorem 1 bound after %{x} layers: %{y:.4f}<extra></extra>"))
     fig.update_xaxes(title_text="layers propagated l")
-    fig.update_yaxes(title_text="d_M(H_l) / d_M(X)", type="log")
+    fig.update_yaxes(title_text="d_M(H_l) / d_M(X)",
+                     **log_axis(pd.concat([df["ratio"].clip(lower=1e-12), df["bound"]])))
     return base_layout(fig, "Distance to the over-smoothing subspace, with the theorem's bound")
 
 
@@ -227,7 +229,8 @@ def men_bound_figure(df: pd.DataFrame) -> go.Figure:
             name=f"{label}: MEN* 10^{star:.1f}", legendgroup=name, customdata=part["log10_bound"],
             hovertemplate=f"{label} · layer %{{x}}<br>Π|A| = 10^%{{customdata:.2f}}<extra></extra>"))
     fig.update_xaxes(title_text="layer l (0 = input)")
-    fig.update_yaxes(title_text="non-zero entries (count)", type="log", exponentformat="power")
+    fig.update_yaxes(title_text="non-zero entries (count)", **log_axis(pd.concat(
+        [df["edge_number"], 10.0 ** df["log10_bound"].clip(upper=300)])))
     return base_layout(fig, "Edge numbers (solid) under the paper's upper bound (dotted)", legend="right")
 
 
@@ -320,10 +323,13 @@ def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str 
                   for k in range(num_layers)]
     step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
     fig.update_layout(
+        # the play button left of the slider, not over its "through layer" label
         sliders=[dict(active=layer, currentvalue=dict(prefix="through layer "), pad=dict(t=10),
+                      x=0.1, len=0.9,
                       steps=[dict(label=str(k), method="animate", args=[[str(k)], step_args])
                              for k in range(num_layers)])],
-        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=0.0, xanchor="right", yanchor="top",
+        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=0.0, xanchor="left", yanchor="top",
+                          pad=dict(t=45),
                           buttons=[dict(label="▶", method="animate",
                                         args=[None, dict(mode="immediate", fromcurrent=True,
                                                          frame=dict(duration=700, redraw=True))])])],
@@ -349,7 +355,7 @@ def men_analysis_figure(df: pd.DataFrame) -> go.Figure:
                 customdata=np.stack([part["seed"], 100 * part["test_acc"].astype(float)], 1),
                 hovertemplate=(f"{label} · seed %{{customdata[0]}}<br>MEN %{{x:.3s}}<br>{title} "
                                "%{y:.3f}<br>test %{customdata[1]:.1f} %<extra></extra>")), row=1, col=col)
-    fig.update_xaxes(title_text="MEN (node pairs)", type="log")
+    fig.update_xaxes(title_text="MEN (node pairs)", **log_axis(df["men"]))
     fig.update_yaxes(title_text="validation loss (NLL)", row=1, col=1)
     fig.update_yaxes(title_text="Distance (mean ‖H^(l+1) − H^(l)‖_F)", row=1, col=2)
     return base_layout(fig, "MEN analysis of a 16-layer GCN on Cora", height=400)

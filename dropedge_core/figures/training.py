@@ -205,7 +205,7 @@ def layer_distance_curves(diag_events: pd.DataFrame | Sequence[Mapping]
             mode="lines", name="average Distance",
             line=dict(color="#d62728", width=3),
             hovertemplate="epoch %{x}<br>average Distance %{y:.3g}<extra></extra>"))
-        title = "Layer distances over training (bold: the paper's average Distance)"
+        title = "Layer distances over training<br><sup>bold: the paper's average Distance</sup>"
     base_layout(fig, title)
     fig.update_xaxes(title="epoch")
     fig.update_yaxes(title="layer distance ‖H⁽ˡ⁺¹⁾ − H⁽ˡ⁾‖_F (Frobenius norm)",

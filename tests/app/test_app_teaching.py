@@ -179,7 +179,7 @@ def test_the_lesson_walks_through_six_steps_each_with_its_figure():
     fig = _charts(at)["lesson_figure"]
     assert [f["name"] for f in fig["frames"]][:2] == ["L0", "L1"] and len(fig["frames"]) == 17
     assert any(m.value.startswith("**Ask the class:**") for m in at.markdown)
-    sep = [float(a["text"].split("class separation ")[1].split(" ")[0])
+    sep = [float(a["text"].split("class separation ")[1].split("<")[0].split(" ")[0])
            for f in fig["frames"] for a in f["layout"]["annotations"]]
     assert sep[-1] < max(sep)  # the classes merge by the last step
 

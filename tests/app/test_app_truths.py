@@ -222,7 +222,10 @@ def test_log_axes_label_few_round_ticks():
     narrow = figure_style.log_axis([0.31, 0.35, 0.9])
     assert narrow["type"] == "log" and 2 <= len(narrow["tickvals"]) <= 5
     assert all(len(t) <= 4 for t in narrow["ticktext"])
-    assert figure_style.log_axis([1, 50])["dtick"] == "D2" and figure_style.log_axis([1, 1e4])["dtick"] == 1
+    # one to two decades: 1, 2, 5 x 10^k, each with its number (issue 24: "D2" read "1000, 5, 2, 100, 5")
+    mid = figure_style.log_axis([1, 50])
+    assert mid["tickvals"] == [1, 2, 5, 10, 20, 50] and mid["ticktext"] == ["1", "2", "5", "10", "20", "50"]
+    assert figure_style.log_axis([1, 1e4])["dtick"] == 1
     events = [{"type": "diagnostics", "epoch": e, "layer_distances": [1.0 + e, 2.0, 3.0]}
               for e in range(3)]
     fig = figures.layer_distance_curves(events)
