@@ -22,8 +22,9 @@ import sqlalchemy as sa
 
 from dropedge_core import cli, databases, locations
 from dropedge_core.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
-from dropedge_core.studies import tuning
+from dropedge_core.studies import tuning, tuning_storage
 from dropedge_core.training import RunResult, TrainConfig
+from tests.helpers.app import APP
 from tests.helpers.postgres import PostgresServer, find_bin_dir
 
 SWEEP = ["sweep", "--dataset", "karate", "--samplers", "nodrop", "--layers", "2", "--epochs", "2",
@@ -110,7 +111,7 @@ def test_inspect_says_what_a_sqlite_file_holds_and_changes_nothing(tmp_path):
     assert (found.kind, found.schema_version, found.writable) == ("results", SCHEMA_VERSION + 4, True)
     found = databases.inspect(f"sqlite:///{optuna_db}")
     assert (found.kind, found.optuna_version, found.optuna_revision) == \
-        ("optuna", optuna.__version__, tuning.optuna_revisions()[0])
+        ("optuna", optuna.__version__, tuning_storage.optuna_revisions()[0])
     found = databases.inspect(view)
     assert found.kind == "foreign" and found.views == ("runs",) and "'runs' is a view" in found.describe()
     assert databases.inspect(tmp_path / "empty.sqlite").kind == "empty"
@@ -138,7 +139,7 @@ def test_an_optuna_storage_another_worker_is_creating_is_joined(tmp_path):
     _sqlite(path, "DROP TABLE alembic_version", "DELETE FROM version_info")  # the moment before the stamp
     assert databases.inspect(path).describe() == "an Optuna storage (being created)"
     assert tuning.open_study("joined", str(path)).study_name == "joined"
-    assert databases.inspect(path).optuna_revision == tuning.optuna_revisions()[0]
+    assert databases.inspect(path).optuna_revision == tuning_storage.optuna_revisions()[0]
 
 
 # ----------------------------------------------------------------------------- refusals, SQLite
@@ -342,7 +343,7 @@ def test_the_pages_show_a_malformed_location_in_one_line(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DROPEDGE_RESULTS", "postgresql:me@127.0.0.1:54329/results")
     monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", "sqlite:/x.sqlite")
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)
+    at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     for page, name in (("app_pages/depth_study.py", "DROPEDGE_RESULTS"),
                        ("app_pages/tuning.py", "DROPEDGE_TUNING_STORAGE")):
