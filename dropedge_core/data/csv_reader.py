@@ -126,46 +126,66 @@ def read_source(source: Source, default_name: str, max_bytes: int = MAX_BYTES) -
     Raises:
         UploadError: missing/unreadable file, over ``max_bytes``, not UTF-8, binary.
     """
-    name = default_name
-    size: int | None = None
+    name, raw, size = _raw_of(source, default_name, max_bytes)
+    text = _text_of(raw, name, size, max_bytes)
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise UploadError(f"{name} contains a NUL character (offset {nul}): it is a binary file, "
+                          f"not CSV text")
+    return name, text
+
+
+def _raw_of(source: Source, default_name: str, max_bytes: int) -> tuple[str, bytes | str, int | None]:
+    """``(name, raw content, size if known)`` of a source, reading at most ``max_bytes + 1``."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        raw: bytes | str = bytes(source)
-        size = len(raw)
-    elif isinstance(source, str):
+        return default_name, bytes(source), len(source)
+    if isinstance(source, str):
         if "\n" not in source and "\r" not in source and re.search(
                 r"\.(csv|tsv|txt|edges?|el)$", source.strip(), re.IGNORECASE):
             raise UploadError(f"{default_name}: got the string {show_cell(source)}, which looks like a "
                               f"file name; pass a pathlib.Path to read a file, or the CSV text itself")
-        raw = source
-    elif isinstance(source, os.PathLike):
-        path = Path(source)
-        name = _clean_name(path.name)
-        try:
-            size = path.stat().st_size
-            if not path.is_file():
-                raise UploadError(f"{_clean_name(path)} is not a file")
-            if size > max_bytes:
-                raise _too_big(name, size, max_bytes)
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise UploadError(f"{_clean_name(path)} does not exist") from None
-        except OSError as exc:
-            raise UploadError(f"cannot read {_clean_name(path)}: {exc.strerror or exc}") from None
-    elif hasattr(source, "read"):
-        name = _clean_name(getattr(source, "name", None) or default_name)
-        try:
-            if getattr(source, "seekable", lambda: False)():
-                source.seek(0)
-            raw = source.read(max_bytes + 1)
-            if len(raw) > max_bytes and getattr(source, "seekable", lambda: False)():
-                size = source.seek(0, io.SEEK_END)
-        except (OSError, ValueError) as exc:
-            raise UploadError(f"cannot read {name}: {exc}") from None
-        if not isinstance(raw, (bytes, bytearray, str)):
-            raise UploadError(f"{name}: .read() gave {type(raw).__name__}, not bytes or text")
-    else:
-        raise UploadError(f"{default_name}: expected bytes, CSV text, a pathlib.Path or a file object "
-                          f"(got {type(source).__name__})")
+        return default_name, source, None
+    if isinstance(source, os.PathLike):
+        return _read_path(Path(source), max_bytes)
+    if hasattr(source, "read"):
+        return _read_file_object(source, default_name, max_bytes)
+    raise UploadError(f"{default_name}: expected bytes, CSV text, a pathlib.Path or a file object "
+                      f"(got {type(source).__name__})")
+
+
+def _read_path(path: Path, max_bytes: int) -> tuple[str, bytes, int]:
+    name = _clean_name(path.name)
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise UploadError(f"{_clean_name(path)} is not a file")
+        if size > max_bytes:
+            raise _too_big(name, size, max_bytes)
+        return name, path.read_bytes(), size
+    except FileNotFoundError:
+        raise UploadError(f"{_clean_name(path)} does not exist") from None
+    except OSError as exc:
+        raise UploadError(f"cannot read {_clean_name(path)}: {exc.strerror or exc}") from None
+
+
+def _read_file_object(source, default_name: str, max_bytes: int) -> tuple[str, bytes | str, int | None]:
+    name = _clean_name(getattr(source, "name", None) or default_name)
+    size = None
+    try:
+        if getattr(source, "seekable", lambda: False)():
+            source.seek(0)
+        raw = source.read(max_bytes + 1)
+        if len(raw) > max_bytes and getattr(source, "seekable", lambda: False)():
+            size = source.seek(0, io.SEEK_END)
+    except (OSError, ValueError) as exc:
+        raise UploadError(f"cannot read {name}: {exc}") from None
+    if not isinstance(raw, (bytes, bytearray, str)):
+        raise UploadError(f"{name}: .read() gave {type(raw).__name__}, not bytes or text")
+    return name, raw, size
+
+
+def _text_of(raw: bytes | str, name: str, size: int | None, max_bytes: int) -> str:
+    """The text of ``raw`` after the size and encoding checks (a leading BOM dropped)."""
     if isinstance(raw, str):
         try:
             encoded = len(raw.encode("utf-8"))
@@ -174,16 +194,10 @@ def read_source(source: Source, default_name: str, max_bytes: int = MAX_BYTES) -
                               f"{exc.object[exc.start]!r})") from None
         if encoded > max_bytes:
             raise _too_big(name, encoded, max_bytes)
-        text = raw.removeprefix("\ufeff")
-    else:
-        if len(raw) > max_bytes:
-            raise _too_big(name, size if size and size > max_bytes else None, max_bytes)
-        text = _decode(bytes(raw), name)
-    nul = text.find("\x00")
-    if nul >= 0:
-        raise UploadError(f"{name} contains a NUL character (offset {nul}): it is a binary file, "
-                          f"not CSV text")
-    return name, text
+        return raw.removeprefix("\ufeff")
+    if len(raw) > max_bytes:
+        raise _too_big(name, size if size and size > max_bytes else None, max_bytes)
+    return _decode(bytes(raw), name)
 
 
 def _is_number(cells: pd.Series) -> np.ndarray:
@@ -211,18 +225,7 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
     Raises:
         UploadError: ``"<name> line 7 has 3 fields; expected 2"``.
     """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = pd.Series(pa.array(text.split("\n"), type=pa.string()), dtype=_STRING)
-    stripped = lines.str.strip()
-    keep = ((stripped != "") & ~stripped.str.startswith("#")).to_numpy(bool)
-    if keep_blank and keep.any():
-        start = int(np.argmax(keep))
-        if not re.search(r"[,\t ]", str(stripped.iat[start])):  # one column: blank lines are cells
-            end = len(keep) - 1 if text.endswith("\n") else len(keep)
-            blank = (stripped == "").to_numpy(bool)
-            keep[start:end] |= blank[start:end]
-    rows = stripped[keep].reset_index(drop=True)
-    line_no = np.flatnonzero(keep) + 1
+    rows, line_no = _rows(text, keep_blank)
     if rows.empty:
         return Table(name, pd.Series([], dtype=_STRING), 0, line_no)
     first = str(rows.iat[0])
@@ -233,7 +236,37 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
         parts = rows.str.split(",")
     else:  # no comma in the first row but blanks: a space/tab separated file
         parts = rows.str.split(r"[ \t]+", regex=True)
-    counts = parts.list.len().to_numpy().astype(np.int64)
+    width = _check_field_counts(parts.list.len().to_numpy().astype(np.int64), num_fields, name, line_no)
+    # row-major cells: the C cells of row r are flat[r * C : (r + 1) * C]
+    flat = parts.explode(ignore_index=True).str.strip()
+    if flat.str.contains('"', regex=False).any():
+        flat = flat.str.replace(r'^"(.*)"$', r"\1", regex=True).str.strip()
+    if header is None:
+        header = not _is_number(flat.iloc[:width]).any()
+    if header:
+        return Table(name, flat.iloc[width:].reset_index(drop=True), width, line_no[1:],
+                     header=first, header_line=int(line_no[0]))
+    return Table(name, flat, width, line_no)
+
+
+def _rows(text: str, keep_blank: bool) -> tuple[pd.Series, np.ndarray]:
+    """The stripped non-blank, non-comment lines of ``text`` and their 1-based line numbers
+    (with ``keep_blank``, a one-column file's blank lines after its first row too)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = pd.Series(pa.array(text.split("\n"), type=pa.string()), dtype=_STRING)
+    stripped = lines.str.strip()
+    keep = ((stripped != "") & ~stripped.str.startswith("#")).to_numpy(bool)
+    if keep_blank and keep.any():
+        start = int(np.argmax(keep))
+        if not re.search(r"[,\t ]", str(stripped.iat[start])):  # one column: blank lines are cells
+            end = len(keep) - 1 if text.endswith("\n") else len(keep)
+            blank = (stripped == "").to_numpy(bool)
+            keep[start:end] |= blank[start:end]
+    return stripped[keep].reset_index(drop=True), np.flatnonzero(keep) + 1
+
+
+def _check_field_counts(counts: np.ndarray, num_fields, name: str, line_no: np.ndarray) -> int:
+    """The table's width (the first row's count) once every row has an allowed count."""
     if isinstance(num_fields, int):
         allowed, suffix = (num_fields,), ""
     elif num_fields is None or counts[0] in num_fields:
@@ -247,17 +280,7 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
         count = int(counts[i])
         raise UploadError(f"{name} line {line_no[i]} has {count} field{'s' * (count != 1)}; "
                           f"expected {want}")
-    width = int(counts[0])
-    # row-major cells: the C cells of row r are flat[r * C : (r + 1) * C]
-    flat = parts.explode(ignore_index=True).str.strip()
-    if flat.str.contains('"', regex=False).any():
-        flat = flat.str.replace(r'^"(.*)"$', r"\1", regex=True).str.strip()
-    if header is None:
-        header = not _is_number(flat.iloc[:width]).any()
-    if header:
-        return Table(name, flat.iloc[width:].reset_index(drop=True), width, line_no[1:],
-                     header=first, header_line=int(line_no[0]))
-    return Table(name, flat, width, line_no)
+    return int(counts[0])
 
 
 def header_note(table: Table) -> list[str]:

@@ -74,6 +74,43 @@ def _panel_title(snaps: Snapshots, i: int, k: int) -> str:
             f"subspace dist. {s.subspace[k]:.2f}")
 
 
+def _class_traces(snaps: Snapshots, nodes: np.ndarray, labels: np.ndarray, classes: list[int],
+                  k: int, first: int) -> list[go.Scatter]:
+    """Layer ``k``'s points of every panel, one trace per class (panel-major order)."""
+    out = []
+    for i, s in enumerate(snaps.items):
+        xy = s.proj[k][nodes]
+        for c in classes:
+            sel = labels == c
+            out.append(go.Scatter(
+                x=xy[sel, 0], y=xy[sel, 1], mode="markers", name=f"class {c}",
+                legendgroup=f"class {c}", showlegend=i == 0,
+                marker=dict(size=5, color=SCATTER_CLASS_COLORS[c % len(SCATTER_CLASS_COLORS)],
+                            opacity=0.7),
+                customdata=nodes[sel],
+                hovertemplate=(f"{sampler_label(s.sampler)} · layer {k + first}<br>node %{{customdata}}"
+                               f" · class {c}<extra></extra>")))
+    return out
+
+
+def _class_merge_controls(layer: int, num_layers: int, first: int, prefix: str) -> dict:
+    """The layer slider (frames ``"L<k>"``) and the play/pause buttons left below it."""
+    step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    return dict(
+        sliders=[dict(active=layer - 1, currentvalue=dict(prefix=prefix), pad=dict(t=40), x=0.1, len=0.9,
+                      steps=[dict(label=str(k + first), method="animate",
+                                  args=[[f"L{k + first}"], step_args])
+                             for k in range(num_layers)])],
+        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=0, xanchor="left",
+                          yanchor="top", direction="left", pad=dict(t=75),
+                          buttons=[dict(label="▶", method="animate",
+                                        args=[None, dict(mode="immediate", fromcurrent=True,
+                                                         frame=dict(duration=600, redraw=True),
+                                                         transition=dict(duration=250))]),
+                                   dict(label="❚❚", method="animate",
+                                        args=[[None], dict(mode="immediate", frame=dict(duration=0))])])])
+
+
 def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0,
                           layer: int = 1, first: int = 1, prefix: str = "hidden layer ",
                           height: int = 470) -> go.Figure:
@@ -104,20 +141,7 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
     fig = make_subplots(rows=1, cols=num_panels, horizontal_spacing=0.04)
 
     def traces(k: int) -> list[go.Scatter]:
-        out = []
-        for i, s in enumerate(snaps.items):
-            xy = s.proj[k][nodes]
-            for c in classes:
-                sel = labels == c
-                out.append(go.Scatter(
-                    x=xy[sel, 0], y=xy[sel, 1], mode="markers", name=f"class {c}",
-                    legendgroup=f"class {c}", showlegend=i == 0,
-                    marker=dict(size=5, color=SCATTER_CLASS_COLORS[c % len(SCATTER_CLASS_COLORS)],
-                                opacity=0.7),
-                    customdata=nodes[sel],
-                    hovertemplate=(f"{sampler_label(s.sampler)} · layer {k + first}<br>node %{{customdata}}"
-                                   f" · class {c}<extra></extra>")))
-        return out
+        return _class_traces(snaps, nodes, labels, classes, k, first)
 
     def titles(k: int) -> list[dict]:
         return [dict(text=_panel_title(snaps, i, k), xref=f"x{'' if i == 0 else i + 1} domain",
@@ -133,21 +157,8 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
                          title_text="PC 1", row=1, col=i + 1)
         fig.update_yaxes(range=_panel_range(s.proj[:, nodes, 1]), showticklabels=False,
                          title_text="PC 2" if i == 0 else None, row=1, col=i + 1)
-    step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
-    fig.update_layout(
-        annotations=titles(layer - 1),
-        sliders=[dict(active=layer - 1, currentvalue=dict(prefix=prefix), pad=dict(t=40), x=0.1, len=0.9,
-                      steps=[dict(label=str(k + first), method="animate",
-                                  args=[[f"L{k + first}"], step_args])
-                             for k in range(num_layers)])],
-        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=0, xanchor="left",
-                          yanchor="top", direction="left", pad=dict(t=75),
-                          buttons=[dict(label="▶", method="animate",
-                                        args=[None, dict(mode="immediate", fromcurrent=True,
-                                                         frame=dict(duration=600, redraw=True),
-                                                         transition=dict(duration=250))]),
-                                   dict(label="❚❚", method="animate",
-                                        args=[[None], dict(mode="immediate", frame=dict(duration=0))])])])
+    fig.update_layout(annotations=titles(layer - 1),
+                      **_class_merge_controls(layer, num_layers, first, prefix))
     base_layout(fig, "", height=height, legend="right")
     fig.update_layout(margin=dict(l=40, r=20, t=90, b=40))
     return fig
@@ -256,6 +267,50 @@ def _segments(pos: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray
     return xs.ravel(), ys.ravel()
 
 
+def _reach_traces(k: int, reach, ids, pos, row, u, v, kept_all, first, edges_xy, color: str, size: float,
+                  star, node: int) -> list[go.Scatter]:
+    """Frame ``k`` of :func:`receptive_field_figure`: drawn edges, kept edges between reached
+    nodes, unreached nodes, reached nodes by the layer that first reached them, the node."""
+    got = reach[k][ids]
+    used = kept_all[k] & reach[k][u] & reach[k][v]
+    kx, ky = _segments(pos, row[u[used]], row[v[used]])
+    return [
+        go.Scatter(x=edges_xy[0], y=edges_xy[1], mode="lines", line=dict(color="#e3e3e3", width=0.7),
+                   hoverinfo="skip", name="edges", showlegend=False),
+        go.Scatter(x=kx, y=ky, mode="lines", line=dict(color=color, width=1.6), hoverinfo="skip",
+                   name=f"kept at layer {k}, between reached nodes"),
+        go.Scatter(x=pos[~got, 0], y=pos[~got, 1], mode="markers", name="not reached yet",
+                   marker=dict(size=size * 0.8, color="#cfcfcf"), customdata=ids[~got],
+                   hovertemplate=f"node %{{customdata}}: not reached by layer {k}<extra></extra>"),
+        go.Scatter(x=pos[got, 0], y=pos[got, 1], mode="markers", name="reached",
+                   customdata=np.stack([ids[got], first[ids[got]]], 1),
+                   marker=dict(size=size, color=first[ids[got]], colorscale="Viridis_r", cmin=0,
+                               cmax=max(reach.shape[0] - 1, 1), line=dict(color="white", width=0.6),
+                               colorbar=dict(title="first reached<br>at layer", len=0.6)),
+                   hovertemplate="node %{customdata[0]}: reached at layer %{customdata[1]}"
+                                 "<extra></extra>"),
+        go.Scatter(x=star[:, 0], y=star[:, 1], mode="markers", name=f"node {node}",
+                   marker=dict(size=size * 1.9, symbol="star", color="#d62728",
+                               line=dict(color="black", width=1)),
+                   customdata=[node], hovertemplate="node %{customdata}: the chosen node<extra></extra>"),
+    ]
+
+
+def _reach_controls(layer: int, num_layers: int) -> dict:
+    """The layer slider and, left of it (not over its "through layer" label), the play button."""
+    step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    return dict(
+        sliders=[dict(active=layer, currentvalue=dict(prefix="through layer "), pad=dict(t=10),
+                      x=0.1, len=0.9,
+                      steps=[dict(label=str(k), method="animate", args=[[str(k)], step_args])
+                             for k in range(num_layers)])],
+        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=0.0, xanchor="left", yanchor="top",
+                          pad=dict(t=45),
+                          buttons=[dict(label="▶", method="animate",
+                                        args=[None, dict(mode="immediate", fromcurrent=True,
+                                                         frame=dict(duration=700, redraw=True))])])])
+
+
 def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str | None = None,
                            layer: int | None = None) -> go.Figure:
     """The nodes ``node`` reaches through each layer's kept edges, one animation frame per
@@ -290,29 +345,8 @@ def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str 
     star = pos[row[[node]]] if row[node] >= 0 else np.zeros((0, 2))  # not drawn: no star
 
     def traces(k: int) -> list[go.Scatter]:
-        got = reach[k][ids]
-        used = kept_all[k] & reach[k][u] & reach[k][v]
-        kx, ky = _segments(pos, row[u[used]], row[v[used]])
-        return [
-            go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#e3e3e3", width=0.7), hoverinfo="skip",
-                       name="edges", showlegend=False),
-            go.Scatter(x=kx, y=ky, mode="lines", line=dict(color=color, width=1.6), hoverinfo="skip",
-                       name=f"kept at layer {k}, between reached nodes"),
-            go.Scatter(x=pos[~got, 0], y=pos[~got, 1], mode="markers", name="not reached yet",
-                       marker=dict(size=size * 0.8, color="#cfcfcf"), customdata=ids[~got],
-                       hovertemplate=f"node %{{customdata}}: not reached by layer {k}<extra></extra>"),
-            go.Scatter(x=pos[got, 0], y=pos[got, 1], mode="markers", name="reached",
-                       customdata=np.stack([ids[got], first[ids[got]]], 1),
-                       marker=dict(size=size, color=first[ids[got]], colorscale="Viridis_r", cmin=0,
-                                   cmax=max(num_layers - 1, 1), line=dict(color="white", width=0.6),
-                                   colorbar=dict(title="first reached<br>at layer", len=0.6)),
-                       hovertemplate="node %{customdata[0]}: reached at layer %{customdata[1]}"
-                                     "<extra></extra>"),
-            go.Scatter(x=star[:, 0], y=star[:, 1], mode="markers", name=f"node {node}",
-                       marker=dict(size=size * 1.9, symbol="star", color="#d62728",
-                                   line=dict(color="black", width=1)),
-                       customdata=[node], hovertemplate="node %{customdata}: the chosen node<extra></extra>"),
-        ]
+        return _reach_traces(k, reach, ids, pos, row, u, v, kept_all, first, (ex, ey), color, size,
+                             star, node)
 
     def title(k: int) -> str:
         return (f"Node {node} reaches {int(reach[k].sum())} of {n} nodes through layers 0..{k}"
@@ -321,19 +355,7 @@ def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str 
     fig = go.Figure(traces(layer))
     fig.frames = [go.Frame(name=str(k), data=traces(k), layout=go.Layout(title=dict(text=title(k))))
                   for k in range(num_layers)]
-    step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
-    fig.update_layout(
-        # the play button left of the slider, not over its "through layer" label
-        sliders=[dict(active=layer, currentvalue=dict(prefix="through layer "), pad=dict(t=10),
-                      x=0.1, len=0.9,
-                      steps=[dict(label=str(k), method="animate", args=[[str(k)], step_args])
-                             for k in range(num_layers)])],
-        updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=0.0, xanchor="left", yanchor="top",
-                          pad=dict(t=45),
-                          buttons=[dict(label="▶", method="animate",
-                                        args=[None, dict(mode="immediate", fromcurrent=True,
-                                                         frame=dict(duration=700, redraw=True))])])],
-        clickmode="event+select")
+    fig.update_layout(**_reach_controls(layer, num_layers), clickmode="event+select")
     base_layout(fig, title(layer), height=560, legend="bottom")
     fig.update_xaxes(showgrid=False, zeroline=False, showticklabels=False)
     fig.update_yaxes(showgrid=False, zeroline=False, showticklabels=False, scaleanchor="x", scaleratio=1)

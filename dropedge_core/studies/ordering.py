@@ -146,8 +146,20 @@ def compare_samplers(runs: pd.DataFrame, order: Sequence[str] = ORDER, alpha: fl
     bad = set(family) - {*CELL, "better", "worse"}
     if bad:
         raise ValueError(f"family columns must be among {[*CELL, 'better', 'worse']} (got {sorted(bad)})")
+    table = pd.DataFrame(_paired_rows(runs[runs["test_acc"].notna()], pairs), columns=_COLUMNS[:-4])
+    if table.empty:
+        return pd.DataFrame(columns=_COLUMNS)
+    return _corrected(table, list(family), alpha)[_COLUMNS]
+
+
+_COLUMNS = [*CELL, "better", "worse", "better_mean", "worse_mean", "diff_mean", "diff_std", "n",
+            "ci_low", "ci_high", "p_value", "p_holm", "family", "family_size", "verdict"]
+
+
+def _paired_rows(done: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> list[dict]:
+    """One paired test per cell and ``(better, worse)`` pair present in it, over the seeds
+    both samplers ran (uncorrected)."""
     rows = []
-    done = runs[runs["test_acc"].notna()]
     for cell, part in done.groupby(list(CELL), sort=True, dropna=False):  # karate has no split (None)
         acc = part.pivot_table(index="seed", columns="sampler", values="test_acc", aggfunc="mean")
         for better, worse in pairs:
@@ -159,12 +171,12 @@ def compare_samplers(runs: pd.DataFrame, order: Sequence[str] = ORDER, alpha: fl
                          "better_mean": float(acc[better].mean()), "worse_mean": float(acc[worse].mean()),
                          "diff_mean": test.mean, "diff_std": test.std, "n": test.n, "ci_low": test.ci_low,
                          "ci_high": test.ci_high, "p_value": test.p_value})
-    columns = [*CELL, "better", "worse", "better_mean", "worse_mean", "diff_mean", "diff_std", "n",
-               "ci_low", "ci_high", "p_value", "p_holm", "family", "family_size", "verdict"]
-    table = pd.DataFrame(rows, columns=columns[:-4])
-    if table.empty:
-        return pd.DataFrame(columns=columns)
-    keys = list(family)
+    return rows
+
+
+def _corrected(table: pd.DataFrame, keys: list[str], alpha: float) -> pd.DataFrame:
+    """Holm's correction within each family (rows sharing ``keys``; all rows when empty),
+    the family's words and size, and each row's verdict."""
     groups = table.groupby(keys, sort=False, dropna=False).groups.items() if keys else [((), table.index)]
     for key, index in groups:
         key = key if isinstance(key, tuple) else (key,)
@@ -178,7 +190,7 @@ def compare_samplers(runs: pd.DataFrame, order: Sequence[str] = ORDER, alpha: fl
     rejects = table["p_holm"] < alpha  # NaN compares False: no test, no verdict
     table["verdict"] = np.where(rejects & (table["diff_mean"] > 0), "shown",
                                 np.where(rejects & (table["diff_mean"] < 0), "reversed", "not shown"))
-    return table[columns]
+    return table
 
 
 def readable(table: pd.DataFrame) -> pd.DataFrame:
