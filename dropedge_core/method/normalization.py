@@ -104,6 +104,24 @@ def entry_columns(graph: Graph, width: int) -> torch.Tensor:
     return graph.cache[key]
 
 
+def entry_transpose(graph: Graph) -> torch.Tensor:
+    """``(2M + N,)``: for each entry ``(i, j)`` of :func:`entry_index`, the position of entry
+    ``(j, i)`` (a self-loop: its own). The pattern holds both directions of every edge, so
+    a layer's ``A^T`` has ``A``'s pattern with its values gathered by this index
+    (:mod:`~dropedge_core.method.sparse_products`). Direction ``d`` reverses ``d ± M``."""
+    if "entry_transpose" not in graph.cache:
+        entry_index(graph)
+        direction, m = graph.cache["entry_direction"].long(), graph.num_edges
+        position = torch.arange(direction.numel(), device=direction.device)
+        edge = (direction >= 0).nonzero().squeeze(1)
+        where = torch.empty(2 * m, dtype=torch.long, device=direction.device)  # position of a direction
+        where.index_copy_(0, direction.index_select(0, edge), edge)
+        reverse = (direction.index_select(0, edge) + m).remainder_(2 * m)
+        position.index_copy_(0, edge, where.index_select(0, reverse))
+        graph.cache["entry_transpose"] = position.int() if position.numel() < 2**31 else position
+    return graph.cache["entry_transpose"]
+
+
 def _build_entries(graph: Graph) -> None:
     """The entries in CSR order without sorting them. Row ``i`` of ``A + I`` lists, by
     column: the directions ``i -> u`` of its edges ``(u, i)``, ``u < i`` (ordered by
