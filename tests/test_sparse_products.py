@@ -101,3 +101,35 @@ def test_a_plain_sparse_matrix_multiplies_as_torch_does(karate):
     h = torch.rand(karate.num_nodes, 3, requires_grad=True)
     spmm(adj, h).sum().backward()
     torch.testing.assert_close(h.grad, adj.to_dense().t() @ torch.ones(karate.num_nodes, 3))
+
+
+def test_the_backward_of_a_builders_product_sorts_nothing(karate):
+    """The point of the transpose index: torch's own backward converts ``A^T`` (CSC) to CSR
+    inside its product, a sort of every entry (seen by the profiler, below the dispatch
+    level); through the index there is none."""
+    masks = samplers.make("dropedge++").sample(karate, 2, torch.Generator().manual_seed(3))
+    adj = AdjacencyBuilder(karate, "AN")(masks)[0]
+    h = torch.rand(karate.num_nodes, 4, requires_grad=True)
+
+    def backward_ops(product) -> set[str]:
+        out = product(adj, h)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            out.sum().backward()
+        return {event.name for event in prof.events()}
+
+    assert "aten::sort" in backward_ops(torch.sparse.mm)  # the profiler sees torch's sort
+    assert not any("sort" in name for name in backward_ops(spmm))
+
+
+def test_a_differentiated_matrix_keeps_its_gradient_despite_the_index(karate):
+    """``adj`` itself requiring a gradient (a learnt adjacency): torch's product, whose
+    gradient in the values is ``G H^T`` on the pattern."""
+    adj = AdjacencyBuilder(karate, "AN").full()
+    values = adj.values().clone().requires_grad_(True)
+    learnt = torch.sparse_csr_tensor(adj.crow_indices(), adj.col_indices(), values, adj.shape)
+    learnt.transpose_entries = adj.transpose_entries
+    h = torch.rand(karate.num_nodes, 3, requires_grad=True)  # both differentiated
+    spmm(learnt, h).sum().backward()
+    rows, cols = normalization.entry_index(karate)
+    assert values.grad is not None and h.grad is not None
+    torch.testing.assert_close(values.grad, h.detach()[cols].sum(1))  # d/dA_ij sum(A H) = sum_k H_jk
