@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from dropedge_core import normalization, samplers
+from dropedge_core.method import nested_draws
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.training import TrainConfig, train
 from tests.helpers.references import WEIGHTS, nested_marginals, successive_subset_probs
@@ -37,7 +38,7 @@ def accelerator_code_path(monkeypatch):
     """On the CPU (``DROPEDGE_TEST_DEVICE=cpu``), the nested weighted draws take the torch
     path the GPU takes, not the CPU's numpy path: the tests then check the GPU's code."""
     if not ON_CUDA:
-        monkeypatch.setattr(samplers, "NUMPY_DRAW_DEVICES", set())
+        monkeypatch.setattr(nested_draws, "NUMPY_DRAW_DEVICES", set())
 
 
 def cuda_gen(seed: int) -> torch.Generator:

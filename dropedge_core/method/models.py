@@ -33,7 +33,9 @@ is undirected unless ``directed=True`` is asked for (see :mod:`dropedge_core.met
 
 Adjacencies are torch sparse matrices (CSR, e.g. ``normalization.to_sparse`` of
 ``normalization.adjacencies(...)``, or :class:`~dropedge_core.training.trainer.AdjacencyBuilder`)
-and products are ``torch.sparse.mm``; no dense ``N x N`` matrix is ever built.
+and products are :func:`~dropedge_core.method.sparse_products.spmm` (``torch.sparse.mm``, with a
+backward that needs no sort when the matrix carries its transpose index, as the builder's
+do); no dense ``N x N`` matrix is ever built.
 
 Every ``forward(x, adjs, return_hidden=False)`` returns ``(N, classes)`` log-probabilities,
 and with ``return_hidden=True`` also the list of hidden-width outputs used by the
@@ -50,6 +52,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from dropedge_core.method.graph import csr_tensor
+from dropedge_core.method.sparse_products import spmm
 
 BACKBONES: tuple[str, ...] = ("gcn", "resgcn", "jknet", "appnp_star")
 #: Other spellings accepted on input (lower-cased first): the paper's ``APPNP*``, ``appnp``.
@@ -130,7 +133,7 @@ class GraphConv(nn.Module):
 
     def forward(self, h: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
         """``h``: ``(N, in_dim)`` dense or sparse; ``adj``: sparse ``(N, N)`` → ``(N, out_dim)``."""
-        out = torch.sparse.mm(adj, matmul(h, self.weight))
+        out = spmm(adj, matmul(h, self.weight))
         if self.weight_self is not None:
             out = out + matmul(h, self.weight_self)
         if self.bias is not None:
@@ -317,7 +320,7 @@ class APPNPStar(_Backbone):
         hidden: list[torch.Tensor] = []
         z = z0
         for i, adj in enumerate(adjs):
-            z = (1.0 - self.alpha) * torch.sparse.mm(adj, z) + self.alpha * z0
+            z = (1.0 - self.alpha) * spmm(adj, z) + self.alpha * z0
             if self.batch_norm:
                 z = self.norms[i](z)
             z = F.relu(z)

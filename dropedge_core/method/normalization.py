@@ -20,10 +20,9 @@ weight 0 for NA), so all methods return the same sparsity pattern for a layer. E
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
+from dropedge_core.method import pattern
 from dropedge_core.method.graph import Graph, GraphError, csr_tensor, to_csr
 
 METHODS = ("NA", "FOG", "AN", "ANS", "ARW")
@@ -71,109 +70,13 @@ def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
     kept = _kept_entries(graph, masks, values, method)
     flat = kept.view(-1).nonzero().squeeze(1)  # layer after layer, each in CSR order
     entry = flat % values.size(1)
-    rows, cols = entry_index(graph)
+    rows, cols = pattern.entry_index(graph)
     index = torch.stack([rows.index_select(0, entry), cols.index_select(0, entry)])
     weight = values.view(-1).index_select(0, flat)
     # entries per layer: its kept directions (2 per undirected column) and N self-loops
     per_column = 2 if masks.size(1) == graph.num_edges else 1
     sizes = (masks.sum(1) * per_column + graph.num_nodes).tolist()
     return list(zip(index.split(sizes, dim=1), weight.split(sizes)))
-
-
-@dataclass(frozen=True)
-class Entries:
-    """The entries every layer's adjacency draws from, built once per graph.
-
-    Attributes:
-        index: ``(2, 2M + N)`` long — the ``2M`` directed edges of ``graph.edge_index``
-            and the ``N`` self-loops, sorted by (row, column), i.e. in CSR order.
-        direction: ``(2M + N,)`` int: each entry's column of ``edge_index``, ``-1`` for a
-            self-loop (int32 when it fits: memory).
-        loops: ``(N,)`` long: the positions of the self-loops among ``index``.
-    """
-
-    index: torch.Tensor
-    direction: torch.Tensor
-    loops: torch.Tensor
-
-
-def entries(graph: Graph) -> Entries:
-    """The graph's :class:`Entries`, built on first use and published whole (one object,
-    so no reader sees the index without its directions)."""
-    return graph.derived(_build_entries)
-
-
-def entry_index(graph: Graph) -> torch.Tensor:
-    """``(2, 2M + N)``: the entries every layer's adjacency draws from — the ``2M``
-    directed edges of ``graph.edge_index`` and the ``N`` self-loops — sorted by (row,
-    column), i.e. in CSR order, so that a layer's weights over these entries are the
-    values of a CSR matrix with a fixed pattern."""
-    return entries(graph).index
-
-
-def entry_columns(graph: Graph, width: int) -> torch.Tensor:
-    """``(2M + N,)`` long: for each entry of :func:`entry_index`, its column in a mask of
-    ``width`` columns (``M``: undirected edge id; ``2M``: direction, i.e. column of
-    ``edge_index``), and ``width`` for a self-loop (a column that is always kept)."""
-    m = graph.num_edges
-    if width not in (m, 2 * m):
-        raise GraphError(f"mask width {width} matches neither M={m} nor 2M={2 * m}")
-    return graph.derived(_entry_columns, width)
-
-
-def _entry_columns(graph: Graph, width: int) -> torch.Tensor:
-    direction = entries(graph).direction  # -1 for self-loops
-    column = direction % graph.num_edges if width == graph.num_edges else direction
-    return torch.where(direction < 0, torch.full_like(direction, width), column).long()
-
-
-def _build_entries(graph: Graph) -> Entries:
-    """The entries in CSR order without sorting them. Row ``i`` of ``A + I`` lists, by
-    column: the directions ``i -> u`` of its edges ``(u, i)``, ``u < i`` (ordered by
-    ``u``), its self-loop, then the directions ``i -> v`` of its edges ``(i, v)``,
-    ``v > i`` — the latter already consecutive and ordered in ``undirected_edges``
-    (sorted by ``(u, v)``). So only the edges need a stable sort by ``v`` (half the
-    entries, 32-bit keys: ~4x faster than sorting all ``(row, col)`` keys); every
-    position then follows from the row offsets."""
-    n, m = graph.num_nodes, graph.num_edges
-    u, v = graph.undirected_edges
-    device = u.device
-    key = u * n + v
-    if m > 1 and not bool((key[1:] > key[:-1]).all()):  # not the documented sorted order
-        return _build_entries_by_sort(graph)
-    fwd = torch.bincount(u, minlength=n)  # entries right of the diagonal, per row
-    bwd = torch.bincount(v, minlength=n)  # ... and left of it
-    crow = torch.zeros(n + 1, dtype=torch.long, device=device)
-    torch.cumsum(fwd + bwd + 1, 0, out=crow[1:])
-    fwd_start = torch.cumsum(fwd, 0) - fwd  # first edge of each u in undirected_edges
-    edge = torch.arange(m, device=device)
-    loop_pos = crow[:-1] + bwd
-    # index_select / index_copy_: several times faster on the CPU than [] indexing
-    pos_fwd = (loop_pos - fwd_start + 1).index_select(0, u).add_(edge)
-    by_v = torch.sort(v.int() if n < 2**31 else v, stable=True).indices  # edges by (v, u)
-    bwd_start = torch.cumsum(bwd, 0) - bwd
-    v_by_v = v.index_select(0, by_v)
-    pos_bwd = torch.empty(m, dtype=torch.long, device=device).index_copy_(
-        0, by_v, (crow[:-1] - bwd_start).index_select(0, v_by_v).add_(edge))
-    index = torch.empty(2, 2 * m + n, dtype=torch.long, device=device)
-    direction = torch.empty(2 * m + n, dtype=torch.long, device=device)
-    loops = torch.arange(n, device=device)
-    for pos, rows, cols, ids in ((pos_fwd, u, v, edge), (pos_bwd, v, u, edge + m),
-                                 (loop_pos, loops, loops, torch.full_like(loops, -1))):
-        index[0].index_copy_(0, pos, rows)
-        index[1].index_copy_(0, pos, cols)
-        direction.index_copy_(0, pos, ids)
-    return Entries(index, direction.int() if 2 * m < 2**31 else direction, loop_pos)  # int32: memory
-
-
-def _build_entries_by_sort(graph: Graph) -> Entries:
-    n = graph.num_nodes
-    loops = torch.arange(n, device=graph.edge_index.device)
-    index = torch.cat([graph.edge_index, loops.expand(2, -1)], dim=1)
-    direction = torch.cat([torch.arange(graph.edge_index.size(1), device=loops.device),
-                           torch.full_like(loops, -1)])
-    order = torch.argsort(index[0] * n + index[1])
-    return Entries(index[:, order], direction[order], (direction[order] < 0).nonzero().flatten())
 
 
 def _kept_entries(graph: Graph, masks: torch.Tensor, weight: torch.Tensor, method: str) -> torch.Tensor:
@@ -184,11 +87,11 @@ def _kept_entries(graph: Graph, masks: torch.Tensor, weight: torch.Tensor, metho
     num_layers, width = masks.shape
     if method in ("AN", "ANS", "ARW") or width == graph.num_edges:
         kept = weight != 0
-        kept[:, entry_loops(graph)] = True
+        kept[:, pattern.entry_loops(graph)] = True
         return kept
     padded = torch.ones(num_layers, width + 1, dtype=torch.uint8, device=masks.device)
     padded[:, :width] = masks
-    return padded.index_select(1, entry_columns(graph, width)).bool()
+    return padded.index_select(1, pattern.entry_columns(graph, width)).bool()
 
 
 # Rows per chunk on the CPU: a chunk's (C, L) temporaries stay in the CPU's caches;
@@ -323,7 +226,7 @@ def _incidence(graph: Graph, width: int) -> torch.Tensor:
 
 
 def _build_incidence(graph: Graph, width: int) -> torch.Tensor:
-    found = entries(graph)
+    found = pattern.entries(graph)
     direction, rows, n = found.direction, found.index[0], graph.num_nodes
     counts = torch.bincount(rows, minlength=n) - 1  # one self-loop per row
     crow = torch.zeros(n + 1, dtype=torch.long, device=rows.device)
@@ -363,17 +266,12 @@ def _table_rows(graph: Graph, width: int, directional: bool) -> torch.Tensor:
 
 
 def _build_table_rows(graph: Graph, num: int) -> torch.Tensor:
-    found = entries(graph)
+    found = pattern.entries(graph)
     direction, node = found.direction, found.index[0]
     column = direction % graph.num_edges if num == graph.num_edges else direction
     rows = torch.where(direction < 0, num + node, column)
     # 32-bit when it fits: index_select takes it, and it halves this table
     return rows.int() if num + graph.num_nodes < 2**31 else rows
-
-
-def entry_loops(graph: Graph) -> torch.Tensor:
-    """``(N,)`` long: the positions of the self-loops among :func:`entry_index`."""
-    return entries(graph).loops
 
 
 def full_adjacency(graph: Graph, method: str = "AN") -> tuple[torch.Tensor, torch.Tensor]:

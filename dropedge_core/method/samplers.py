@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import torch
 
+from dropedge_core.method import nested_draws
 from dropedge_core.method.graph import Graph
 from dropedge_core.method.limits import MAX_LAYERS
 
@@ -38,12 +39,6 @@ WEIGHTINGS = ("uniform", "kernel")
 KERNELS = ("linear", "poly", "rbf", "reverse")
 RBF_GAMMA = 6.0  # the paper's appendix: exp(-6 ||x_u - x_v||^2), chosen by validation
 KERNEL_FLOOR = 1e-10  # keeps zero-similarity edges drawable
-SELECT_SAMPLE_ABOVE = 200_000  # pools of at least this many keys select by sampled brackets
-SELECT_SAMPLE = 8192  # the size of that sample
-#: Device types whose nested weighted draws take the numpy path (:func:`_last_layers_numpy`);
-#: the others take the torch path (:func:`_last_layers_torch`, no host round trips). Tests
-#: empty it to run the accelerators' path on the CPU.
-NUMPY_DRAW_DEVICES: set[str] = {"cpu"}
 
 # name -> (layer relation, weighting)
 NAMED: dict[str, tuple[str, str]] = {
@@ -268,126 +263,11 @@ def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     # before is the k smallest fresh keys among that pool.
     steps = list(range(num_layers - 1, -1, -1) if increasing else range(num_layers))
     never = num_layers if increasing else -1  # the "last layer" of an item never drawn
-    draw = _last_layers_numpy if device.type in NUMPY_DRAW_DEVICES else _last_layers_torch
-    last = draw(weights, steps, counts.tolist(), never, generator)
+    last = nested_draws.last_layers(weights, steps, counts.tolist(), never, generator)
     # an item is in layer l iff the nested draw reached l: last <= l (increasing draws
     # go top-down, so `last` is its lowest layer), or l <= last (decreasing)
     layers = torch.arange(num_layers, device=device).unsqueeze(1)
     return last.unsqueeze(0) <= layers if increasing else layers <= last.unsqueeze(0)
-
-
-def _last_layers_numpy(weights: torch.Tensor, steps: list[int], counts: list[int], never: int,
-                       generator: torch.Generator | None) -> torch.Tensor:
-    """The sequential part of :func:`nested_masks` on the CPU. Layer by layer in drawing
-    order (``steps``), keep the ``counts[layer]`` smallest of fresh keys ``E / w`` over the
-    previous layer's pool. Returns ``(E,)`` long: the last layer whose pool holds each
-    item, ``never`` for items never drawn.
-
-    Keys are drawn only for the pools (about half of ``L * E`` for LID), from one numpy
-    generator seeded from ``generator`` (the same generator state gives the same draw;
-    numpy's exponentials are ~5x faster than torch's), layer after layer into buffers
-    reused across layers (a fresh 400 MB array per epoch on a 1M-node graph cost more in
-    page faults than in arithmetic). Each layer selects its ``k`` smallest keys with
-    :func:`_smallest` (64 layers on Cora: ~1.5 ms)."""
-    import numpy as np
-
-    n = weights.numel()
-    rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=generator)))
-    # = (1.0 / w).float() with one temporary less (copy=True: never the caller's weights)
-    inverse = weights.to(torch.float64, copy=True).reciprocal_().float().numpy()
-    last = np.full(n, never, dtype=np.int16 if len(steps) < 2**15 else np.int64)  # memory
-    keys = np.empty(n, dtype=np.float32)
-    if n < SELECT_SAMPLE_ABOVE:  # small: all keys in one call (per-call costs dominate)
-        sizes = [n] + [counts[layer] for layer in steps[:-1]]
-        exponentials, offset = rng.standard_exponential(sum(sizes), dtype=np.float32), 0
-    else:  # large: layer by layer into one buffer (the same numbers: one stream)
-        exponentials, offset = np.empty(n, dtype=np.float32), None
-    pool, previous = np.arange(n), never
-    for layer in steps:  # a loop over layers: each draw is from the previous one's set
-        k, size = counts[layer], pool.size
-        if k < size:  # take(): numpy's fancy indexing costs more per call
-            if offset is None:
-                draw = rng.standard_exponential(out=exponentials[:size], dtype=np.float32)
-            else:
-                draw, offset = exponentials[offset:offset + size], offset + size
-            np.take(inverse, pool, out=keys[:size], mode="clip")  # "raise" would buffer `out`
-            np.multiply(draw, keys[:size], out=keys[:size])
-            if size >= SELECT_SAMPLE_ABOVE:
-                keep = _smallest(keys[:size], k)
-            elif size - k <= k:  # few items: heap selection of the smaller side, inline
-                keep = np.ones(size, dtype=bool)
-                drop = torch.topk(torch.from_numpy(keys[:size]), size - k, sorted=False).indices
-                keep[drop.numpy()] = False
-            else:
-                keep = np.zeros(size, dtype=bool)
-                kept = torch.topk(torch.from_numpy(keys[:size]), k, largest=False, sorted=False).indices
-                keep[kept.numpy()] = True
-            last[pool[~keep]] = previous  # dropped here: their last layer was the previous one
-            pool = pool[keep]
-        previous = layer
-    last[pool] = previous
-    return torch.from_numpy(last)
-
-
-def _smallest(keys, k: int):
-    """``(n,)`` bool numpy mask of the ``k`` smallest of ``keys`` (a float numpy array).
-
-    Small pools: ``torch.topk`` of the smaller side (heap selection, fastest for a few
-    items). Large pools (Floyd-Rivest): the keys are i.i.d., so a strided sample's order
-    statistics bracket the k-th smallest key; every key below the bracket is kept, and
-    only the few keys inside it are ranked exactly. Two compares over the pool instead
-    of a selection over it (~8x faster at a million keys); the kept set is the same.
-    """
-    import numpy as np
-
-    n = keys.size
-    if n >= SELECT_SAMPLE_ABOVE and 0 < k < n:
-        sample = np.sort(keys[::n // SELECT_SAMPLE])
-        s, q = sample.size, k / n
-        margin = 6.0 * math.sqrt(s * q * (1.0 - q)) + 8.0  # a miss is ~1e-8 likely; then the exact path
-        lo_rank, hi_rank = int(q * s - margin), int(q * s + margin)
-        lo = sample[lo_rank] if lo_rank >= 0 else -np.inf
-        hi = sample[hi_rank] if hi_rank < s else np.inf
-        keep = keys < lo
-        middle = np.flatnonzero((keys >= lo) & (keys <= hi))
-        need = k - int(np.count_nonzero(keep))
-        if need == middle.size:  # (0 <= need, else the exact path below)
-            keep[middle] = True
-            return keep
-        if 0 <= need < middle.size:
-            inside = keys[middle]
-            order = np.argpartition(inside, (need - 1, need)) if need else None
-            # a tie across the k-th place: let the exact path below break it, so that a seed
-            # gives the same masks whichever way the selection went
-            if not need or inside[order[need - 1]] != inside[order[need]]:
-                if need:
-                    keep[middle[order[:need]]] = True
-                return keep
-    torch_keys = torch.from_numpy(keys)
-    if n - k <= k:  # drop the n - k largest keys
-        keep = np.ones(n, dtype=bool)
-        keep[torch.topk(torch_keys, n - k, sorted=False).indices.numpy()] = False
-    else:  # keep the k smallest
-        keep = np.zeros(n, dtype=bool)
-        keep[torch.topk(torch_keys, k, largest=False, sorted=False).indices.numpy()] = True
-    return keep
-
-
-def _last_layers_torch(weights: torch.Tensor, steps: list[int], counts: list[int], never: int,
-                       generator: torch.Generator | None) -> torch.Tensor:
-    """:func:`_last_layers_numpy` for tensors on an accelerator: all ``(L, E)`` keys in
-    one call, then a ``topk`` per layer (no host round trips)."""
-    num_layers, n = len(steps), weights.numel()
-    keys = torch.rand((num_layers, n), generator=generator, device=weights.device)
-    keys.clamp_min_(torch.finfo(torch.float32).tiny).log_().neg_().div_(weights.float())  # E / w
-    last = torch.full((n,), never, dtype=torch.long, device=weights.device)
-    pool = torch.arange(n, device=weights.device)
-    for layer in steps:  # a loop over layers
-        k = counts[layer]
-        if k < pool.numel():
-            pool = pool[torch.topk(keys[layer, pool], k, largest=False, sorted=False).indices]
-        last[pool] = layer
-    return last
 
 
 @dataclass

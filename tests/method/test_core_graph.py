@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from dropedge_core.method import metrics, normalization, samplers
+from dropedge_core.method import metrics, pattern, samplers
 from dropedge_core.method.graph import Graph, GraphError, l1_normalize_rows, simple_undirected_edges
 
 
@@ -157,7 +157,7 @@ def test_threads_reading_a_fresh_graph_at_once_agree_with_numpy():
     g = Graph("rand", x, torch.zeros(n, dtype=torch.long), torch.from_numpy(pairs.T.copy()),
               none, none, none, 1)
     fd = samplers.make("fd")
-    got = _at_once(8, lambda: (normalization.entries(g), normalization.entry_columns(g, g.num_edges),
+    got = _at_once(8, lambda: (pattern.entries(g), pattern.entry_columns(g, g.num_edges),
                                fd.weights(g), metrics.component_labels(g), g.edge_index))
     for values in got:
         assert all(a is b for a, b in zip(values, got[0]))

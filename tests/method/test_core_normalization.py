@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from dropedge_core.method import normalization
+from dropedge_core.method import normalization, pattern
 from dropedge_core.method.graph import Graph, GraphError
 from tests.helpers import random_graph
 from tests.helpers.references import dense_reference
@@ -54,8 +54,8 @@ def test_edges_in_any_order_give_the_dense_formula(method, edges):
     # entries in CSR order: sorted by (row, column)
     key = (ei[0] * 5 + ei[1]).tolist()
     assert key == sorted(key)
-    loops = normalization.entry_loops(g)
-    rows, cols = normalization.entry_index(g)
+    loops = pattern.entry_loops(g)
+    rows, cols = pattern.entry_index(g)
     assert rows[loops].tolist() == list(range(5)) and cols[loops].tolist() == list(range(5))
 
 
@@ -74,7 +74,7 @@ def test_values_over_several_chunks_both_widths_on_one_graph(monkeypatch, method
     monkeypatch.setattr(normalization, "CPU_CHUNK", 7)
     g = random_graph(15, 40, seed=8)
     gen = torch.Generator().manual_seed(2)
-    rows, cols = normalization.entry_index(g)
+    rows, cols = pattern.entry_index(g)
     und = torch.rand(3, g.num_edges, generator=gen) < 0.6
     values = normalization.layer_values(g, und, method)
     for layer in range(3):
@@ -89,7 +89,7 @@ def test_values_over_several_chunks_both_widths_on_one_graph(monkeypatch, method
 
 def test_a_reused_workspace_and_out_give_fresh_values():
     g = random_graph(12, 25, seed=9)
-    rows, cols = normalization.entry_index(g)
+    rows, cols = pattern.entry_index(g)
     gen = torch.Generator().manual_seed(4)
     workspace: dict = {}
     for num_layers in (3, 3, 2):  # the same shapes twice, then another depth
@@ -104,7 +104,7 @@ def test_a_reused_workspace_and_out_give_fresh_values():
 
 def test_layer_values_refuses_a_wrong_width_or_out():
     g = random_graph(12, 25, seed=9)
-    m, e = g.num_edges, normalization.entry_index(g).size(1)
+    m, e = g.num_edges, pattern.entry_index(g).size(1)
     with pytest.raises(GraphError) as err:
         normalization.layer_values(g, torch.ones(1, m + 1, dtype=torch.bool))
     assert str(err.value) == f"mask width {m + 1} matches neither M={m} nor 2M={2 * m}"
@@ -118,12 +118,12 @@ def test_layer_values_refuses_a_wrong_width_or_out():
 def test_entry_columns_of_both_widths():
     g = random_graph(10, 14, seed=5)
     m = g.num_edges
-    rows, cols = normalization.entry_index(g)
+    rows, cols = pattern.entry_index(g)
     edge_id = {}
     for j, (a, b) in enumerate(g.undirected_edges.t().tolist()):
         edge_id[(a, b)], edge_id[(b, a)] = j, j + m  # edge_index: column j is u->v, j + M is v->u
-    undirected = normalization.entry_columns(g, m)
-    directed = normalization.entry_columns(g, 2 * m)  # the same graph's cache holds both
+    undirected = pattern.entry_columns(g, m)
+    directed = pattern.entry_columns(g, 2 * m)  # the same graph's cache holds both
     for r, c, cu, cd in zip(rows.tolist(), cols.tolist(), undirected.tolist(), directed.tolist()):
         if r == c:
             assert (cu, cd) == (m, 2 * m)  # a self-loop: the always-kept extra column
@@ -131,7 +131,7 @@ def test_entry_columns_of_both_widths():
             assert cd == edge_id[(r, c)] and cu == edge_id[(r, c)] % m
     assert undirected.dtype == torch.long
     with pytest.raises(GraphError) as err:
-        normalization.entry_columns(g, m + 1)
+        pattern.entry_columns(g, m + 1)
     assert str(err.value) == f"mask width {m + 1} matches neither M={m} nor 2M={2 * m}"
 
 
@@ -160,7 +160,7 @@ def test_to_sparse_has_the_size_asked_for():
 
 def test_the_default_method_is_the_gcn_renormalisation():
     g = random_graph(9, 12, seed=7)
-    rows, cols = normalization.entry_index(g)
+    rows, cols = pattern.entry_index(g)
     a = dense(g.undirected_edges.numpy(), 9)
     masks = torch.ones(1, g.num_edges, dtype=torch.bool)
     torch.testing.assert_close(normalization.layer_values(g, masks)[0], dense_reference(a, "AN")[rows, cols])
@@ -175,7 +175,7 @@ def test_entries_of_a_star_are_in_csr_order():
     in the order of i (a sort by v must keep the u order of equal keys: a stable sort)."""
     n = 61
     g = graph_of([list(range(60)), [60] * 60], n)
-    rows, cols = normalization.entry_index(g)
+    rows, cols = pattern.entry_index(g)
     key = (rows * n + cols).tolist()
     assert key == sorted(key) and len(set(key)) == 2 * 60 + n
     (ei, w), = normalization.adjacencies(g, torch.ones(1, 60, dtype=torch.bool), "ARW")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from dropedge_core.method import samplers
+from dropedge_core.method import nested_draws, samplers
 from dropedge_core.method.graph import Graph
 from dropedge_core.method.samplers import EdgeSampler, SamplerError
 from tests.helpers import random_graph
@@ -244,8 +244,8 @@ def test_sample_refuses_a_generator_on_another_device_than_the_graph():
 def test_torch_draw_path_is_reproducible_from_its_generator():
     """The accelerator loop (run here on the CPU) draws from the generator it is given."""
     counts = [1, 2, 4]
-    a = samplers._last_layers_torch(WEIGHTS, [2, 1, 0], counts, 3, gen(7))
-    b = samplers._last_layers_torch(WEIGHTS, [2, 1, 0], counts, 3, gen(7))
+    a = nested_draws._last_layers_torch(WEIGHTS, [2, 1, 0], counts, 3, gen(7))
+    b = nested_draws._last_layers_torch(WEIGHTS, [2, 1, 0], counts, 3, gen(7))
     assert torch.equal(a, b)
     assert a.tolist().count(3) == 1 and a.tolist().count(0) == 1  # 1 never drawn, 1 in every layer
 
@@ -268,9 +268,9 @@ def exact_smallest(keys: np.ndarray, k: int) -> np.ndarray:
 @pytest.mark.parametrize("k", [1, 7, 1000, 125_000, 249_999, 250_000, 0])
 def test_smallest_on_a_large_pool_is_the_exact_k_smallest(k):
     n = 250_000
-    assert n >= samplers.SELECT_SAMPLE_ABOVE  # the bracketed path, not heap selection
+    assert n >= nested_draws.SELECT_SAMPLE_ABOVE  # the bracketed path, not heap selection
     keys = np.random.default_rng(k).standard_exponential(n).astype(np.float32)
-    keep = samplers._smallest(keys, k)
+    keep = nested_draws._smallest(keys, k)
     assert keep.dtype == bool and int(keep.sum()) == k
     np.testing.assert_array_equal(keep, exact_smallest(keys, k))
 
@@ -280,7 +280,7 @@ def test_smallest_with_ties_across_the_kth_place_keeps_k():
     rng = np.random.default_rng(1)
     keys = rng.integers(0, 50, n).astype(np.float32)  # many equal keys at every rank
     for k in (10, 150_000, 299_990):
-        keep = samplers._smallest(keys, k)
+        keep = nested_draws._smallest(keys, k)
         assert int(keep.sum()) == k
         kth = np.sort(keys)[k - 1]
         assert keys[keep].max() <= kth and np.all(keep[keys < kth])  # all below the k-th value kept
@@ -289,8 +289,8 @@ def test_smallest_with_ties_across_the_kth_place_keeps_k():
 @pytest.fixture
 def large_pool_path(monkeypatch):
     """The large-pool branch on small pools: thresholds lowered, logic unchanged."""
-    monkeypatch.setattr(samplers, "SELECT_SAMPLE_ABOVE", 400)
-    monkeypatch.setattr(samplers, "SELECT_SAMPLE", 128)
+    monkeypatch.setattr(nested_draws, "SELECT_SAMPLE_ABOVE", 400)
+    monkeypatch.setattr(nested_draws, "SELECT_SAMPLE", 128)
 
 
 def test_large_pool_path_gives_the_same_masks_as_the_small_one(large_pool_path, monkeypatch):
@@ -299,17 +299,17 @@ def test_large_pool_path_gives_the_same_masks_as_the_small_one(large_pool_path, 
     g = random_graph(400, 2000, seed=2)
     sampler = samplers.make("dropedge++", p_min=0.2, p_max=0.9)
     large = sampler.sample(g, 6, generator=torch.Generator().manual_seed(3))
-    monkeypatch.setattr(samplers, "SELECT_SAMPLE_ABOVE", 10**9)
+    monkeypatch.setattr(nested_draws, "SELECT_SAMPLE_ABOVE", 10**9)
     small = sampler.sample(g, 6, generator=torch.Generator().manual_seed(3))
     assert g.num_edges >= 1500 and torch.equal(large, small)
 
 
 def test_large_pool_path_matches_brute_force_marginals(monkeypatch):
-    monkeypatch.setattr(samplers, "SELECT_SAMPLE_ABOVE", 3)
-    monkeypatch.setattr(samplers, "SELECT_SAMPLE", 2)
+    monkeypatch.setattr(nested_draws, "SELECT_SAMPLE_ABOVE", 3)
+    monkeypatch.setattr(nested_draws, "SELECT_SAMPLE", 2)
     counts, draws = [1, 2, 4], 4000
     g = torch.Generator().manual_seed(9)
-    freq = sum((samplers._last_layers_numpy(WEIGHTS, [2, 1, 0], counts, 3, g).unsqueeze(0)
+    freq = sum((nested_draws._last_layers_numpy(WEIGHTS, [2, 1, 0], counts, 3, g).unsqueeze(0)
                 <= torch.arange(3).unsqueeze(1)).double() for _ in range(draws)) / draws
     ref = torch.tensor(nested_marginals(WEIGHTS.tolist(), counts), dtype=torch.float64)
     assert (freq - ref).abs().max() < 0.03, (freq, ref)
@@ -319,25 +319,25 @@ def test_smallest_breaks_ties_at_the_kth_place_as_the_exact_path(monkeypatch):
     """A tie across the k-th place goes to the exact path, so a seed keeps the same edges
     whichever way the selection went."""
     keys = np.random.default_rng(3).integers(0, 40, 250_000).astype(np.float32)
-    large = {k: samplers._smallest(keys, k) for k in (1000, 125_000, 249_000)}
+    large = {k: nested_draws._smallest(keys, k) for k in (1000, 125_000, 249_000)}
     # one tie only, exactly across the k-th place (the (k-1)-th smallest is below it)
     single = {}
     for k in (1000, 125_000, 249_000):
         one = np.random.default_rng(k).permutation(250_000).astype(np.float32)
         one[one == k] = k - 1
-        single[k] = (one, samplers._smallest(one, k))
-    monkeypatch.setattr(samplers, "SELECT_SAMPLE_ABOVE", 10**9)
+        single[k] = (one, nested_draws._smallest(one, k))
+    monkeypatch.setattr(nested_draws, "SELECT_SAMPLE_ABOVE", 10**9)
     for k, keep in large.items():
-        np.testing.assert_array_equal(keep, samplers._smallest(keys, k))
+        np.testing.assert_array_equal(keep, nested_draws._smallest(keys, k))
     for k, (one, keep) in single.items():
-        np.testing.assert_array_equal(keep, samplers._smallest(one, k))
+        np.testing.assert_array_equal(keep, nested_draws._smallest(one, k))
 
 
 def test_smallest_when_the_bracket_holds_exactly_the_keys_still_needed():
     """Keys 0..n-1 placed so that the sample's upper bracket is the k-th smallest key: every
     key in the bracket is needed (the branch that keeps the whole bracket)."""
     n, k = 240_000, 120_000
-    step = n // samplers.SELECT_SAMPLE
+    step = n // nested_draws.SELECT_SAMPLE
     positions = np.arange(0, n, step)
     s = positions.size
     q = k / n
@@ -352,5 +352,5 @@ def test_smallest_when_the_bracket_holds_exactly_the_keys_still_needed():
     others = np.setdiff1d(np.arange(n), positions)
     keys[others] = rng.permutation(rest)
     assert np.sort(keys[positions])[hi_rank] == k - 1  # the bracket ends at the k-th smallest
-    keep = samplers._smallest(keys, k)
+    keep = nested_draws._smallest(keys, k)
     np.testing.assert_array_equal(keep, keys < k)

@@ -11,6 +11,7 @@ import torch
 from scipy.stats import chisquare
 
 from dropedge_core import normalization, samplers
+from dropedge_core.method import nested_draws
 from dropedge_core.method.samplers import (
     EdgeSampler,
     SamplerError,
@@ -210,11 +211,13 @@ def test_nested_weighted_marginals_match_brute_force():
     assert (freq - ref).abs().max() < 0.025, (freq, ref)
 
 
-@pytest.mark.parametrize("draw", [samplers._last_layers_numpy, samplers._last_layers_torch],
-                         ids=["cpu-numpy", "accelerator-torch"])
+@pytest.mark.parametrize("draw", [nested_draws._last_layers_numpy, nested_draws._last_layers_host,
+                                  nested_draws._last_layers_torch],
+                         ids=["cpu-numpy", "accelerator-host", "accelerator-torch"])
 def test_nested_draw_paths_match_brute_force(draw):
-    """Both loops behind nested_masks — numpy on the CPU, torch on an accelerator (run
-    here on the CPU) — give Algorithm 1's marginals, in both drawing directions."""
+    """The three walks behind nested_masks — numpy on the CPU, numpy selection on the host
+    for an accelerator's small pools, torch on an accelerator's large ones (all run here
+    on the CPU) — give Algorithm 1's marginals, in both drawing directions."""
     counts, draws = [1, 2, 4], 4000
     g = gen(9)
     down = sum((draw(WEIGHTS, [2, 1, 0], counts, 3, g).unsqueeze(0) <= torch.arange(3).unsqueeze(1)).double()
