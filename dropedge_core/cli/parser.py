@@ -33,8 +33,9 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
                         "L: the usual GCN settings up to L = 4, from L = 5 lr 1e-3, no dropout, no "
                         "weight decay, Loop on, 200-400 epochs; APPNP* keeps the shallow settings), "
                         "quick (the shallow settings at every "
-                        "depth) or paper (the paper's best hyperparameters and depth for "
-                        "dataset/split/backbone)"),
+                        "depth), paper (the paper's best hyperparameters and depth for "
+                        "dataset/split/backbone) or authors (the authors' scripts: their presets, "
+                        "epochs, checkpoint rule, directed sampling and models; cora/citeseer)"),
     g.add_argument("--split", default=None, help="semi | full (citation graphs); default: the dataset's")
     g.add_argument("--p-min", type=float, default=None, help="keep rate of the sparsest layer (recipe: 0.3)")
     g.add_argument("--p-max", type=float, default=None, help="keep rate of the densest layer (recipe: 0.8)")
