@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from dropedge_core.data import datasets
 from dropedge_core.method import samplers
-from dropedge_core.method.authors_models import make_authors_model
+from dropedge_core.method.authors_models import AuthorsGCN, make_authors_model
 from dropedge_core.training import TrainConfig, train
 from dropedge_core.training.selection import AuthorsCheckpoint, make_selection
 
@@ -200,7 +200,8 @@ def test_checkpoint_rule_ties_go_to_the_later_epoch():
     is the only "not improved" branch, so an equal score saves a new checkpoint;
     src/train_semi.py:185-188 passes ``-acc_val`` (or ``loss_val`` with ``--loss``),
     src/train_new.py:172-176 the validation loss of the *training* forward pass."""
-    rows = [(1, 0.5, 1.0, 0.9), (2, 0.7, 0.8, 0.7), (3, 0.7, 0.6, 0.8), (4, 0.6, 0.6, 0.9), (5, 0.4, 0.9, 0.7)]
+    rows = [(1, 0.5, 1.0, 0.9), (2, 0.7, 0.8, 0.7), (3, 0.7, 0.6, 0.8), (4, 0.6, 0.6, 0.9),
+            (5, 0.4, 0.9, 0.7)]
     picks = {}
     for criterion in ("val_acc", "val_loss", "train_val_loss"):
         s = AuthorsCheckpoint(criterion)
@@ -227,13 +228,35 @@ def test_checkpoint_criterion_per_script():
 
 def test_trainer_runs_the_whole_budget_and_reports_the_checkpoint():
     """src/train_semi.py:218-251: every epoch of ``--epochs`` runs (``--early_stopping`` is
-    the budget), then the checkpoint's model is tested: the reported epoch is the last one
-    with the highest validation accuracy, its test accuracy that epoch's."""
+    the budget), then the checkpoint's model (the authors', src/models.py) is tested: the
+    reported epoch is the last one with the highest validation accuracy, its test accuracy
+    that epoch's. (lr 0.5 makes the curves jump: a patience of 1 would stop early.)"""
     graph = datasets.load("karate")
     c = TrainConfig(dataset="cora", split="semi", backbone="gcn", recipe="authors").replace(
-        num_layers=2, hidden=8, epochs=40, patience=2, diag_every=0)
+        num_layers=2, hidden=8, epochs=40, patience=1, lr=0.5, diag_every=0)
     r = train(c, graph=graph)
+    assert isinstance(r.model, AuthorsGCN)
     assert r.epochs_run == 40
     accs = [e["val_acc"] for e in r.history]
     best = max(i for i, a in enumerate(accs) if a == max(accs))
     assert r.best_epoch == best + 1 and r.test_acc == r.history[best]["test_acc"]
+
+
+def test_full_split_checkpoints_on_the_training_pass_validation_loss(monkeypatch):
+    """src/train_new.py:166-176: ``output = model(train_fea, train_adj)`` (before
+    ``optimizer.step()``), then ``early_stopping(F.nll_loss(output[idx_val], ...))``. With
+    no edge dropped and no dropout, that pass is the evaluation of the previous epoch's
+    weights: its validation loss must equal the previous epoch's evaluation loss."""
+    seen = []
+    update = AuthorsCheckpoint.update
+
+    def spy(self, epoch, val_acc, val_loss, test_acc, train_val_loss=math.nan):
+        seen.append(train_val_loss)
+        return update(self, epoch, val_acc, val_loss, test_acc, train_val_loss)
+    monkeypatch.setattr(AuthorsCheckpoint, "update", spy)
+    c = TrainConfig(dataset="cora", split="full", backbone="gcn", recipe="authors").replace(
+        num_layers=2, hidden=8, epochs=6, dropout=0.0, sampler="nodrop", diag_every=0)
+    r = train(c, graph=datasets.load("karate"))
+    evals = [e["val_loss"] for e in r.history]
+    assert seen[1:] == pytest.approx(evals[:-1], rel=1e-5)
+    assert r.best_epoch == 1 + max(i for i, v in enumerate(seen) if v == min(seen))

@@ -48,6 +48,8 @@ class ModelSelection:
     test_acc: float | None = None
     lowest_loss: float = math.inf
     since_improved: int = 0
+    #: whether :meth:`update` needs the training pass's validation loss (never here)
+    uses_train_val_loss = False
 
     def update(self, epoch: int, val_acc: float, val_loss: float, test_acc: float,
                train_val_loss: float = math.nan) -> bool:
@@ -96,6 +98,11 @@ class AuthorsCheckpoint:
     def __post_init__(self) -> None:
         if self.criterion not in CRITERIA:
             raise ValueError(f"unknown checkpoint criterion {self.criterion!r}; valid: {', '.join(CRITERIA)}")
+
+    @property
+    def uses_train_val_loss(self) -> bool:
+        """Whether :meth:`update` needs ``train_val_loss`` (``train_new.py``'s rule)."""
+        return self.criterion == "train_val_loss"
 
     def update(self, epoch: int, val_acc: float, val_loss: float, test_acc: float,
                train_val_loss: float = math.nan) -> bool:

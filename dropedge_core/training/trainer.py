@@ -134,6 +134,10 @@ def device_memory(device: torch.device) -> dict:
             "memory_peak": torch.cuda.max_memory_allocated(device)}
 
 
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
 def diagnostics(graph: Graph, hidden: list[torch.Tensor], masks: torch.Tensor,
                 generator: torch.Generator | None = None, mad_nodes: int = MAD_NODES,
                 seed: int = 0) -> dict:
@@ -156,7 +160,7 @@ def diagnostics(graph: Graph, hidden: list[torch.Tensor], masks: torch.Tensor,
     """
     out = {
         "layer_distances": [float(d) for d in metrics.layer_distances(hidden)],
-        "average_distance": average if math.isfinite(average := metrics.average_distance(hidden)) else None,
+        "average_distance": _finite_or_none(metrics.average_distance(hidden)),
         "dirichlet": [metrics.dirichlet_energy(h, graph.undirected_edges) for h in hidden],
         "mad": [metrics.mad(h, max_nodes=mad_nodes, generator=torch.Generator().manual_seed(seed))
                 for h in hidden],
@@ -216,7 +220,6 @@ class _RunEnd(Exception):
 @dataclass
 class _Run:
     """Everything an epoch needs, placed on the device once (:func:`_prepare`)."""
-
     config: TrainConfig
     device: torch.device
     graph: Graph
@@ -273,8 +276,7 @@ def _nll(log_probs: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> float:
 
 
 def _train_step(run: _Run, epoch: int) -> tuple[torch.Tensor, torch.Tensor, float, float]:
-    """Sample the epoch's graphs and take one gradient step: ``(masks, log-probs of the
-    training pass (detached, before the step), training loss, sampling time)``."""
+    """Sample and step: ``(masks, training pass's log-probs (pre-step), loss, sample time)``."""
     t0 = time.perf_counter()
     g, config = run.graph, run.config
     masks = run.sampler.sample(g, config.num_layers, generator=run.sample_gen)
@@ -333,8 +335,8 @@ def _epoch(run: _Run, epoch: int, best, emit: Callable[[dict], None]) -> bool:
              "epoch_time": time.perf_counter() - t0, "sample_time": sample_time, **device_memory(run.device)}
     run.history.append(event)
     emit(event)
-    early = best.update(epoch, val_acc, val_loss, test_acc,
-                        train_val_loss=_nll(out, g.y, g.val_mask)) and epoch < config.epochs
+    train_val = _nll(out, g.y, g.val_mask) if best.uses_train_val_loss else math.nan
+    early = best.update(epoch, val_acc, val_loss, test_acc, train_val) and epoch < config.epochs
     if diag_now:
         _run_diagnostics(run, epoch, masks, hidden, emit)
     elif early and config.diag_every > 0:  # the last epoch always gets diagnostics
@@ -385,8 +387,7 @@ def train(config: TrainConfig, graph: Graph | None = None,
     emit({"type": "start", "config": config.to_dict(), "device": str(device),
           "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU",
           "num_nodes": g.num_nodes, "num_edges": g.num_edges})
-    best = make_selection(config)
-    reason, message = _run_epochs(run, best, emit, stop_event)
+    reason, message = _run_epochs(run, best := make_selection(config), emit, stop_event)
     total_time = time.perf_counter() - t_start
     result = RunResult(config=config, reason=reason, message=message, best_epoch=best.epoch,
                        best_val_acc=best.val_acc if best.epoch is not None else None,
