@@ -84,3 +84,18 @@ def test_the_not_run_rows_name_the_missing_depths(tool):
         if len(seeds):
             lo, hi = seeds.min(), seeds.max()
             assert row[4] == (str(lo) if lo == hi else f"{lo}-{hi}")
+
+
+def test_the_authors_table_agrees_with_a_direct_count():
+    """Section 3b: each cell's authors-recipe mean and seed count, from a pandas groupby of the
+    bundled CSVs, is the one printed in its row."""
+    runs = results.bundled_results()
+    runs = runs[runs["settings"] == "authors"]
+    assert len(runs), "no authors-recipe runs bundled"
+    text = DOC.read_text(encoding="utf-8")
+    label = {"gcn": "GCN", "resgcn": "ResGCN", "jknet": "JKNet", "appnp_star": r"APPNP\*"}
+    cells = runs.groupby(["dataset", "split", "backbone", "layers"])["test_acc"].agg(["mean", "count"])
+    for (dataset, split, backbone, layers), row in cells.iterrows():
+        pattern = (rf"^\| {split} \| {dataset} \| {label[backbone]} \| {layers} \| [^|]+ \| "
+                   rf"{100 * row['mean']:.1f}( ± [0-9.]+)? \(n={int(row['count'])}\) \|")
+        assert re.search(pattern, text, re.M), (dataset, split, backbone, layers)
