@@ -77,7 +77,7 @@ def _add_cell_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", default=None, help=f"{', '.join(datasets.NAMES)} (default cora)")
     p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
     p.add_argument("--layers", type=int, default=None,
-                   help="number of layers L (default 2; the preset's with --recipe paper)")
+                   help="number of layers L (default 2; the preset's with --recipe paper or authors)")
     p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
 
 
@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--samplers", "--sampler", dest="samplers", nargs="+",
                    default=["nodrop", "dropedge", "dropedge++"], help="default nodrop dropedge dropedge++")
     p.add_argument("--layers", type=int, nargs="+", default=None,
-                   help="depths (default 2 4 8; with --recipe paper, each preset's own depth)")
+                   help="depths (default 2 4 8; with --recipe paper or authors, each preset's own depth)")
     _add_run_flags(p)
     p.add_argument("--store", default=None, metavar="PATH|URL",
                    help="results store: a SQLite file, or postgresql://user@host:port/db for workers on "
