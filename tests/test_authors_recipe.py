@@ -260,3 +260,35 @@ def test_full_split_checkpoints_on_the_training_pass_validation_loss(monkeypatch
     evals = [e["val_loss"] for e in r.history]
     assert seen[1:] == pytest.approx(evals[:-1], rel=1e-5)
     assert r.best_epoch == 1 + max(i for i, v in enumerate(seen) if v == min(seen))
+
+
+@pytest.mark.parametrize("method", ["AN", "ANS", "NA", "ARW"])
+def test_directed_sample_normalised_as_theirs(method):
+    """src/sample.py:102-104 builds each layer's matrix from the kept entries ``(row, col)``
+    and normalises it with src/normalization.py:30-47, 50-56, 67-73 — degrees are the *row*
+    sums of the (now asymmetric) matrix, on both sides for the symmetric forms. Ours, with
+    directed masks, written out here with scipy."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dropedge_core.method import normalization
+
+    g = datasets.load("karate")
+    n, ei = g.num_nodes, g.edge_index.numpy()
+    masks = samplers.make("dropedge++", p_min=0.5, p_max=0.9, directed=True).sample(
+        g, 3, generator=torch.Generator().manual_seed(0))
+    eye = sp.eye(n)
+
+    def sym(m):
+        d = np.array(m.sum(1)).flatten() ** -0.5
+        d[np.isinf(d)] = 0.0
+        return sp.diags(d) @ m @ sp.diags(d)
+    for layer, (index, weight) in enumerate(normalization.adjacencies(g, masks, method)):
+        keep = masks[layer].numpy()
+        a = sp.coo_matrix((np.ones(keep.sum()), (ei[0][keep], ei[1][keep])), shape=(n, n))
+        if method == "ARW":
+            want = sp.diags(1.0 / np.array((a + eye).sum(1)).flatten()) @ (a + eye)
+        else:
+            want = sym(a) if method == "NA" else sym(a + eye) + (eye if method == "ANS" else 0 * eye)
+        ours = torch.sparse_coo_tensor(index, weight, (n, n)).to_dense().numpy()
+        assert np.abs(ours - want.toarray()).max() < 1e-6
