@@ -305,7 +305,7 @@ def authors_text() -> str:
                      f"{CRITERIA[r.criterion]} | {_pct(r.authors_mean, r.authors_std, r.authors_n)} | "
                      f"{_pct(r.paper_recipe_mean, r.paper_recipe_std, r.paper_recipe_n)} | {r.paper:g} | "
                      f"{diff} | {r.missing_seeds or '–'} |")
-    return "\n".join(lines)
+    return "\n".join(lines) + f"\n\n{authors.summary(table)}"
 
 
 def depth_text(settings: str = "depth") -> str:

@@ -21,7 +21,7 @@ import pandas as pd
 from dropedge_core.data import presets, reference
 from dropedge_core.training import authors
 
-__all__ = ["comparison"]
+__all__ = ["comparison", "summary"]
 
 COLUMNS = ("dataset", "split", "backbone", "layers", "epochs", "criterion", "authors_mean", "authors_std",
            "authors_n", "paper_recipe_mean", "paper_recipe_std", "paper_recipe_n", "paper",
@@ -76,3 +76,28 @@ def comparison(runs: pd.DataFrame, max_layers: int = 8, seeds: Iterable[int] = r
                      "paper": float(ref.iloc[0]) if len(ref) else float("nan"),
                      "missing_seeds": _seed_ranges(wanted - set(ours["seed"]))})
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def summary(table: pd.DataFrame) -> str:
+    """One sentence on a :func:`comparison` table: the cells where both recipes ran, how
+    often and by how much the authors recipe's mean is above the paper recipe's, and how
+    often it is below the paper's number (``""`` when no cell has both).
+
+    Example:
+        >>> t = pd.DataFrame({"authors_n": [3, 2, 0], "paper_recipe_n": [5, 5, 5],
+        ...                   "authors_mean": [0.80, 0.70, None], "paper_recipe_mean": [0.75, 0.72, 0.9],
+        ...                   "paper": [83.0, 69.0, 90.0]})
+        >>> summary(t)  # doctest: +NORMALIZE_WHITESPACE
+        "In the 2 cells where both recipes ran, the authors recipe's mean is above the paper recipe's in 1
+        (difference +1.5 points on average, -2.0 to +5.0) and below the paper's number in 1 (-1.0 points
+        on average)."
+    """
+    both = table[(table["authors_n"] > 0) & (table["paper_recipe_n"] > 0)]
+    if both.empty:
+        return ""
+    diff = 100 * (both["authors_mean"] - both["paper_recipe_mean"])
+    gap = 100 * both["authors_mean"] - both["paper"]
+    return (f"In the {len(both)} cells where both recipes ran, the authors recipe's mean is above the paper "
+            f"recipe's in {int((diff > 0).sum())} (difference {diff.mean():+.1f} points on average, "
+            f"{diff.min():+.1f} to {diff.max():+.1f}) and below the paper's number in {int((gap < 0).sum())} "
+            f"({gap.mean():+.1f} points on average).")
