@@ -6,6 +6,7 @@ run CSVs (``dropedge_core/assets/results/``), so that the document can be regene
     python docs/tools/repro_tables.py --front                     # coverage, DropEdge++ vs the paper
     python docs/tools/repro_tables.py --facts                     # the numbers behind the statements
     python docs/tools/repro_tables.py --ablation                  # why DropEdge++ trails at 32 layers
+    python docs/tools/repro_tables.py --authors                   # the authors recipe (section 3b)
     python docs/tools/repro_tables.py --write docs/REPRODUCTION.md  # all of the above, in place
 
 
@@ -28,7 +29,7 @@ from dropedge_core import paths
 from dropedge_core.data import reference
 from dropedge_core.figures import BACKBONE_LABELS
 from dropedge_core.method.models import BACKBONES
-from dropedge_core.studies import cell_search, ordering
+from dropedge_core.studies import authors, cell_search, ordering
 from dropedge_core.studies.cells import paper_rows
 from dropedge_core.studies.runs import bundled_results
 
@@ -283,6 +284,32 @@ def facts(every, paper) -> str:
     return "\n".join(out)
 
 
+CRITERIA = {"val_acc": "validation accuracy", "val_loss": "validation loss",
+            "train_val_loss": "training pass's validation loss"}
+
+
+def _pct(mean: float, std: float, n: int) -> str:
+    if not n:
+        return "–"
+    return f"{100 * mean:.1f}" + ("" if n < 2 else f" ± {100 * std:.1f}") + f" (n={n})"
+
+
+def authors_text() -> str:
+    """Section 3b: the authors recipe's runs (DropEdge++, the scripts' presets up to 8 layers)
+    beside the paper recipe's and the paper's best-accuracy numbers; the seeds not run."""
+    table = authors.comparison(bundled_results())
+    lines = ["| split | dataset | backbone | L | epochs, checkpoint on | authors recipe | paper recipe | "
+             "paper | authors − paper recipe | seeds 0-9 not run |", "|" + " --- |" * 10]
+    for r in table.itertuples():
+        diff = ("–" if not (r.authors_n and r.paper_recipe_n)
+                else f"{100 * (r.authors_mean - r.paper_recipe_mean):+.1f}")
+        lines.append(f"| {r.split} | {r.dataset} | {BACKBONE_LABELS[r.backbone]} | {r.layers} | {r.epochs}, "
+                     f"{CRITERIA[r.criterion]} | {_pct(r.authors_mean, r.authors_std, r.authors_n)} | "
+                     f"{_pct(r.paper_recipe_mean, r.paper_recipe_std, r.paper_recipe_n)} | {r.paper:g} | "
+                     f"{diff} | {r.missing_seeds or '–'} |")
+    return "\n".join(lines) + f"\n\n{authors.summary(table)}"
+
+
 def depth_text(settings: str = "depth") -> str:
     """Every (dataset, split, backbone) of one settings column: its depth table and its claims."""
     runs = bundled_results()
@@ -373,11 +400,11 @@ def ablation_text(path: Path = ABLATION) -> str:
 def write(path: Path) -> None:
     """Regenerate ``path`` in place: the blocks between ``<!-- repro_tables: NAME -->`` and
     ``<!-- /repro_tables: NAME -->`` (``headline``: DropEdge++ against the paper; ``front``: the
-    coverage table and all tests as one family; ``facts``), and each ``#### <table>`` block of
-    :func:`depth_text` and :func:`search_text` up to its sentence on DropEdge++."""
+    coverage table and all tests as one family; ``facts``; ``authors``: section 3b), and each
+    ``#### <table>`` block of :func:`depth_text` and :func:`search_text` up to its sentence on DropEdge++."""
     doc = path.read_text(encoding="utf-8")
     headline, front = front_text().split("\n\n", 1)
-    blocks = [("headline", headline), ("front", front), ("facts", facts_text())]
+    blocks = [("headline", headline), ("front", front), ("facts", facts_text()), ("authors", authors_text())]
     if ABLATION.is_file():
         blocks.append(("ablation", ablation_text()))
     for name, text in blocks:
@@ -406,6 +433,8 @@ def main() -> None:
                         help="print the numbers behind the document's statements (section 1, 1c, 3, 4)")
     parser.add_argument("--ablation", action="store_true",
                         help="print the 32-layer ablation (dropedge_core/assets/ablation/)")
+    parser.add_argument("--authors", action="store_true",
+                        help="print the authors recipe against the paper recipe and the paper (section 3b)")
     parser.add_argument("--write", metavar="DOC", type=Path,
                         help="regenerate every generated block of DOC (docs/REPRODUCTION.md) in place")
     args = parser.parse_args()
@@ -417,6 +446,8 @@ def main() -> None:
         print(front_text())
     elif args.facts:
         print(facts_text())
+    elif args.authors:
+        print(authors_text())
     elif args.search:
         print(FAMILY_NOTE + "\n\n" + search_text())
     else:

@@ -152,10 +152,10 @@ def cmd_men(args: argparse.Namespace) -> int:
 
 def sweep_grid(args: argparse.Namespace) -> list[TrainConfig]:
     """Every (dataset, backbone, depth, sampler, seed) of a ``sweep``. Without ``--layers``
-    the depths are 2 4 8, or with the paper recipe each preset's own depth (the paper's
-    best-per-backbone table)."""
+    the depths are 2 4 8, or with the paper or authors recipe each preset's own depth (the
+    paper's best-per-backbone table)."""
     # None = keep the preset's depth (make_config ignores None grid values)
-    depths = args.layers or ([None] if recipe_of(args) == "paper" else [2, 4, 8])
+    depths = args.layers or ([None] if recipe_of(args) in ("paper", "authors") else [2, 4, 8])
     return [make_config(args, dataset, backbone, num_layers=layers, sampler=sampler, seed=seed)
             for dataset, backbone, layers, sampler, seed in itertools.product(
                 args.datasets, args.backbones, depths, args.samplers, args.seeds)]

@@ -33,8 +33,9 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
                         "L: the usual GCN settings up to L = 4, from L = 5 lr 1e-3, no dropout, no "
                         "weight decay, Loop on, 200-400 epochs; APPNP* keeps the shallow settings), "
                         "quick (the shallow settings at every "
-                        "depth) or paper (the paper's best hyperparameters and depth for "
-                        "dataset/split/backbone)"),
+                        "depth), paper (the paper's best hyperparameters and depth for "
+                        "dataset/split/backbone) or authors (the authors' scripts: their presets, "
+                        "epochs, checkpoint rule, directed sampling and models; cora/citeseer)"),
     g.add_argument("--split", default=None, help="semi | full (citation graphs); default: the dataset's")
     g.add_argument("--p-min", type=float, default=None, help="keep rate of the sparsest layer (recipe: 0.3)")
     g.add_argument("--p-max", type=float, default=None, help="keep rate of the densest layer (recipe: 0.8)")
@@ -76,7 +77,7 @@ def _add_cell_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", default=None, help=f"{', '.join(datasets.NAMES)} (default cora)")
     p.add_argument("--backbone", default="gcn", help=f"{', '.join(BACKBONES)} (default gcn)")
     p.add_argument("--layers", type=int, default=None,
-                   help="number of layers L (default 2; the preset's with --recipe paper)")
+                   help="number of layers L (default 2; the preset's with --recipe paper or authors)")
     p.add_argument("--sampler", default=None, help=f"{', '.join(samplers.NAMES)} (default dropedge++)")
 
 
@@ -159,7 +160,7 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--samplers", "--sampler", dest="samplers", nargs="+",
                    default=["nodrop", "dropedge", "dropedge++"], help="default nodrop dropedge dropedge++")
     p.add_argument("--layers", type=int, nargs="+", default=None,
-                   help="depths (default 2 4 8; with --recipe paper, each preset's own depth)")
+                   help="depths (default 2 4 8; with --recipe paper or authors, each preset's own depth)")
     _add_run_flags(p)
     p.add_argument("--store", default=None, metavar="PATH|URL",
                    help="results store: a SQLite file, or postgresql://user@host:port/db for workers on "
@@ -213,7 +214,8 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
                    help="depths (default 8 16 32 64)")
     p.add_argument("--samplers", nargs="+", default=["nodrop", "dropedge", "dropedge++"],
                    help="default nodrop dropedge dropedge++")
-    p.add_argument("--recipe", default="depth", choices=recipes.RECIPES,
+    # the authors recipe fixes its depth per preset and never stops early: not a search's start
+    p.add_argument("--recipe", default="depth", choices=[r for r in recipes.RECIPES if r != "authors"],
                    help="the starting point (default depth)")
     p.add_argument("--trials", type=int, default=12,
                    help="trials per cell, pruned ones included (default 12)")

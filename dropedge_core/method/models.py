@@ -29,7 +29,8 @@ block added to its output) instead of a residual per hidden layer; (2) applies a
 graph convolution (an extra aggregation) after JKNet's concatenation instead of a
 linear layer; (3) samples the two directions of every edge separately. Here ResGCN adds
 ``H^(l)`` after every hidden → hidden layer, JKNet ends in a linear layer, and sampling
-is undirected unless ``directed=True`` is asked for (see :mod:`dropedge_core.method.samplers`).
+is undirected unless ``directed=True`` is asked for (see :mod:`dropedge_core.method.samplers`). The
+authors' versions are in :mod:`dropedge_core.method.authors_models` (the ``authors`` recipe).
 
 Adjacencies are torch sparse matrices (CSR, e.g. ``normalization.to_sparse`` of
 ``normalization.adjacencies(...)``, or :class:`~dropedge_core.training.trainer.AdjacencyBuilder`)

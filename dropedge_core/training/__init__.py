@@ -1,6 +1,7 @@
 """Training: a run's settings (:mod:`.config`), the named recipes that fill them
 (:mod:`.recipes`) and the trainer (:mod:`.trainer`). The names below are the ones the
 CLI, the studies and the app use."""
+from dropedge_core.training.checks import check_memory, check_trainable
 from dropedge_core.training.config import (
                                            END_REASONS,
                                            MAX_EPOCHS,
@@ -19,8 +20,6 @@ from dropedge_core.training.config import (
 )
 from dropedge_core.training.trainer import (
                                            AdjacencyBuilder,
-                                           check_memory,
-                                           check_trainable,
                                            diagnostics,
                                            prepare_features,
                                            train,

@@ -48,7 +48,7 @@ class TrainConfig:
 
     Rates are **keep** rates. ``split=None`` takes the dataset's default split.
     Every setting left ``None`` (depth, keep rates, normalisation, width, dropout, lr,
-    weight decay, epochs, patience, Loop, batch norm, α) is filled on construction from
+    weight decay, epochs, patience, Loop, batch norm, α, directed) is filled on construction from
     the named ``recipe`` (:mod:`dropedge_core.training.recipes`: ``"depth"`` by default, settings
     that train at the run's depth); the filled values are the config (and its key), so
     ``replace(num_layers=...)`` keeps the other values — build a new config to get the
@@ -72,7 +72,7 @@ class TrainConfig:
     p_max: float | None = None
     p: float | None = None
     kernel: str = "linear"
-    directed: bool = False
+    directed: bool | None = None
     normalization: str | None = None
     hidden: int | None = None
     dropout: float | None = None
@@ -155,8 +155,8 @@ class TrainConfig:
         missing = [f for f in (*recipes.RECIPE_FIELDS, "num_layers") if getattr(self, f) is None]
         if not missing:
             return
-        if self.recipe == "paper" and self.dataset == UPLOAD_DATASET:
-            raise ConfigError("recipe 'paper' has no values for your own graph (the paper's presets "
+        if self.recipe in ("paper", "authors") and self.dataset == UPLOAD_DATASET:
+            raise ConfigError(f"recipe {self.recipe!r} has no values for your own graph (the paper's presets "
                               "are per dataset); use recipe depth or quick, or give every setting")
         if self.num_layers is not None:
             _check_int("num_layers", self.num_layers, 1, MAX_LAYERS)

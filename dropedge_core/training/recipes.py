@@ -25,6 +25,10 @@ Recipes (:data:`RECIPES`):
   (:mod:`dropedge_core.data.presets`), its depth and keep rates included; tuned for that one
   depth, they may not train at others. One change to the presets: ResGCN and JKNet from
   16 layers on get batch norm (:func:`needs_batch_norm`).
+* ``"authors"`` — the authors' scripts (:mod:`dropedge_core.training.authors`): the paper's
+  presets with the scripts' epoch budgets, no early stopping, their checkpoint rule,
+  directed sampling, no batch norm, and the authors' models
+  (:mod:`dropedge_core.method.authors_models`); Cora and CiteSeer only.
 
 Keep rates (``p_min`` 0.3, ``p_max`` 0.8) are the same in ``"depth"`` and ``"quick"``.
 
@@ -36,13 +40,13 @@ Example:
 """
 from __future__ import annotations
 
-RECIPES: tuple[str, ...] = ("depth", "quick", "paper")
+RECIPES: tuple[str, ...] = ("depth", "quick", "paper", "authors")
 DEFAULT_RECIPE = "depth"
 #: Settings a recipe fills when a run does not give them (besides ``num_layers`` for
 #: ``"paper"``).
 RECIPE_FIELDS: tuple[str, ...] = ("p_min", "p_max", "normalization", "hidden", "dropout", "lr",
                                   "weight_decay", "epochs", "patience", "self_loop", "batch_norm",
-                                  "alpha")
+                                  "alpha", "directed")
 #: The training hyperparameters among them (keep rates aside): what a run's settings
 #: label names when a run changes them (:func:`settings_label`).
 HYPERPARAMETERS: tuple[str, ...] = ("normalization", "hidden", "dropout", "lr", "weight_decay",
@@ -53,7 +57,7 @@ DEEP_FROM = 5
 
 SHALLOW: dict = {"p_min": 0.3, "p_max": 0.8, "normalization": "AN", "hidden": 128, "dropout": 0.5,
                  "lr": 0.01, "weight_decay": 5e-4, "epochs": 200, "patience": 100,
-                 "self_loop": False, "batch_norm": False, "alpha": 0.1}
+                 "self_loop": False, "batch_norm": False, "alpha": 0.1, "directed": False}
 
 
 class RecipeError(ValueError):
@@ -130,6 +134,16 @@ def recipe_fields(recipe: str, dataset: str, split: str | None, backbone: str,
         RecipeError: unknown recipe, or ``"paper"`` where the paper has no preset.
     """
     recipe = check_recipe(recipe)
+    if recipe == "authors":
+        from dropedge_core.training import authors  # imports the data layer's presets, as below
+
+        try:
+            fields = {**SHALLOW, **authors.recipe_fields(dataset, split, backbone)}
+        except (authors.AuthorsError, ValueError) as exc:
+            raise RecipeError(f"recipe 'authors': {exc}") from None
+        if num_layers is not None:
+            fields["num_layers"] = int(num_layers)
+        return fields
     if recipe == "paper":
         from dropedge_core.data import presets  # data layer; imported here to keep this module's import light
 
@@ -181,7 +195,7 @@ def from_legacy(values: dict) -> dict:
         return out
     # the batch norm rule came after the old presets-at-every-depth runs: not a difference
     deep = needs_batch_norm("paper", out["backbone"], preset["num_layers"])
-    ignored = ("epochs", "patience", "num_layers") + (("batch_norm",) if deep else ())
+    ignored = ("epochs", "patience", "num_layers", "directed") + (("batch_norm",) if deep else ())
     if all(out.get(name) == value for name, value in preset.items() if name not in ignored):
         out["recipe"] = "paper"
     return out

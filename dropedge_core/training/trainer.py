@@ -29,8 +29,7 @@ CLI, the tests and the app consume the same ones); accuracies are fractions in
   "message": str, "best_epoch": e | None, "best_val_acc", "test_acc", "epochs_run",
   "total_time"}``.
 
-The settings live in :mod:`dropedge_core.training.config`; the app's background thread
-around :func:`train` in :mod:`app_shared.background`.
+Settings: :mod:`dropedge_core.training.config`; model selection: :mod:`.selection`.
 """
 from __future__ import annotations
 
@@ -38,16 +37,18 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 
-from dropedge_core import memory
 from dropedge_core.data import datasets
 from dropedge_core.method import metrics, normalization, pattern, samplers
+from dropedge_core.method.authors_models import make_authors_model
 from dropedge_core.method.graph import Graph, csr_tensor, to_csr
 from dropedge_core.method.models import make_model
 from dropedge_core.method.sparse_products import with_transpose
+from dropedge_core.training.checks import check_trainable
 from dropedge_core.training.config import (
     UPLOAD_DATASET,
     ConfigError,
@@ -56,7 +57,7 @@ from dropedge_core.training.config import (
     device_name,
     resolve_device,
 )
-from dropedge_core.training.selection import ModelSelection
+from dropedge_core.training.selection import make_selection
 
 SPARSE_FEATURES_BELOW = 0.3  # feature density under which X is kept as a sparse matrix
 MAD_NODES = 1000  # MAD's node subset: 2000 nodes cost 0.44 s per diagnostics at 16 layers, 1000 0.09 s
@@ -185,44 +186,157 @@ def diagnostics(graph: Graph, hidden: list[torch.Tensor], masks: torch.Tensor,
 
 
 def _accuracy(log_probs: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> float:
-    if not bool(mask.any()):
-        return float("nan")
-    correct = int((log_probs[mask].argmax(1) == y[mask]).sum())
-    return correct / int(mask.sum())
+    count = int(mask.sum())
+    return int((log_probs[mask].argmax(1) == y[mask]).sum()) / count if count else float("nan")
 
 
-def check_memory(config: TrainConfig, graph: Graph) -> int:
-    """The estimated bytes of training ``config`` on ``graph``
-    (:func:`dropedge_core.memory.training_bytes`) on the device it would run on; raises
-    :class:`~dropedge_core.memory.MemoryLimitError` above that device's limit
-    (:func:`dropedge_core.memory.device_limit`: ``$DROPEDGE_MAX_MEMORY_GB`` on the CPU,
-    the free memory of a CUDA device)."""
+class _RunEnd(Exception):
+    """A step ends the run early (a NaN loss): ``args`` are the end's reason and message."""
+
+
+@dataclass
+class _Run:
+    """Everything an epoch needs, placed on the device once (:func:`_prepare`)."""
+    config: TrainConfig
+    device: torch.device
+    graph: Graph
+    sampler: samplers.EdgeSampler
+    builder: AdjacencyBuilder
+    full_adjs: list[torch.Tensor]  # the whole graph at every layer (evaluation, NoDrop)
+    x: torch.Tensor
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    sample_gen: torch.Generator  # edge samples
+    diag_gen: torch.Generator  # diagnostics' own (never changes a run)
+    history: list[dict] = field(default_factory=list)
+    diagnostics: list[dict] = field(default_factory=list)
+
+
+def _build_model(config: TrainConfig, g: Graph, device: torch.device) -> torch.nn.Module:
+    """The backbone, its weights drawn from ``config.seed`` (the authors' models for the
+    ``authors`` recipe)."""
+    build = make_authors_model if config.recipe == "authors" else make_model
+    with _INIT_LOCK:
+        torch.manual_seed(config.seed)
+        return build(config.backbone, g.num_features, g.num_classes, config.num_layers,
+                     hidden=config.hidden, dropout=config.dropout, self_loop=config.self_loop,
+                     batch_norm=config.batch_norm, alpha=config.alpha,
+                     generator=torch.Generator(device=device).manual_seed(config.seed + 1)).to(device)
+
+
+def _prepare(config: TrainConfig, graph: Graph | None) -> _Run:
+    """Load and check the graph, then build the sampler, adjacencies, model and optimiser."""
     device = resolve_device(config.device)
-    return memory.check(
-        memory.training_bytes(graph.num_nodes, graph.num_edges, graph.num_features,
-                              graph.num_classes, config.num_layers, config.hidden,
-                              backbone=config.backbone, dropout=config.dropout, self_loop=config.self_loop,
-                              batch_norm=config.batch_norm, diagnostics=config.diag_every > 0,
-                              device_type=device.type),
-        f"training {config.backbone} L={config.num_layers} hidden={config.hidden} on {graph.name} "
-        f"(N={graph.num_nodes}, M={graph.num_edges}, {graph.num_features} features)",
-        "use fewer layers, a smaller hidden width or a smaller graph", device=device)
+    if graph is None:
+        if config.dataset == UPLOAD_DATASET:
+            raise ConfigError(f"dataset {UPLOAD_DATASET!r} needs the uploaded graph (pass graph=...)")
+        graph = datasets.load(config.dataset, config.split)
+    check_trainable(config, graph)
+    g = graph if graph.x.device == device else graph.to(device)
+    sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
+                            kernel=config.kernel, directed=config.directed)
+    sampler.weights(g)  # kernel weights computed (and memoised) on the device, once
+    builder = AdjacencyBuilder(g, config.normalization)
+    if not bool(g.train_mask.any()):
+        raise ConfigError(f"{g.name} has no training nodes in split {config.split!r}")
+    model = _build_model(config, g, device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    return _Run(config=config, device=device, graph=g, sampler=sampler, builder=builder,
+                full_adjs=[builder.full()] * config.num_layers, x=prepare_features(g.x), model=model,
+                optimizer=optimizer,
+                sample_gen=torch.Generator(device=device).manual_seed(config.seed),
+                diag_gen=torch.Generator().manual_seed(config.seed + 2))
 
 
-def check_trainable(config: TrainConfig, graph: Graph) -> None:
-    """Refuse, before anything is allocated, a graph training cannot use (no labels, one
-    class: every prediction right, 100% says nothing) or a run above the memory limit.
+def _nll(log_probs: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> float:
+    return float(F.nll_loss(log_probs[mask], y[mask])) if bool(mask.any()) else float("nan")
 
-    Raises:
-        ConfigError: no labels, one class.
-        MemoryLimitError: :func:`check_memory`.
-    """
-    if graph.num_classes == 0:
-        raise ConfigError(f"{graph.name} has no labels: training needs labelled nodes (a labels file)")
-    if graph.num_classes == 1:
-        raise ConfigError(f"{graph.name} has one class only: every prediction would be right "
-                          "(100% accuracy says nothing); training needs at least 2 classes")
-    check_memory(config, graph)
+
+def _train_step(run: _Run, epoch: int) -> tuple[torch.Tensor, torch.Tensor, float, float]:
+    """Sample and step: ``(masks, training pass's log-probs (pre-step), loss, sample time)``."""
+    t0 = time.perf_counter()
+    g, config = run.graph, run.config
+    masks = run.sampler.sample(g, config.num_layers, generator=run.sample_gen)
+    adjs = run.full_adjs if run.sampler.relation == "all" else run.builder(masks)  # nodrop: same graph
+    _sync(run.device)
+    sample_time = time.perf_counter() - t0
+    run.model.train()
+    run.optimizer.zero_grad(set_to_none=True)
+    out = run.model(run.x, adjs)
+    loss = F.nll_loss(out[g.train_mask], g.y[g.train_mask])
+    if not bool(torch.isfinite(loss.detach())):
+        raise _RunEnd("nan", f"training loss became {float(loss.detach())} at epoch {epoch} (learning rate "
+                             f"{config.lr} too high?); stopped, curves up to epoch {epoch - 1} kept")
+    loss.backward()
+    run.optimizer.step()
+    return masks, out.detach(), float(loss.detach()), sample_time
+
+
+def _evaluate(run: _Run, epoch: int, hidden: bool) -> tuple[torch.Tensor, list | None, float]:
+    """The full-graph evaluation pass: ``(log-probs, hidden outputs or None, val loss)``."""
+    g = run.graph
+    run.model.eval()
+    with torch.no_grad():
+        ev = run.model(run.x, run.full_adjs, return_hidden=hidden)
+        ev, outputs = ev if hidden else (ev, None)
+        val_loss = _nll(ev, g.y, g.val_mask)
+    if bool(g.val_mask.any()) and not math.isfinite(val_loss):
+        raise _RunEnd("nan", f"validation loss became {val_loss} at epoch {epoch} (learning rate "
+                             f"{run.config.lr} too high?); stopped, curves up to epoch {epoch - 1} kept")
+    return ev, outputs, val_loss
+
+
+def _run_diagnostics(run: _Run, epoch: int, masks: torch.Tensor, hidden: list[torch.Tensor],
+                     emit: Callable[[dict], None]) -> None:
+    """Diagnostics of ``hidden`` and the epoch's ``masks``, recorded and emitted."""
+    t0 = time.perf_counter()
+    event = {"type": "diagnostics", "epoch": epoch,
+             **diagnostics(run.graph, hidden, masks, generator=run.diag_gen, seed=run.config.seed)}
+    event["diag_time"] = time.perf_counter() - t0
+    run.diagnostics.append(event)
+    emit(event)
+
+
+def _epoch(run: _Run, epoch: int, best, emit: Callable[[dict], None]) -> bool:
+    """One epoch: step, evaluate, record, select; ``True`` when early stopping says stop."""
+    config, g = run.config, run.graph
+    t0 = time.perf_counter()
+    masks, out, loss, sample_time = _train_step(run, epoch)
+    train_acc = _accuracy(out, g.y, g.train_mask)
+    diag_now = config.diag_every > 0 and (epoch % config.diag_every == 0 or epoch == config.epochs)
+    ev, hidden, val_loss = _evaluate(run, epoch, diag_now)
+    val_acc, test_acc = _accuracy(ev, g.y, g.val_mask), _accuracy(ev, g.y, g.test_mask)
+    _sync(run.device)
+    event = {"type": "epoch", "epoch": epoch, "train_loss": loss, "val_loss": val_loss,
+             "train_acc": train_acc, "val_acc": val_acc, "test_acc": test_acc,
+             "epoch_time": time.perf_counter() - t0, "sample_time": sample_time, **device_memory(run.device)}
+    run.history.append(event)
+    emit(event)
+    train_val = _nll(out, g.y, g.val_mask) if best.uses_train_val_loss else math.nan
+    early = best.update(epoch, val_acc, val_loss, test_acc, train_val) and epoch < config.epochs
+    if diag_now:
+        _run_diagnostics(run, epoch, masks, hidden, emit)
+    elif early and config.diag_every > 0:  # the last epoch always gets diagnostics
+        with torch.no_grad():
+            _, hidden = run.model(run.x, run.full_adjs, return_hidden=True)
+        _run_diagnostics(run, epoch, masks, hidden, emit)
+    return early
+
+
+def _run_epochs(run: _Run, best, emit: Callable[[dict], None],
+                stop_event: threading.Event | None) -> tuple[str, str]:
+    """The epoch loop; returns the end's ``(reason, message)``."""
+    config = run.config
+    for epoch in range(1, config.epochs + 1):
+        if stop_event is not None and stop_event.is_set():
+            return "stopped", f"stopped by request before epoch {epoch}"
+        try:
+            if _epoch(run, epoch, best, emit):
+                return "early_stop", (f"early stop at epoch {epoch}: no better validation accuracy or "
+                                      f"loss for {config.patience} epochs")
+        except _RunEnd as end:
+            return end.args
+    return "finished", f"finished {len(run.history)} epochs"
 
 
 def train(config: TrainConfig, graph: Graph | None = None,
@@ -237,126 +351,27 @@ def train(config: TrainConfig, graph: Graph | None = None,
         on_event: called with every event dict (see the module docstring), in order.
         stop_event: when set, the run stops before the next epoch (reason ``"stopped"``).
 
-    Everything is placed on the device once before the epoch loop (graph, features,
-    kernel weights, the full adjacency); an epoch only samples, normalises, steps and
-    evaluates. ``config.seed`` fixes the weights, the dropout masks and the edge samples.
+    Everything is placed on the device once (:func:`_prepare`); an epoch only samples,
+    normalises, steps and evaluates (:func:`_epoch`). ``config.seed`` fixes the weights, the
+    dropout masks and the edge samples. Model selection: :func:`.selection.make_selection`.
     """
     emit = on_event or (lambda event: None)  # config: validated on construction (frozen)
     t_start = time.perf_counter()
-    device = resolve_device(config.device)
-    if graph is None:
-        if config.dataset == UPLOAD_DATASET:
-            raise ConfigError(f"dataset {UPLOAD_DATASET!r} needs the uploaded graph (pass graph=...)")
-        graph = datasets.load(config.dataset, config.split)
-    check_trainable(config, graph)
-    g = graph if graph.x.device == device else graph.to(device)
-    num_layers = config.num_layers
-    sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
-                            kernel=config.kernel, directed=config.directed)
-    sampler.weights(g)  # kernel weights computed (and memoised) on the device, once
-    builder = AdjacencyBuilder(g, config.normalization)
-    full_adjs = [builder.full()] * num_layers
-    x = prepare_features(g.x)
-    y = g.y
-    train_mask, val_mask, test_mask = g.train_mask, g.val_mask, g.test_mask
-    if not bool(train_mask.any()):
-        raise ConfigError(f"{g.name} has no training nodes in split {config.split!r}")
-
-    with _INIT_LOCK:
-        torch.manual_seed(config.seed)
-        model = make_model(config.backbone, g.num_features, g.num_classes, num_layers,
-                           hidden=config.hidden, dropout=config.dropout,
-                           self_loop=config.self_loop, batch_norm=config.batch_norm,
-                           alpha=config.alpha,
-                           generator=torch.Generator(device=device).manual_seed(config.seed + 1)).to(device)
-    sample_gen = torch.Generator(device=device).manual_seed(config.seed)
-    diag_gen = torch.Generator().manual_seed(config.seed + 2)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    static_masks = sampler.relation == "all"  # nodrop: the same graph every epoch
-
+    run = _prepare(config, graph)
+    device, g = run.device, run.graph
     if device.type == "cuda":  # the epochs' "memory_peak" counts from here
         torch.cuda.reset_peak_memory_stats(device)
     emit({"type": "start", "config": config.to_dict(), "device": str(device),
           "device_name": device_name(device),
           "num_nodes": g.num_nodes, "num_edges": g.num_edges})
-    history: list[dict] = []
-    diags: list[dict] = []
-    best = ModelSelection(config.patience)
-    reason, message = "finished", ""
-
-    def run_diagnostics(epoch: int, masks: torch.Tensor, hidden: list[torch.Tensor]) -> None:
-        t0 = time.perf_counter()
-        event = {"type": "diagnostics", "epoch": epoch,
-                 **diagnostics(g, hidden, masks, generator=diag_gen, seed=config.seed)}
-        event["diag_time"] = time.perf_counter() - t0
-        diags.append(event)
-        emit(event)
-
-    for epoch in range(1, config.epochs + 1):
-        if stop_event is not None and stop_event.is_set():
-            reason, message = "stopped", f"stopped by request before epoch {epoch}"
-            break
-        t0 = time.perf_counter()
-        masks = sampler.sample(g, num_layers, generator=sample_gen)
-        adjs = full_adjs if static_masks else builder(masks)
-        _sync(device)
-        sample_time = time.perf_counter() - t0
-
-        model.train()
-        optimizer.zero_grad(set_to_none=True)
-        out = model(x, adjs)
-        loss = F.nll_loss(out[train_mask], y[train_mask])
-        if not bool(torch.isfinite(loss.detach())):
-            reason = "nan"
-            message = (f"training loss became {float(loss.detach())} at epoch {epoch} (learning rate "
-                       f"{config.lr} too high?); stopped, curves up to epoch {epoch - 1} kept")
-            break
-        loss.backward()
-        optimizer.step()
-        train_acc = _accuracy(out.detach(), y, train_mask)
-
-        diag_now = config.diag_every > 0 and (epoch % config.diag_every == 0 or epoch == config.epochs)
-        model.eval()
-        with torch.no_grad():
-            ev = model(x, full_adjs, return_hidden=diag_now)
-            ev, hidden = ev if diag_now else (ev, None)
-            val_loss = float(F.nll_loss(ev[val_mask], y[val_mask])) if bool(val_mask.any()) else float("nan")
-        if bool(val_mask.any()) and not math.isfinite(val_loss):
-            reason = "nan"
-            message = (f"validation loss became {val_loss} at epoch {epoch} (learning rate "
-                       f"{config.lr} too high?); stopped, curves up to epoch {epoch - 1} kept")
-            break
-        val_acc, test_acc = _accuracy(ev, y, val_mask), _accuracy(ev, y, test_mask)
-        _sync(device)
-        event = {"type": "epoch", "epoch": epoch, "train_loss": float(loss.detach()), "val_loss": val_loss,
-                 "train_acc": train_acc, "val_acc": val_acc, "test_acc": test_acc,
-                 "epoch_time": time.perf_counter() - t0, "sample_time": sample_time, **device_memory(device)}
-        history.append(event)
-        emit(event)
-
-        early = best.update(epoch, val_acc, val_loss, test_acc) and epoch < config.epochs
-
-        if diag_now:
-            run_diagnostics(epoch, masks, hidden)
-        elif early and config.diag_every > 0:  # the last epoch always gets diagnostics
-            with torch.no_grad():
-                _, hidden = model(x, full_adjs, return_hidden=True)
-            run_diagnostics(epoch, masks, hidden)
-        if early:
-            reason = "early_stop"
-            message = (f"early stop at epoch {epoch}: no better validation accuracy or loss "
-                       f"for {config.patience} epochs")
-            break
-
-    epochs_run = len(history)
-    if reason == "finished":
-        message = f"finished {epochs_run} epochs"
+    reason, message = _run_epochs(run, best := make_selection(config), emit, stop_event)
     total_time = time.perf_counter() - t_start
     result = RunResult(config=config, reason=reason, message=message, best_epoch=best.epoch,
                        best_val_acc=best.val_acc if best.epoch is not None else None,
-                       test_acc=best.test_acc, epochs_run=epochs_run, total_time=total_time,
-                       device=str(device), history=history, diagnostics=diags, model=model)
+                       test_acc=best.test_acc, epochs_run=len(run.history), total_time=total_time,
+                       device=str(device), history=run.history, diagnostics=run.diagnostics,
+                       model=run.model)
     emit({"type": "end", "reason": reason, "message": message, "best_epoch": result.best_epoch,
           "best_val_acc": result.best_val_acc, "test_acc": result.test_acc,
-          "epochs_run": epochs_run, "total_time": total_time})
+          "epochs_run": result.epochs_run, "total_time": total_time})
     return result

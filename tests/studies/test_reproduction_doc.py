@@ -127,3 +127,18 @@ def test_the_ablation_table_agrees_with_scipy_and_a_hand_holm():
         assert p == ("< 0.001" if raw < 0.001 else f"{raw:.3f}")
         assert p_holm == ("< 0.001" if holm_p < 0.001 else f"{holm_p:.3f}")
         assert verdict == ("not shown" if holm_p >= 0.05 else ("lower" if diff < 0 else "higher"))
+
+
+def test_the_authors_table_agrees_with_a_direct_count():
+    """Section 3b: each cell's authors-recipe mean and seed count, from a pandas groupby of the
+    bundled CSVs, is the one printed in its row."""
+    runs = bundled_results()
+    runs = runs[runs["settings"] == "authors"]
+    assert len(runs), "no authors-recipe runs bundled"
+    text = DOC.read_text(encoding="utf-8")
+    label = {"gcn": "GCN", "resgcn": "ResGCN", "jknet": "JKNet", "appnp_star": r"APPNP\*"}
+    cells = runs.groupby(["dataset", "split", "backbone", "layers"])["test_acc"].agg(["mean", "count"])
+    for (dataset, split, backbone, layers), row in cells.iterrows():
+        pattern = (rf"^\| {split} \| {dataset} \| {label[backbone]} \| {layers} \| [^|]+ \| "
+                   rf"{100 * row['mean']:.1f}( ± [0-9.]+)? \(n={int(row['count'])}\) \|")
+        assert re.search(pattern, text, re.M), (dataset, split, backbone, layers)

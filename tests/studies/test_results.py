@@ -27,6 +27,7 @@ from dropedge_core.studies.runs import (
     run_row,
     store_runs,
 )
+from dropedge_core.training import TrainConfig, authors
 from tests.helpers.runs import _fake_train, result_of
 
 
@@ -301,11 +302,15 @@ def test_shipped_results_are_runs_the_page_asks_for():
     """Every run bundled under assets/results/ is one the Depth study page requests with
     its defaults (200 epochs, the sidebar's default keep rates 0.3 -> 0.8) in one of its
     settings modes — quick, quick + batch norm, paper preset — any sampler, seeds 0..9 (the
-    contested cells have 10): no shipped run is invisible in the app."""
+    contested cells have 10): no shipped run is invisible in the app. The one exception: the
+    ``authors`` recipe's runs (docs/REPRODUCTION.md section 3b; the page counts them among
+    "other runs"), which must be what ``sweep --recipe authors`` asks for: the authors'
+    presets with DropEdge++, seeds 0..9."""
     shipped = bundled_results()
     assert len(shipped), "no bundled results"
     assert shipped["key"].is_unique
-    wanted = set()
+    wanted = {run_key(TrainConfig(dataset=d, split=sp, backbone=b, recipe="authors", seed=seed, diag_every=0))
+              for (d, sp, b) in authors.SCRIPTS for seed in range(10)}
     for (dataset, split), part in shipped.groupby(["dataset", "split"]):
         backbones = sorted(part["backbone"].unique())
         for mode in depth_study.MODES:

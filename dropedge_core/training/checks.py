@@ -1,0 +1,43 @@
+"""The checks a run passes before anything is allocated: labels that can be learnt, and
+the estimated memory of training on the device it would run on."""
+from __future__ import annotations
+
+from dropedge_core import memory
+from dropedge_core.method.graph import Graph
+from dropedge_core.training.config import ConfigError, TrainConfig, resolve_device
+
+__all__ = ["check_memory", "check_trainable"]
+
+
+def check_memory(config: TrainConfig, graph: Graph) -> int:
+    """The estimated bytes of training ``config`` on ``graph``
+    (:func:`dropedge_core.memory.training_bytes`) on the device it would run on; raises
+    :class:`~dropedge_core.memory.MemoryLimitError` above that device's limit
+    (:func:`dropedge_core.memory.device_limit`: ``$DROPEDGE_MAX_MEMORY_GB`` on the CPU,
+    the free memory of a CUDA device)."""
+    device = resolve_device(config.device)
+    return memory.check(
+        memory.training_bytes(graph.num_nodes, graph.num_edges, graph.num_features,
+                              graph.num_classes, config.num_layers, config.hidden,
+                              backbone=config.backbone, dropout=config.dropout, self_loop=config.self_loop,
+                              batch_norm=config.batch_norm, diagnostics=config.diag_every > 0,
+                              device_type=device.type),
+        f"training {config.backbone} L={config.num_layers} hidden={config.hidden} on {graph.name} "
+        f"(N={graph.num_nodes}, M={graph.num_edges}, {graph.num_features} features)",
+        "use fewer layers, a smaller hidden width or a smaller graph", device=device)
+
+
+def check_trainable(config: TrainConfig, graph: Graph) -> None:
+    """Refuse, before anything is allocated, a graph training cannot use (no labels, one
+    class: every prediction right, 100% says nothing) or a run above the memory limit.
+
+    Raises:
+        ConfigError: no labels, one class.
+        MemoryLimitError: :func:`check_memory`.
+    """
+    if graph.num_classes == 0:
+        raise ConfigError(f"{graph.name} has no labels: training needs labelled nodes (a labels file)")
+    if graph.num_classes == 1:
+        raise ConfigError(f"{graph.name} has one class only: every prediction would be right "
+                          "(100% accuracy says nothing); training needs at least 2 classes")
+    check_memory(config, graph)
