@@ -26,6 +26,13 @@ from dropedge_core.method.graph import Graph, GraphError
 from dropedge_core.studies import graph_layout as layout
 from dropedge_core.training import UPLOAD_DATASET, UPLOAD_SPLITS
 
+__all__ = [
+    "DEFAULT_DATASET", "DEFAULT_SAMPLER", "DEFAULT_RATES", "DEFAULT_LAYERS", "DATA_SEED", "UPLOAD",
+    "DATASET_OPTIONS", "NO_LABELS", "Selection", "sidebar_pickers", "dataset_splits", "selection",
+    "load_graph", "current_graph", "data_source", "page_header", "require_labels", "cached_layout",
+    "cached_default_center", "graph_key", "data_id", "restore_url_state", "share_link",
+]
+
 DEFAULT_DATASET = "karate"
 DEFAULT_SAMPLER = "dropedge++"
 DEFAULT_RATES = (0.3, 0.8)

@@ -12,6 +12,8 @@ import threading
 from dropedge_core.method.graph import Graph
 from dropedge_core.training import RunResult, TrainConfig, train
 
+__all__ = ["ThreadedJob", "TrainingWorker"]
+
 
 class ThreadedJob:
     """A job run by one daemon thread, with stop / done / running / join.

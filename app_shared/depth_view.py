@@ -19,6 +19,12 @@ from dropedge_core.studies.cells import PAPER_GAP, reproduction_notes
 from dropedge_core.studies.depth_view import DepthView
 from dropedge_core.studies.own_runs import OwnRuns, request_for
 
+__all__ = [
+    "POLL_S", "ss", "backbone_label", "DepthRequest", "request_widgets", "use_settings", "show_mine",
+    "own_runs_notice", "sweep_controls", "cell_table", "lead_tests_table", "run_rows",
+    "fallback_warning", "figure_notes",
+]
+
 POLL_S = 0.7
 PAGE, SWEEP_PARAM = "depth_study", "sweep"
 ss = st.session_state

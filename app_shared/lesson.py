@@ -18,6 +18,11 @@ from dropedge_core.figures.style import sampler_label
 from dropedge_core.method.graph import Graph
 from dropedge_core.studies import merging, sampling, teaching
 
+__all__ = [
+    "GLOSSARY", "Step", "STEPS", "STEP_KEYS", "LESSON_DATASETS", "step", "result_snapshots",
+    "step_caption", "step_figure", "glossary_table",
+]
+
 #: Plain-language help for every symbol a step shows.
 GLOSSARY: dict[str, str] = {
     "Â": "the normalised adjacency matrix: multiplying by it replaces each node's vector by a "

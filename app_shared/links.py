@@ -30,6 +30,8 @@ from streamlit.runtime.state import get_session_state
 import app_shared as ui
 from app_shared import urlstate
 
+__all__ = ["restore", "page_query", "sync", "resume_after_stop"]
+
 
 def _history_run() -> bool:
     ctx = get_script_run_ctx()

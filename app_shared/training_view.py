@@ -9,6 +9,11 @@ from app_shared import jobs, live_runs
 from dropedge_core import figures, normalization, samplers
 from dropedge_core.training import ConfigError, TrainConfig
 
+__all__ = [
+    "DIAGNOSTICS", "SMOOTHING_SIGN", "FORM_KEYS", "OVERRIDE_KEYS", "MODES", "DEFAULTS", "BOUNDS", "ss",
+    "fill_widgets", "take_train_request", "draw_runs", "hyperparameter_widgets",
+]
+
 DIAGNOSTICS = {k: figures.diagnostic_label(k) for k in ("dirichlet", "mad", "subspace_distance")}
 # what over-smoothing looks like in each diagnostic's heatmap
 SMOOTHING_SIGN = {"dirichlet": "the energy falling towards the top layers (neighbours become equal)",

@@ -12,6 +12,11 @@ from dropedge_core import samplers
 from dropedge_core.studies import tuned, tuning
 from dropedge_core.training import TrainConfig
 
+__all__ = [
+    "LIVE_PAGE", "ss", "current_job", "start_job", "surface_note", "best_point", "study_handle",
+    "trials_table", "settle_study_name",
+]
+
 LIVE_PAGE = "app_pages/live_training.py"
 PAGE, JOB_PARAM = "tuning", "study_job"
 ss = st.session_state

@@ -32,6 +32,11 @@ from dropedge_core.method import models, normalization, samplers
 from dropedge_core.studies.depth import DEPTHS
 from dropedge_core.studies.sampling import MEN_DEPTHS
 
+__all__ = [
+    "APP_MAX_LAYERS", "RATE_STEP", "UrlError", "Param", "choice", "multi", "integer", "number", "span",
+    "text", "BOOL", "SIDEBAR", "PAGES", "DATASET_KEYED", "session_key", "spec_for", "decode", "encode",
+]
+
 #: The app's layer limit (the sidebar's slider, the layer picker): the paper's deepest
 #: model, the last of the depth study's depths. Deliberately below the package's bound
 #: (:data:`dropedge_core.method.limits.MAX_LAYERS`, 256: the CLI and the API), because a

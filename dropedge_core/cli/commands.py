@@ -39,6 +39,8 @@ from dropedge_core.training import (
     check_trainable,
 )
 
+__all__ = ["cmd_datasets", "cmd_train", "cmd_men", "sweep_grid", "cmd_sweep", "cmd_tune", "cmd_search"]
+
 
 def cmd_datasets(args: argparse.Namespace) -> int:
     problem = datasets.data_dir_problem()

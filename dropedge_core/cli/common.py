@@ -16,6 +16,12 @@ from dropedge_core.training import (
     recipes,
 )
 
+__all__ = [
+    "DEFAULT_DATASET", "UPLOAD_SPLIT_SEED", "MAX_RUNS", "MAX_SOURCES", "MAX_TRIALS", "CLIError",
+    "progress_bar", "recipe_of", "make_config", "warn_preset_depth", "pct", "print_json", "load_dataset",
+    "dataset_of", "graph_of", "upload_summary", "train_runs",
+]
+
 DEFAULT_DATASET = "cora"
 UPLOAD_SPLIT_SEED = 0  # the per-class split of an uploaded graph (like the app's)
 MAX_RUNS = 10_000

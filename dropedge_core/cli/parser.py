@@ -15,6 +15,8 @@ from dropedge_core.training import (
     recipes,
 )
 
+__all__ = ["build_parser"]
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line ``error: ...`` and exit code 2 (no usage dump)."""

@@ -68,6 +68,8 @@ from dropedge_core.data.csv_reader import (
 from dropedge_core.data.datasets import per_class_split
 from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirected_edges
 
+__all__ = ["COMPACT_ABOVE", "parse_graph", "load_files"]
+
 #: Without features, ids far beyond the nodes present are renumbered: when more than
 #: this many ids (and more than half of ``0..max id``) have neither an edge nor a label.
 COMPACT_ABOVE = 1000

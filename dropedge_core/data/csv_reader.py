@@ -17,6 +17,12 @@ import pyarrow as pa
 
 from dropedge_core.echo import bounded
 
+__all__ = [
+    "MAX_BYTES", "MAX_NODES", "MAX_CLASSES", "MAX_FEATURES", "Source", "NAN_WORDS", "ID_PATTERN",
+    "UploadError", "Table", "show_cell", "has_or_have", "human_size", "read_source", "read_table",
+    "header_note", "node_ids", "numbers",
+]
+
 MAX_BYTES = 20 * 1024 * 1024  # per file
 MAX_NODES = 10_000_000  # node ids must be below this when no features fix N
 MAX_CLASSES = 1000

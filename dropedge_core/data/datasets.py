@@ -34,16 +34,17 @@ import torch
 
 from dropedge_core import memory
 from dropedge_core.data import raw_arrays, safe_pickle
+from dropedge_core.data.errors import DatasetError, DatasetUnavailable
 from dropedge_core.data.raw_arrays import read_npz, read_planetoid
+from dropedge_core.data.splits import per_class_split
+from dropedge_core.data.synthetic import csbm, karate
 from dropedge_core.method.graph import Graph, GraphError, l1_normalize_rows, simple_undirected_edges
 
-
-class DatasetError(ValueError):
-    """A dataset name, split or file is not usable; the message says why in one line."""
-
-
-class DatasetUnavailable(DatasetError):
-    """A dataset is neither in ``DROPEDGE_DATA``, nor cached, nor downloadable now."""
+__all__ = [
+    "DatasetError", "DatasetUnavailable", "SOURCES", "NAMES", "data_dir", "cache_dir", "check_name",
+    "availability", "available", "data_dir_problem", "check_cache", "per_class_split", "karate", "csbm",
+    "load",
+]
 
 
 @dataclass(frozen=True)
@@ -239,30 +240,6 @@ def _load_raw(key: str) -> tuple[dict, str]:
             f"{' '.join(str(exc).split())[:120]}") from None
 
 
-def per_class_split(y: torch.Tensor, train_per_class: int, val_per_class: int,
-                    generator: torch.Generator) -> tuple[torch.Tensor, ...]:
-    """Random ``train_per_class`` / ``val_per_class`` nodes per class; the rest is test.
-
-    Nodes with ``y < 0`` (unlabelled) are in no split. Vectorised: one random
-    permutation, a stable sort by class, the rank of each node inside its class.
-    """
-    n = y.numel()
-    perm = torch.randperm(n, generator=generator)
-    labels = y[perm]
-    order = torch.argsort(labels, stable=True)
-    nodes, classes = perm[order], labels[order]
-    first = torch.searchsorted(classes, classes, right=False)  # first slot of each class
-    rank = torch.arange(n) - first
-    labelled = classes >= 0
-    train = torch.zeros(n, dtype=torch.bool)
-    val = torch.zeros(n, dtype=torch.bool)
-    test = torch.zeros(n, dtype=torch.bool)
-    train[nodes[labelled & (rank < train_per_class)]] = True
-    val[nodes[labelled & (rank >= train_per_class) & (rank < train_per_class + val_per_class)]] = True
-    test[nodes[labelled & (rank >= train_per_class + val_per_class)]] = True
-    return train, val, test
-
-
 def _planetoid(key: str, split: str) -> Graph:
     data, where = _load_raw(key)
     x, y, n = data["x"], data["y"], data["x"].size(0)
@@ -297,69 +274,6 @@ def _coauthor_amazon(key: str, seed: int) -> Graph:
     return Graph(key, l1_normalize_rows(x), y.long(),
                  simple_undirected_edges(edge_index, x.size(0)), train, val, test,
                  int(y.max()) + 1, {"source": _SOURCE_NAMES[where], "split": f"20/30 per class, seed {seed}"})
-
-
-def karate(seed: int = 0) -> Graph:
-    """Zachary's karate club (PyG ``KarateClub``): 34 nodes, 78 edges, 4 classes.
-
-    Features are one-hot node ids (so every feature kernel is flat); split 2 / 2 per
-    class, the rest test.
-    """
-    from torch_geometric.datasets import KarateClub
-
-    data = KarateClub()[0]
-    train, val, test = per_class_split(data.y, 2, 2, torch.Generator().manual_seed(seed))
-    return Graph("karate", l1_normalize_rows(data.x), data.y.long(),
-                 simple_undirected_edges(data.edge_index, data.num_nodes), train, val, test,
-                 int(data.y.max()) + 1, {"source": "built-in", "split": f"2/2 per class, seed {seed}"})
-
-
-def csbm(num_nodes: int = 600, num_classes: int = 3, p_intra: float = 0.03,
-         p_inter: float = 0.004, num_features: int = 60, feature_signal: float = 0.5,
-         seed: int = 0) -> Graph:
-    """A contextual stochastic block model, generated locally.
-
-    Nodes get balanced random classes; an edge joins two nodes with probability
-    ``p_intra`` inside a class and ``p_inter`` across. Features are a bag of words: every
-    feature is on with probability 0.05, and the ``num_features / num_classes`` features
-    of a node's own class with probability ``0.05 + 0.3 * feature_signal`` — so feature
-    similarity carries class signal and the feature-dependent sampler (FD) has something
-    to find. Split: 20 / 30 per class, the rest test.
-
-    Edges are drawn per class pair (a binomial count, then uniform pairs): no
-    ``N x N`` matrix, so 50k nodes are fine.
-    """
-    for pname, p in (("p_intra", p_intra), ("p_inter", p_inter), ("feature_signal", feature_signal)):
-        if not 0.0 <= p <= 1.0:
-            raise DatasetError(f"csbm {pname} must be in [0, 1] (got {p})")
-    if num_nodes < 2 * num_classes or num_classes < 1 or num_features < num_classes:
-        raise DatasetError(f"csbm needs num_nodes >= 2*num_classes and num_features >= num_classes "
-                           f"(got {num_nodes}, {num_classes}, {num_features})")
-    g = torch.Generator().manual_seed(seed)
-    y = torch.arange(num_nodes) % num_classes
-    y = y[torch.randperm(num_nodes, generator=g)]
-    members = [torch.nonzero(y == c).flatten() for c in range(num_classes)]
-    pieces = []
-    for a in range(num_classes):  # a loop over class pairs, not over nodes or edges
-        for b in range(a, num_classes):
-            na, nb = members[a].numel(), members[b].numel()
-            pairs = na * (na - 1) / 2 if a == b else na * nb
-            p = p_intra if a == b else p_inter
-            count = int(torch.binomial(torch.tensor(float(pairs)), torch.tensor(p), generator=g))
-            u = members[a][torch.randint(na, (count,), generator=g)]
-            v = members[b][torch.randint(nb, (count,), generator=g)]
-            pieces.append(torch.stack([u, v]))
-    edges = simple_undirected_edges(torch.cat(pieces, dim=1), num_nodes)
-    block = torch.arange(num_features) * num_classes // num_features  # class owning a feature
-    prob = torch.full((num_nodes, num_features), 0.05)
-    prob[block.unsqueeze(0) == y.unsqueeze(1)] += 0.3 * feature_signal
-    x = torch.bernoulli(prob, generator=g)
-    train, val, test = per_class_split(y, 20, 30, g)
-    return Graph("csbm", l1_normalize_rows(x), y, edges, train, val, test, num_classes,
-                 {"source": "built-in", "split": f"20/30 per class, seed {seed}",
-                  "params": dict(num_nodes=num_nodes, num_classes=num_classes, p_intra=p_intra,
-                                 p_inter=p_inter, num_features=num_features,
-                                 feature_signal=feature_signal, seed=seed)})
 
 
 def load(name: str, split: str | None = None, seed: int = 0, **params) -> Graph:

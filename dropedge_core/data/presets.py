@@ -21,6 +21,8 @@ from dropedge_core.data import datasets, reference
 from dropedge_core.method import samplers
 from dropedge_core.method.models import ModelError, check_backbone
 
+__all__ = ["HYPERPARAMETERS_CSV", "PRESETS", "PresetError", "available", "paper_preset", "preset"]
+
 HYPERPARAMETERS_CSV = paths.REFERENCE_DIR / "paper_best_hyperparameters.csv"
 PRESETS: tuple[str, ...] = ("paper",)
 

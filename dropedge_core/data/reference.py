@@ -13,6 +13,11 @@ import pandas as pd
 
 from dropedge_core import paths
 
+__all__ = [
+    "FULL_GRAPH", "REFERENCE_DIR", "PAPER_DATASET_NAMES", "dataset_key", "paper_men",
+    "paper_accuracy_by_depth", "paper_epoch_time", "paper_best_accuracy",
+]
+
 #: The row of the unsampled graph in tables beside the samplers' rows (the theory views'
 #: ``λ`` and subspace decay), so that studies and figures spell it alike.
 FULL_GRAPH = "full graph"

@@ -21,6 +21,11 @@ from dropedge_core.figures.style import (
     sampler_label,
 )
 
+__all__ = [
+    "LayerDrawing", "layer_edges", "layer_edges_animation", "keep_counts_bar", "nesting_heatmap",
+    "intra_inter_share",
+]
+
 
 class LayerDrawing(Protocol):
     """What the layer pictures read: the tables of

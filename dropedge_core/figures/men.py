@@ -16,6 +16,10 @@ from dropedge_core.figures.style import (
     sampler_label,
 )
 
+__all__ = [
+    "men_vs_depth", "edge_number_curves", "men_table_compare", "SMOOTHING_LABELS", "over_smoothing_demo",
+]
+
 
 def men_vs_depth(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> go.Figure:
     """MEN vs depth per sampler, mean ± std over runs (error bars), log y.

@@ -22,6 +22,8 @@ from dropedge_core.figures.style import (
 )
 from dropedge_core.method.models import ALIASES
 
+__all__ = ["accuracy_vs_depth", "tuning_surface", "tuning_history"]
+
 
 def _backbone_key(name: str) -> str:
     key = str(name).strip().lower()

@@ -8,6 +8,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+__all__ = [
+    "SAMPLER_COLORS", "SAMPLER_LABELS", "CLASS_COLORS", "WEIGHT_COLORS", "DROPPED_COLOR",
+    "KEPT_UNIFORM_WIDTH", "BACKBONE_LABELS", "TEMPLATE", "sampler_color", "sampler_label", "rgba",
+    "base_layout", "tick_text", "log_axis", "DEPTH_SPREAD", "depth_axis", "RUN_DASHES", "shade",
+    "run_styles", "percent",
+]
+
 #: One colour per sampler, used by every figure.
 SAMPLER_COLORS: dict[str, str] = {
     "nodrop": "#7f7f7f",

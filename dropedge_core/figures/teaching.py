@@ -17,6 +17,12 @@ from plotly.subplots import make_subplots
 from dropedge_core.data.reference import FULL_GRAPH as FULL
 from dropedge_core.figures.style import base_layout, log_axis, sampler_color, sampler_label
 
+__all__ = [
+    "FULL_COLOR", "SCATTER_CLASS_COLORS", "SnapshotView", "Snapshots", "point_subset",
+    "class_merge_animation", "separation_curves", "lambda_figure", "subspace_decay_figure",
+    "men_bound_figure", "epoch_time_figure", "receptive_field_figure", "men_analysis_figure",
+]
+
 FULL_COLOR = "#000000"
 #: Strong, distinct class colours for the scatter views (ColorBrewer Set1 + Dark2, no yellow):
 #: the pastel graph colours of :data:`~dropedge_core.figures.style.CLASS_COLORS` blur on a cloud.

@@ -18,6 +18,11 @@ from dropedge_core.figures.style import (
     run_styles,
 )
 
+__all__ = [
+    "training_curves", "DIAGNOSTIC_LABELS", "diagnostic_label", "diagnostics_heatmap",
+    "layer_distance_curves", "men_over_training",
+]
+
 _LOSS_COLS = (("train_loss", "solid", "train"), ("val_loss", "dash", "validation"))
 _ACC_COLS = (("train_acc", "solid", "train"), ("val_acc", "dash", "validation"),
              ("test_acc", "dot", "test"))

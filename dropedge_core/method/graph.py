@@ -16,6 +16,11 @@ from typing import TypeVar
 
 import torch
 
+__all__ = [
+    "T", "csr_tensor", "to_csr", "GraphError", "Derived", "Graph", "simple_undirected_edges",
+    "l1_normalize_rows",
+]
+
 T = TypeVar("T")
 
 # torch warns that CSR support is "beta" and that sparse invariant checks are off; our CSR

@@ -23,6 +23,12 @@ import torch
 
 from dropedge_core.method.graph import Graph, to_csr
 
+__all__ = [
+    "EXACT_ALLOWED_MAX_NODES", "COUNT_ROWS", "edge_numbers", "men", "MenEstimate", "men_estimate",
+    "men_measure", "layer_distances", "average_distance", "dirichlet_energy", "mad", "component_labels",
+    "subspace_distance",
+]
+
 #: The largest graph (nodes) on which exact MEN / edge numbers are computed at all: exact
 #: mode holds an ``(N, N)`` float matrix; above it only :func:`men_estimate` runs.
 EXACT_ALLOWED_MAX_NODES = 20_000

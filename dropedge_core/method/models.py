@@ -55,6 +55,11 @@ from torch import nn
 from dropedge_core.method.graph import csr_tensor
 from dropedge_core.method.sparse_products import spmm
 
+__all__ = [
+    "BACKBONES", "ALIASES", "ModelError", "check_backbone", "matmul", "feature_dropout", "GraphConv",
+    "FullBatchNorm", "GCN", "JKNet", "APPNPStar", "make_model",
+]
+
 BACKBONES: tuple[str, ...] = ("gcn", "resgcn", "jknet", "appnp_star")
 #: Other spellings accepted on input (lower-cased first): the paper's ``APPNP*``, ``appnp``.
 ALIASES: dict[str, str] = {"appnp*": "appnp_star", "appnp": "appnp_star", "res-gcn": "resgcn",

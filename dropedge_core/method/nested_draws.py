@@ -27,6 +27,8 @@ import math
 import numpy as np
 import torch
 
+__all__ = ["SELECT_SAMPLE_ABOVE", "SELECT_SAMPLE", "NUMPY_DRAW_DEVICES", "HOST_DRAW_BELOW", "last_layers"]
+
 SELECT_SAMPLE_ABOVE = 200_000  # pools of at least this many keys select by sampled brackets
 SELECT_SAMPLE = 8192  # the size of that sample
 #: Device types whose nested weighted draws take the numpy path (:func:`_last_layers_numpy`);

@@ -25,6 +25,11 @@ import torch
 from dropedge_core.method import pattern
 from dropedge_core.method.graph import Graph, GraphError, csr_tensor, to_csr
 
+__all__ = [
+    "METHODS", "NormalizationError", "check_method", "adjacencies", "CPU_CHUNK", "KEEP_TABLE_BYTES",
+    "layer_values", "full_adjacency", "to_dense", "to_sparse", "propagate",
+]
+
 METHODS = ("NA", "FOG", "AN", "ANS", "ARW")
 
 

@@ -14,6 +14,8 @@ import torch
 
 from dropedge_core.method.graph import Graph, GraphError
 
+__all__ = ["Entries", "entries", "entry_index", "entry_columns", "entry_transpose", "entry_loops"]
+
 
 @dataclass(frozen=True)
 class Entries:

@@ -34,6 +34,12 @@ from dropedge_core.method import nested_draws
 from dropedge_core.method.graph import Graph
 from dropedge_core.method.limits import MAX_LAYERS
 
+__all__ = [
+    "RELATIONS", "WEIGHTINGS", "KERNELS", "RBF_GAMMA", "KERNEL_FLOOR", "NAMED", "NAMES", "SamplerError",
+    "check_rates", "check_layers", "p_max_prime", "p_max_from_prime", "keep_counts", "kernel_weights",
+    "successive_sample", "draw_device", "independent_masks", "nested_masks", "EdgeSampler", "make",
+]
+
 RELATIONS = ("all", "shared", "independent", "increasing", "decreasing")
 WEIGHTINGS = ("uniform", "kernel")
 KERNELS = ("linear", "poly", "rbf", "reverse")

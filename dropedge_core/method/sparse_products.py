@@ -17,6 +17,8 @@ import torch
 
 from dropedge_core.method.graph import csr_tensor
 
+__all__ = ["TRANSPOSE_ATTRIBUTE", "with_transpose", "spmm"]
+
 #: The attribute holding a matrix's transpose index (see :func:`with_transpose`).
 TRANSPOSE_ATTRIBUTE = "transpose_entries"
 

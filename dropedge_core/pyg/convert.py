@@ -14,6 +14,8 @@ from torch_geometric.data import Data
 from dropedge_core.method.graph import Graph, simple_undirected_edges
 from dropedge_core.pyg.edges import check_edge_index, normalized_features
 
+__all__ = ["SPLITS", "from_pyg", "to_pyg"]
+
 SPLITS = ("train_mask", "val_mask", "test_mask")
 
 

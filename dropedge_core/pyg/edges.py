@@ -33,6 +33,11 @@ from torch import Tensor
 from dropedge_core.method import samplers
 from dropedge_core.method.graph import Graph, l1_normalize_rows
 
+__all__ = [
+    "KERNEL_SAMPLERS", "normalized_features", "check_edge_index", "make_sampler", "EdgeIndexer",
+    "layer_dropout_edge",
+]
+
 #: The samplers that weigh edges by a kernel of their end points' features (need ``x``).
 KERNEL_SAMPLERS = tuple(name for name, (_, w) in samplers.NAMED.items() if w == "kernel")
 

@@ -17,6 +17,8 @@ from dropedge_core.method.normalization import check_method
 from dropedge_core.pyg.edges import EdgeIndexer, check_edge_index, make_sampler
 from dropedge_core.training.trainer import AdjacencyBuilder
 
+__all__ = ["LayerDropEdge", "SampleLayerEdges"]
+
 
 def _identity(t: Tensor | None) -> tuple | None:
     # data_ptr + shape + device + _version (bumped by every in-place change): a new or

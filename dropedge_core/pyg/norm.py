@@ -21,6 +21,8 @@ from torch_geometric.utils import remove_self_loops
 from dropedge_core.method.normalization import check_method
 from dropedge_core.pyg.edges import check_edge_index
 
+__all__ = ["normalize"]
+
 
 def normalize(edge_index: Tensor, num_nodes: int | None = None, method: str = "AN",
               ) -> tuple[Tensor, Tensor]:

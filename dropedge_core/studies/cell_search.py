@@ -32,6 +32,11 @@ from dropedge_core.studies.stopping import SignalStop
 from dropedge_core.studies.sweep import run_claimed
 from dropedge_core.training import TrainConfig
 
+__all__ = [
+    "CELL_PARAMS", "cell_base", "cell_space", "study_name", "trials_done", "search_cell", "best_config",
+    "run_best", "SEARCH_DIR", "bundled_summary", "bundled_best_runs", "bundled_view",
+]
+
 #: What the per-cell search tunes besides the keep rates.
 CELL_PARAMS: tuple[str, ...] = ("lr", "dropout", "weight_decay", "hidden")
 

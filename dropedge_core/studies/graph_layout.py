@@ -17,6 +17,11 @@ import torch
 
 from dropedge_core.method.graph import Graph
 
+__all__ = [
+    "WHOLE_GRAPH_MAX_NODES", "KAMADA_KAWAI_MAX_NODES", "GraphLayout", "induced_edges", "hop_distances",
+    "k_hop_nodes", "default_center", "node_positions", "graph_layout",
+]
+
 #: Graphs with at most this many nodes are drawn whole by :func:`graph_layout`.
 WHOLE_GRAPH_MAX_NODES = 300  # beyond, a whole drawing is a hairball: draw a neighbourhood
 #: Kamada–Kawai (nicer, O(n^2) memory, O(n^3) time) up to this many nodes; spring beyond.

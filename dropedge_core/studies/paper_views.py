@@ -18,6 +18,12 @@ from dropedge_core.method.models import check_backbone
 from dropedge_core.studies.runs import BUNDLED_DIR, GROUP_COLUMNS, read_runs
 from dropedge_core.training import TrainConfig, train
 
+__all__ = [
+    "PAPER_TIME_COLUMNS", "TIME_SAMPLERS", "BEST_RUNS_FILE", "MEN_ANALYSIS_FILE",
+    "MEN_ANALYSIS_SAMPLERS", "MEN_ANALYSIS_COLUMNS", "measure_epoch_times", "epoch_time_table",
+    "best_runs", "best_accuracy_table", "men_analysis_runs", "read_men_analysis",
+]
+
 #: The paper's timing table's columns, by sampler.
 PAPER_TIME_COLUMNS: dict[str, str] = {"nodrop": "nodrop_s", "dropedge": "dropedge_s",
                                       "dropedge++": "dropedge_plus_plus_s"}

@@ -22,6 +22,14 @@ import torch
 from dropedge_core.method import metrics, normalization, samplers
 from dropedge_core.method.graph import Graph
 
+__all__ = [
+    "PAPER_MEN_SETTING", "MEN_DEPTHS", "EXACT_BY_DEFAULT_MAX_NODES", "run_seed", "make_sampler",
+    "sample_masks", "masks_by_sampler", "keep_counts_by_sampler", "nesting_matrix", "edge_classes",
+    "intra_inter_shares", "intra_inter_by_sampler", "undirected_masks", "men_runs", "men_summary",
+    "edge_number_table", "edge_number_stats", "men_comparison", "smoothing_curves", "smoothing_spread",
+    "smoothing_at_last_step",
+]
+
 #: The paper's MEN setting (appendix "Mean-Edge-Number"): keep rates 0.05 -> 1.0 and
 #: DropEdge at p = (p_min + p_max) / 2 = 0.525.
 PAPER_MEN_SETTING: dict[str, float] = {"p_min": 0.05, "p_max": 1.0}

@@ -34,6 +34,13 @@ from dropedge_core.studies.snapshot_files import load_snapshots as load_snapshot
 from dropedge_core.studies.snapshot_files import save_snapshots as save_snapshots  # re-exported
 from dropedge_core.training import AdjacencyBuilder, TrainConfig, prepare_features, recipes, train
 
+__all__ = [
+    "SNAPSHOT_DIR", "BUNDLED_FAILING", "BUNDLED_MERGING", "BUNDLED_MERGING_SEED0", "BUNDLED_VIEWS",
+    "VIEW_SAMPLERS", "DEEP_RECIPE", "FAILING_RECIPE", "RECIPES", "SILHOUETTE_NODES", "FIT_CHOICES",
+    "class_separation", "silhouette", "layer_projections", "model_view", "class_snapshots",
+    "propagated_features", "propagation_snapshots", "receptive_field", "separation_table",
+]
+
 #: Where the bundled snapshots live.
 SNAPSHOT_DIR = paths.SNAPSHOT_DIR
 #: The bundled 16-layer Cora GCN (NoDrop / DropEdge / DropEdge++), trained with

@@ -29,6 +29,11 @@ from dropedge_core.method import metrics, normalization
 from dropedge_core.method.graph import Graph
 from dropedge_core.studies.teaching import propagated_features
 
+__all__ = [
+    "DENSE_MAX_NODES", "FULL", "second_eigenvalue", "lambda_by_layer", "subspace_decay", "men_bounds",
+    "men_bound_table",
+]
+
 #: Up to this many nodes λ is computed densely (exact); above it, by ARPACK (eigsh).
 DENSE_MAX_NODES = 200
 #: The full graph's rows in the tables below (spelt as

@@ -19,6 +19,12 @@ from dropedge_core.method.models import ModelError, check_backbone
 from dropedge_core.training import recipes
 from dropedge_core.training.recipes import DEFAULT_RECIPE
 
+__all__ = [
+    "MAX_HIDDEN", "MAX_LR", "MAX_WEIGHT_DECAY", "MAX_EPOCHS", "MAX_SEED", "END_REASONS",
+    "UPLOAD_DATASET", "UPLOAD_SPLITS", "ConfigError", "TrainConfig", "resolve_device", "device_name",
+    "RunResult",
+]
+
 # Bounds of the numeric settings, the same for the CLI, the app and the API (issue 15):
 # beyond them Adam overflows (lr ~3e37), a weight matrix cannot be allocated (hidden),
 # or the results store (SQLite int64) and the app's seed picker cannot hold the value.

@@ -59,6 +59,11 @@ from dropedge_core.training.config import (
 )
 from dropedge_core.training.selection import make_selection
 
+__all__ = [
+    "SPARSE_FEATURES_BELOW", "MAD_NODES", "AdjacencyBuilder", "prepare_features", "device_memory",
+    "diagnostics", "train",
+]
+
 SPARSE_FEATURES_BELOW = 0.3  # feature density under which X is kept as a sparse matrix
 MAD_NODES = 1000  # MAD's node subset: 2000 nodes cost 0.44 s per diagnostics at 16 layers, 1000 0.09 s
 
