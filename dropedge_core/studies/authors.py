@@ -8,7 +8,7 @@ Example:
     ...                      "sampler": ["dropedge++"] * 3, "layers": [4] * 3, "seed": [0, 1, 0],
     ...                      "test_acc": [0.8, 0.9, 0.7], "epochs_run": [300, 300, 200],
     ...                      "settings": ["authors", "authors", "paper"]})
-    >>> row = comparison(runs, max_layers=4, seeds=[0, 1, 2]).iloc[0]
+    >>> row = comparison(runs, deepest=4, seeds=[0, 1, 2]).iloc[0]
     >>> round(float(row.authors_mean), 3), int(row.authors_n), int(row.paper_recipe_n), row.missing_seeds
     (0.85, 2, 1, '2')
 """
@@ -39,9 +39,9 @@ def _seed_ranges(seeds: Iterable[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out)
 
 
-def comparison(runs: pd.DataFrame, max_layers: int = 8, seeds: Iterable[int] = range(10),
+def comparison(runs: pd.DataFrame, deepest: int = 8, seeds: Iterable[int] = range(10),
                sampler: str = "dropedge++") -> pd.DataFrame:
-    """Per script of the authors whose preset has at most ``max_layers`` layers: the
+    """Per script of the authors whose preset has at most ``deepest`` layers: the
     ``authors`` recipe's test accuracy (mean, sample std, seeds), the
     ``paper`` recipe's at the same cell, the paper's best-accuracy number (%), and the
     seeds of ``seeds`` with no ``authors`` run (``""`` when none is missing).
@@ -49,7 +49,7 @@ def comparison(runs: pd.DataFrame, max_layers: int = 8, seeds: Iterable[int] = r
     Args:
         runs: bundled runs (:func:`dropedge_core.studies.runs.bundled_results` columns
             ``dataset, split, backbone, sampler, layers, seed, test_acc, epochs_run, settings``).
-        max_layers: the deepest preset listed.
+        deepest: the deepest preset listed.
         seeds: the seeds each cell should have.
         sampler: the scripts' sampler (DropEdge++).
     """
@@ -58,7 +58,7 @@ def comparison(runs: pd.DataFrame, max_layers: int = 8, seeds: Iterable[int] = r
     rows = []
     for (dataset, split, backbone), script in authors.SCRIPTS.items():
         layers = presets.paper_preset(dataset, split, backbone)["num_layers"]
-        if layers > max_layers:
+        if layers > deepest:
             continue
         cell = runs[(runs["dataset"] == dataset) & (runs["split"] == split) & (runs["backbone"] == backbone)
                     & (runs["sampler"] == sampler) & (runs["layers"] == layers)]
