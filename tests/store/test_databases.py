@@ -25,7 +25,7 @@ from dropedge_core.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
 from dropedge_core.studies import tuning, tuning_storage
 from dropedge_core.training import RunResult, TrainConfig
 from tests.helpers.app import APP
-from tests.helpers.postgres import PostgresServer, find_bin_dir
+from tests.helpers.postgres import PostgresServer
 
 SWEEP = ["sweep", "--dataset", "karate", "--samplers", "nodrop", "--layers", "2", "--epochs", "2",
          "--hidden", "8", "--diag-every", "0", "--json", "--no-progress"]
@@ -269,16 +269,6 @@ def test_a_server_url_keeps_its_password_out_of_messages():
 
 
 # ----------------------------------------------------------------------------- PostgreSQL
-@pytest.fixture(scope="module")
-def pg():
-    bin_dir = find_bin_dir()
-    if bin_dir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl): apt-get install postgresql")
-    server = PostgresServer(bin_dir).start()
-    yield server
-    server.stop()
-
-
 def _dump(pg: PostgresServer, url: str) -> str:
     """``pg_dump`` of the database: schema and rows (its header has no timestamp; the random
     ``\\restrict`` key of newer pg_dumps is left out)."""

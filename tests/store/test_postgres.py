@@ -21,19 +21,7 @@ from dropedge_core import cli
 from dropedge_core.store import ResultStore, StoreError, run_key
 from dropedge_core.studies import tuning
 from tests.helpers import REPO
-from tests.helpers.postgres import PostgresServer, find_bin_dir
 from tests.helpers.runs import fake_result
-
-
-@pytest.fixture(scope="module")
-def pg():
-    bin_dir = find_bin_dir()
-    if bin_dir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl): apt-get install postgresql")
-    server = PostgresServer(bin_dir).start()
-    yield server
-    server.stop()
-
 
 WORKER = [sys.executable, "-m", "dropedge_core", "sweep", "--dataset", "karate", "--samplers", "nodrop",
           "dropedge", "dropedge++", "--layers", "2", "--hidden", "8", "--diag-every", "0", "--threads", "1",
