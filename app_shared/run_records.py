@@ -42,6 +42,8 @@ class RunRecord:
     events: list[dict] = field(default_factory=list)
     status: str = "queued"
     note: str | None = None
+    #: The watchdog ended the run (nobody watching, or the wall-time limit): the queue is dropped.
+    watchdog_stopped: bool = False
     #: The run's key in the results store once it was stored (finished or early stop).
     stored_key: str | None = None
 

@@ -13,7 +13,8 @@ from app_shared.background import TrainingWorker
 from app_shared.run_records import RunRecord, run_label
 from app_shared.watchdog import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SECONDS, Watchdog, WatchedWorker
 from dropedge_core import paths
-from dropedge_core.store import ResultStore
+from dropedge_core.store import ResultStore, StoreError
+from dropedge_core.studies import sweep
 from dropedge_core.training import TrainConfig, device_name, resolve_device
 from dropedge_core.training.config import UPLOAD_DATASET
 
@@ -91,6 +92,7 @@ class TrainingSession:
                  autonomous: bool = False, drive_every: float = 0.25):
         self.idle_timeout = idle_timeout
         self.store = store
+        self.store_delays = sweep.STORE_RETRY_DELAYS  # a busy store: the background retries
         self.max_seconds = max_seconds
         self.max_runs = max_runs
         self.worker_factory = worker_factory or (lambda config, graph: TrainingWorker(config, graph))
@@ -187,7 +189,7 @@ class TrainingSession:
                 if not self._worker.done:
                     break
                 record = self._finish()
-                if record.note and self._pending:  # the watchdog fired: nobody is watching
+                if record.watchdog_stopped and self._pending:  # nobody is watching (not a store note)
                     for dropped, _ in self._pending:
                         dropped.status, dropped.note = "stopped", "dropped from the queue by the watchdog"
                         self._changed("ended", dropped)
@@ -267,6 +269,7 @@ class TrainingSession:
         if record.status == "error" and not record.error:
             record.events.append({"type": "error", "message": "the run ended without an end event"})
         record.note = dog.message
+        record.watchdog_stopped = dog.message is not None
         self._store(record, getattr(self._worker, "result", None))
         self._current, self._worker = None, None
         self._changed("ended", record)
@@ -284,9 +287,39 @@ class TrainingSession:
             return
         try:
             record.stored_key = self.store().put(result)
+        except StoreError as exc:
+            if not sweep.may_pass(exc):  # another program's table, a damaged file: it will not pass
+                _note(record, exc)
+                return
+            # locked or down for a while: written again off the lock, so polls never wait on it
+            record.note = _joined(record.note, BUSY_NOTE)
+            threading.Thread(target=self._store_later, args=(record, result), daemon=True,
+                             name="dropedge-store-retry").start()
         except Exception as exc:  # an unwritable file, a server that refuses: the run itself is fine
-            line = f"not stored in the results store: {type(exc).__name__}: {exc}".splitlines()[0]
-            record.note = f"{record.note}; {line}" if record.note else line
+            _note(record, exc)
+
+    def _store_later(self, record: RunRecord, result) -> None:
+        """:func:`dropedge_core.studies.sweep.store_run`'s retries for a run whose first write
+        met a busy store; the run's note says how it ended."""
+        try:
+            record.stored_key = sweep.store_run(self.store(), result, delays=self.store_delays)
+            record.note = record.note.replace(BUSY_NOTE, "stored once the results store was free")
+        except Exception as exc:
+            record.note = record.note.replace(BUSY_NOTE, "").strip("; ")
+            _note(record, exc)
+
+
+#: A run's note while its store write is retried in the background.
+BUSY_NOTE = "the results store is busy: writing the run again in the background"
+
+
+def _joined(note: str, line: str) -> str:
+    return f"{note}; {line}" if note else line
+
+
+def _note(record: RunRecord, exc: Exception) -> None:
+    record.note = _joined(record.note, f"not stored in the results store: {type(exc).__name__}: {exc}"
+                          .splitlines()[0])
 
 
 def device_label(name: str = "auto") -> str:

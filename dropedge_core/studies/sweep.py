@@ -56,7 +56,7 @@ STORE_RETRY_DELAYS: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 _SQLITE_PASSING = re.compile(r"locked|busy|readonly|unable to open|disk i/o", re.IGNORECASE)
 
 
-def _transient(exc: StoreError) -> bool:
+def may_pass(exc: StoreError) -> bool:
     """Whether a store error may pass: a SQLite file locked, busy, read-only or not
     openable for now; a server's "operational" errors (connection refused or lost). The
     store raises its one-line :class:`StoreError` ``from None``; the driver's error stays
@@ -85,7 +85,7 @@ def store_run(store: ResultStore, result: RunResult,
         try:
             return store.put(result)
         except StoreError as exc:
-            if attempt == len(delays) or not _transient(exc):
+            if attempt == len(delays) or not may_pass(exc):
                 raise
             if on_retry is not None:
                 on_retry(attempt, exc)
@@ -182,4 +182,4 @@ def summarize_runs(runs: pd.DataFrame, keys: Iterable[str] | None = None) -> pd.
 
 
 __all__ = ["AnyEvent", "CELL_COLUMNS", "SweepOutcome", "default_train", "run_claimed", "summarize_runs",
-           "store_run", "train_and_store"]
+           "store_run", "train_and_store", "may_pass"]

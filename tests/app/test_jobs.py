@@ -398,3 +398,30 @@ def test_an_autonomous_session_trains_its_queue_to_the_end_unpolled(karate, tmp_
     assert first.started == records and first.ended == records
     assert session.poll(first.cursor).changed is False  # nothing new since
     assert session.poll(0).ended == records  # another poller, from the start
+
+
+def test_a_run_meeting_a_locked_store_is_stored_once_it_is_free_and_the_queue_goes_on(karate, tmp_path):
+    """Issue 29, class 3: another program holds the SQLite store (``BEGIN EXCLUSIVE``) when
+    the first run ends; it is written again in the background once the lock goes, the
+    second run of the queue still trains (a store note is not the watchdog's), and polls
+    never wait on the retries."""
+    import sqlite3
+
+    from dropedge_core.store import ResultStore
+
+    path = tmp_path / "results.sqlite"
+    store = ResultStore(path, timeout=0.05)
+    holder = sqlite3.connect(path, isolation_level=None, timeout=0)
+    holder.execute("BEGIN EXCLUSIVE")
+    session = jobs.TrainingSession(idle_timeout=None, autonomous=True, store=lambda: store, drive_every=0.01)
+    session.store_delays = (0.2,) * 50
+    first, second = session.submit([_karate(sampler=s, diag_every=0) for s in ("nodrop", "dropedge")], karate)
+    _until(lambda: first.over and (first.note or first.stored_key), "the first run did not end", limit=120)
+    assert first.stored_key is None and "busy" in first.note, first.note
+    holder.execute("COMMIT")
+    holder.close()
+    _until(lambda: not session.active, "the queue stopped at the busy store", limit=120)
+    _until(lambda: first.stored_key is not None, "the busy run was never stored", limit=60)
+    assert second.status == "finished" and second.stored_key
+    assert "stored once the results store was free" in first.note
+    assert store.get(first.config)["test_acc"] == first.end["test_acc"]
