@@ -392,8 +392,8 @@ def ablation_text(path: Path = ABLATION) -> str:
             if b == ABLATION_REFERENCE and not ph < ordering.ALPHA and a[0] != "nodrop"]
     summary = (f"One family of {len(tests)} paired t-tests (each arm against DropEdge; DropEdge++ at "
                f"other keep rates against DropEdge++ {base_plus[1]:g}→{base_plus[2]:g}), Holm-corrected "
-               f"(α = {ordering.ALPHA:g}). Below DropEdge: {', '.join(lower) or 'none'}; "
-               f"not shown to differ from it: {', '.join(kept) or 'none'}.")
+               f"(α = {ordering.ALPHA:g}). Below DropEdge: {'; '.join(lower) or 'none'}. "
+               f"Not shown to differ from it: {'; '.join(kept) or 'none'}.")
     return "\n".join(lines) + "\n\n" + summary
 
 
