@@ -36,6 +36,15 @@ EXEMPT = {
     "cm_train": "trains three models (the settings it trains with are in the link)",
     "pt_measure": "times the samplers on this machine (a measurement, not view state)",
 }
+#: Keyed widgets made per item of a list (a key prefix, then the item's id), and why.
+EXEMPT_PREFIXES = {
+    "lt_follow_": "shows another session's run here (the server's runs are not view state; a run's "
+                  "own link is ?run=)",
+}
+
+
+def _exempt(name: str) -> bool:
+    return name in EXEMPT or name.startswith(tuple(EXEMPT_PREFIXES))
 
 
 def _walk(node):
@@ -152,12 +161,12 @@ def test_every_widget_round_trips_through_the_link(page, dataset, before, skip):
     at = _session(page, dataset, before)
     url_page = (page or "").split("/")[-1].removesuffix(".py")
     unlisted = [_name(w) for w in _widgets(at)
-                if _name(w) not in EXEMPT and _url_name(_name(w), dataset, url_page) is None]
+                if not _exempt(_name(w)) and _url_name(_name(w), dataset, url_page) is None]
     assert unlisted == [], f"widgets neither in the link nor exempt: {unlisted}"
     walked = []
     for w in _widgets(at):
         key = _name(w)
-        if key in EXEMPT or key in skip or (page and key in SIDEBAR) or w.disabled:
+        if _exempt(key) or key in skip or (page and key in SIDEBAR) or w.disabled:
             continue
         live = next((x for x in _widgets(at) if _name(x) == key), None)
         if live is None or live.disabled or (type(live).__name__ in CHOICES and len(live.options) < 2):
