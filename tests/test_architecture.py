@@ -256,9 +256,7 @@ def test_the_test_tree_check_catches_test_to_test_imports_and_stray_folders(tmp_
         "tests/test_f.py": "",
         "tests/test_packaging.py": "",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
+    _write_tree(tmp_path, files)
     assert _test_tree_problems(tmp_path) == [
         "tests/method/test_a.py imports tests.method.test_b",
         "tests/method/test_a.py imports tests.method.test_b.helper",

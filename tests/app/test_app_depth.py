@@ -15,7 +15,7 @@ from dropedge_core.figures import SAMPLER_COLORS, SAMPLER_LABELS
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.studies import depth as depth_study
 from dropedge_core.studies.runs import bundled_results, cached_runs, export_runs, store_runs
-from tests.helpers.app import _app, _charts, _ok, _values, depth_page
+from tests.helpers.app import _app, _charts, _ok, _values, depth_page, open_page, query_param
 
 PAGE = "app_pages/depth_study.py"
 EPOCHS = 4
@@ -276,22 +276,16 @@ def test_runs_with_settings_the_page_cannot_ask_for_are_listed(store, karate):
 def test_a_sweep_outlives_its_tab_and_a_reloaded_page_finds_it(store):
     """"Run missing", then the tab closes: the sweep trains and stores every run unwatched;
     a new session with ``?sweep=<id>`` shows how it ended."""
-    from streamlit.testing.v1 import AppTest
 
-    from tests.helpers.app import APP, TIMEOUT
 
     at = depth_page(depths=(2,), seeds=1)
     at.button(key="ds_run").click().run()
     _ok(at)
     job = at.session_state["ds_job"]
-    job_id = at.query_params["sweep"]
-    job_id = job_id[0] if isinstance(job_id, list) else job_id
+    job_id = query_param(at, "sweep")
     del at  # nobody polls from here on
     assert job.idle_timeout is None  # no idle stop: a closed tab leaves it running
     assert job.join(120) and job.stored == 3 and job.watchdog.fired is None
-    again = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    again.query_params["sweep"] = job_id
-    again.switch_page(PAGE).run()
-    _ok(again)
+    again = open_page(PAGE, sweep=job_id)
     assert again.session_state["ds_job"] is job
     assert again.success and "finished · 3 of 3 runs trained and stored" in again.success[0].value

@@ -6,10 +6,18 @@ import time
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from dropedge_core.figures import SAMPLER_COLORS
-from tests.helpers.app import APP, TIMEOUT, _app, _charts, _live, _ok, _until_idle, _values
+from tests.helpers.app import (
+    _app,
+    _charts,
+    _live,
+    _ok,
+    _until_idle,
+    _values,
+    open_page,
+    query_param,
+)
 
 LIVE_PAGE = "app_pages/live_training.py"
 
@@ -252,15 +260,6 @@ def test_a_bad_train_request_is_a_message():
     assert any("From a test" in i.value for i in at.info)
 
 
-def _open_link(run_id: str, **params) -> AppTest:
-    """A new browser session (a reloaded tab) on Live training with ``?run=<run_id>``."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"run": run_id, **params})
-    at.switch_page(LIVE_PAGE).run()  # the page's own URL is the first run, as on a reload
-    _ok(at)
-    return at
-
-
 def test_a_run_outlives_its_tab_and_a_reloaded_page_finds_it(tmp_path, monkeypatch):
     """Start a run, then nobody polls (the tab closed): it trains to its end and is stored
     all the same; a new session with the run's id in its URL shows it finished, stored."""
@@ -270,7 +269,7 @@ def test_a_run_outlives_its_tab_and_a_reloaded_page_finds_it(tmp_path, monkeypat
     at = _live(layers=2, epochs=30)
     at.button(key="lt_start").click().run()
     _ok(at)
-    run_id = at.query_params["run"][0] if isinstance(at.query_params["run"], list) else at.query_params["run"]
+    run_id = query_param(at, "run")
     live = at.session_state["live_training"]
     assert run_id == at.session_state["_job_live_training"] and live.active
     del at  # the tab is gone: nothing polls from here on
@@ -282,12 +281,12 @@ def test_a_run_outlives_its_tab_and_a_reloaded_page_finds_it(tmp_path, monkeypat
     assert record.status in ("finished", "early_stop") and record.stored_key
     store = ResultStore(tmp_path / "results.sqlite")
     assert store.get(record.config)["test_acc"] == record.end["test_acc"]
-    again = _open_link(run_id)
+    again = open_page(LIVE_PAGE, run=run_id)
     assert again.session_state["live_training"] is live  # the same runs, found by id
     assert "Stored in the results store" in again.success[0].value
     assert again.success[0].value.startswith(record.label)
     assert _legend(_charts(again)["lt_curves"]) == [record.label]
-    unknown = _open_link("nope")
+    unknown = open_page(LIVE_PAGE, run="nope")
     assert unknown.warning and "nope" in unknown.warning[0].value
     assert not unknown.session_state["live_training"].runs
 
@@ -314,11 +313,6 @@ def test_switching_the_dataset_mid_run_keeps_the_runs_data_named():
         assert live.wait(30)
 
 
-def _param(at: AppTest, name: str) -> str:
-    value = at.query_params[name]
-    return value[0] if isinstance(value, list) else value
-
-
 def test_a_reloaded_tuning_page_finds_its_study(tmp_path, monkeypatch):
     """A study started, its tab closed: it runs all its trials unwatched; a new session
     with ``?study_job=<id>`` shows that study (its name, its status, its figures)."""
@@ -331,14 +325,11 @@ def test_a_reloaded_tuning_page_finds_its_study(tmp_path, monkeypatch):
     at.text_input(key="tune_study").input("reload-test").run()
     at.button(key="tune_start").click().run()
     _ok(at)
-    job, job_id = at.session_state["tune_job"], _param(at, "study_job")
+    job, job_id = at.session_state["tune_job"], query_param(at, "study_job")
     del at  # nobody polls from here on
     assert job.idle_timeout is None  # no idle stop: a closed tab leaves it running
     assert job.join(120) and job.finished == 3 and job.watchdog.fired is None
-    again = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    again.query_params["study_job"] = job_id
-    again.switch_page(TUNING_PAGE).run()
-    _ok(again)
+    again = open_page(TUNING_PAGE, study_job=job_id)
     assert again.session_state["tune_job"] is job
     assert again.text_input(key="tune_study").value == "reload-test"  # not this session's default name
     assert again.success and "finished 3 trials" in again.success[0].value

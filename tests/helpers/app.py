@@ -135,3 +135,19 @@ def depth_page(depths=(2, 4), seeds=2, epochs=4, dataset=None, mode="quick"):
     at.number_input(key="ds_epochs").set_value(epochs).run()
     _ok(at)
     return at
+
+
+def open_page(page: str, **params: str) -> AppTest:
+    """A new browser session (a reloaded tab, a link opened) on ``page`` with ``params`` in
+    its URL: the page's own URL is its first run, as on a reload."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update(params)
+    at.switch_page(page).run()
+    _ok(at)
+    return at
+
+
+def query_param(at: AppTest, name: str) -> str:
+    """One query parameter's value (AppTest keeps a list where the URL had one)."""
+    value = at.query_params[name]
+    return value[0] if isinstance(value, list) else value
