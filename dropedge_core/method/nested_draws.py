@@ -11,9 +11,9 @@ depends on the one before), so the walk is a loop over layers wherever it runs; 
 differs is where:
 
 * **the CPU** (:data:`NUMPY_DRAW_DEVICES`): :func:`_last_layers_numpy`, numpy keys and
-  ``torch.topk`` heap selection (fastest there);
+  selection (fastest there);
 * **an accelerator, pools under** :data:`HOST_DRAW_BELOW` **items** (Cora, CiteSeer):
-  the same walk on the host with numpy selection (:func:`_last_layers_host`): a fixed
+  the same walk on the host (:func:`_last_layers_host`): a fixed
   number of device operations whatever ``L`` (a seed drawn from the device's generator,
   the weights down, the last layers up), instead of a few kernel launches per layer that
   cost more than the work on such small pools;
@@ -27,10 +27,17 @@ import math
 import numpy as np
 import torch
 
-__all__ = ["SELECT_SAMPLE_ABOVE", "SELECT_SAMPLE", "NUMPY_DRAW_DEVICES", "HOST_DRAW_BELOW", "last_layers"]
+__all__ = ["SELECT_SAMPLE_ABOVE", "SELECT_SAMPLE", "CUT_SLACK", "COMPACT_ABOVE", "NUMPY_DRAW_DEVICES",
+           "HOST_DRAW_BELOW", "last_layers"]
 
-SELECT_SAMPLE_ABOVE = 200_000  # pools of at least this many keys select by sampled brackets
+SELECT_SAMPLE_ABOVE = 200_000  # pools of at least this many keys may bracket by a sample
 SELECT_SAMPLE = 8192  # the size of that sample
+#: The next layer's floor is this fraction of a layer's cut (its smallest dropped key): low
+#: enough that on Cora at L = 64 fewer than 1% of layers find too few keys above it, high
+#: enough that ~2.6x the dropped keys are ranked (0.7: 3.1x, 0.9: 12% too few).
+CUT_SLACK = 0.8
+#: The pool's arrays are compacted when the dropped items are more than this fraction.
+COMPACT_ABOVE = 0.125
 #: Device types whose nested weighted draws take the numpy path (:func:`_last_layers_numpy`);
 #: the others take :func:`_last_layers_host` or :func:`_last_layers_torch`. Tests empty it
 #: to run the accelerators' paths on the CPU.
@@ -65,102 +72,138 @@ def _host_inputs(weights: torch.Tensor, generator: torch.Generator | None) -> tu
 def _last_layers_host(weights: torch.Tensor, steps: list[int], counts: list[int], never: int,
                       generator: torch.Generator | None) -> torch.Tensor:
     """:func:`_last_layers_numpy` for a small pool on an accelerator: the walk on the host
-    with numpy's selection only (no torch operation per layer), the result moved back in
-    one copy."""
-    last = _last_layers_numpy(weights, steps, counts, never, generator, numpy_select=True)
-    return last.to(weights.device)
+    (numpy only, no torch operation per layer), the result moved back in one copy."""
+    return _last_layers_numpy(weights, steps, counts, never, generator).to(weights.device)
 
 
 def _last_layers_numpy(weights: torch.Tensor, steps: list[int], counts: list[int], never: int,
-                       generator: torch.Generator | None, numpy_select: bool = False) -> torch.Tensor:
-    """The walk on the host. Layer by layer in drawing order (``steps``), keep the
-    ``counts[layer]`` smallest of fresh keys ``E / w`` over the previous layer's pool.
-    Returns ``(E,)`` (int16 below 2**15 layers), on the CPU.
+                       generator: torch.Generator | None) -> torch.Tensor:
+    """The walk on the host. Layer by layer in drawing order (``steps``), drop the
+    ``size - counts[layer]`` largest of fresh keys ``E / w`` over the previous layer's pool
+    (= keep the ``counts[layer]`` smallest). Returns ``(E,)`` (int16 below 2**15 layers),
+    on the CPU.
 
-    Keys are drawn only for the pools (about half of ``L * E`` for LID), from one numpy
-    generator seeded from ``generator`` (numpy's exponentials are ~5x faster than
-    torch's), layer after layer into buffers reused across layers (a fresh 400 MB array per
-    epoch on a 1M-node graph cost more in page faults than in arithmetic). Each layer
-    selects its ``k`` smallest keys with :func:`_keep_smallest` (64 layers on Cora: ~1.5
-    ms); ``numpy_select`` keeps that selection in numpy (:func:`_last_layers_host`)."""
+    Keys are drawn only for the pools, from one numpy generator seeded from ``generator``
+    (numpy's exponentials are ~5x faster than torch's), into buffers reused across layers
+    (a fresh 400 MB array per epoch on a 1M-node graph cost more in page faults than in
+    arithmetic). What made this loop cost ~45 us a layer on Cora was per-layer
+    bookkeeping, not arithmetic, so:
+
+    * the pool is compacted lazily (:class:`_Pool`): a dropped item stays in the arrays
+      with its key forced below every live key until the dropped ones are an eighth of
+      the arrays; no gather of the weights and no compaction in most layers;
+    * a layer finds its largest keys among those above a floor (:func:`_largest`): the
+      previous layer's cut, a little lower (the keys are fresh but their law barely
+      changes), else an order statistic of a sample of the keys, else all keys. The drop
+      is exact whatever the floor: a floor that leaves too few keys is not used.
+    """
     rng, inverse = _host_inputs(weights, generator)
     n = inverse.size
     last = np.full(n, never, dtype=np.int16 if len(steps) < 2**15 else np.int64)  # memory
-    keys = np.empty(n, dtype=np.float32)
-    if n < SELECT_SAMPLE_ABOVE:  # small: all keys in one call (per-call costs dominate)
-        sizes = [n] + [counts[layer] for layer in steps[:-1]]
-        exponentials, offset = rng.standard_exponential(sum(sizes), dtype=np.float32), 0
-    else:  # large: layer by layer into one buffer (the same numbers: one stream)
-        exponentials, offset = np.empty(n, dtype=np.float32), None
-    pool, previous = np.arange(n), never
+    pool = _Pool(inverse)
+    exponentials, keys = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
+    previous, cut = never, 0.0
     for layer in steps:  # a loop over layers: each draw is from the previous one's set
-        k, size = counts[layer], pool.size
-        if k < size:  # take(): numpy's fancy indexing costs more per call
-            if offset is None:
-                draw = rng.standard_exponential(out=exponentials[:size], dtype=np.float32)
-            else:
-                draw, offset = exponentials[offset:offset + size], offset + size
-            np.take(inverse, pool, out=keys[:size], mode="clip")  # "raise" would buffer `out`
-            np.multiply(draw, keys[:size], out=keys[:size])
-            keep = _keep_smallest(keys[:size], k, numpy_select)
-            last[pool[~keep]] = previous  # dropped here: their last layer was the previous one
-            pool = pool[keep]
+        drop = pool.live - counts[layer]
+        if drop > 0:
+            size = pool.size
+            rng.standard_exponential(out=exponentials[:size], dtype=np.float32)
+            pool.keys(exponentials[:size], out=keys[:size])
+            dropped, cut = _largest(keys[:size], drop, cut * CUT_SLACK)
+            last[pool.drop(dropped)] = previous  # dropped here: their last layer was the previous one
         previous = layer
-    last[pool] = previous
+    last[pool.alive()] = previous
     return torch.from_numpy(last)
 
 
-def _keep_smallest(keys: np.ndarray, k: int, numpy_select: bool = False) -> np.ndarray:
-    """``(n,)`` bool mask of the ``k`` smallest ``keys`` (``0 <= k < n``), the pool's order
-    kept: :func:`_smallest` (``torch.topk`` heap selection on small pools: 9 us vs 33 us for
-    ``argpartition`` on 3400 keys), or numpy's ``argpartition`` when ``numpy_select``."""
-    if not numpy_select:
-        return _smallest(keys, k)
-    keep = np.zeros(keys.size, dtype=bool)
-    keep[np.argpartition(keys, k)[:k]] = True
-    return keep
+class _Pool:
+    """The items still drawn (the previous layer's set), compacted lazily.
+
+    ``ids[:size]`` are the items in the arrays and ``inverse[:size]`` their ``1 / w``;
+    ``dead[:num_dead]`` are the positions dropped since the last compaction, whose keys
+    :meth:`keys` sets to ``-1`` (every live key ``E / w`` is ``>= 0``): they are never
+    dropped again and never counted. The arrays are compacted when the dead are more than
+    :data:`COMPACT_ABOVE` of them."""
+
+    def __init__(self, inverse: np.ndarray):
+        n = inverse.size
+        self.inverse = inverse  # a copy of our own (_host_inputs): compacted in place
+        self.ids = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+        self.dead = np.empty(n, dtype=self.ids.dtype)
+        self.size, self.live, self.num_dead = n, n, 0
+
+    def keys(self, exponentials: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``(size,)`` keys ``E / w`` of the arrays' items, ``-1`` at the dead positions."""
+        np.multiply(exponentials, self.inverse[:self.size], out=out)
+        out[self.dead[:self.num_dead]] = -1.0
+        return out
+
+    def drop(self, positions: np.ndarray) -> np.ndarray:
+        """Drop the live items at ``positions`` (of the arrays); returns their ids."""
+        ids = self.ids[positions]
+        self.dead[self.num_dead:self.num_dead + positions.size] = positions
+        self.num_dead += positions.size
+        self.live -= positions.size
+        if self.num_dead > COMPACT_ABOVE * self.size:
+            self._compact()
+        return ids
+
+    def alive(self) -> np.ndarray:
+        """The ids of the live items."""
+        keep = np.ones(self.size, dtype=bool)
+        keep[self.dead[:self.num_dead]] = False
+        return self.ids[:self.size][keep]
+
+    def _compact(self) -> None:
+        keep = np.ones(self.size, dtype=bool)
+        keep[self.dead[:self.num_dead]] = False
+        self.ids[:self.live] = self.ids[:self.size][keep]
+        self.inverse[:self.live] = self.inverse[:self.size][keep]
+        self.size, self.num_dead = self.live, 0
 
 
-def _smallest(keys, k: int):
-    """``(n,)`` bool numpy mask of the ``k`` smallest of ``keys`` (a float numpy array).
+def _largest(keys: np.ndarray, drop: int, floor: float) -> tuple[np.ndarray, float]:
+    """The positions of the ``drop`` largest ``keys`` (``0 < drop <= keys.size``) and the
+    smallest of them (the cut).
 
-    Small pools: ``torch.topk`` of the smaller side (heap selection, fastest for a few
-    items). Large pools (Floyd-Rivest): the keys are i.i.d., so a strided sample's order
-    statistics bracket the k-th smallest key; every key below the bracket is kept, and
-    only the few keys inside it are ranked exactly. Two compares over the pool instead
-    of a selection over it (~8x faster at a million keys); the kept set is the same.
-    """
+    Exact selection (``argpartition``) among the keys at or above a floor: ``floor`` if it
+    leaves at least ``drop`` keys (then every one of the ``drop`` largest is among them),
+    else, on a pool of :data:`SELECT_SAMPLE_ABOVE` keys or more, a lower bracket of the
+    ``drop``-th largest key from a strided sample's order statistics (Floyd-Rivest), else
+    all keys. Which floor served changes the time, never the result (ties aside: the
+    order ``argpartition`` leaves equal keys in is fixed for given keys, so a seed still
+    gives the same masks)."""
+    candidates = _at_least(keys, drop, floor)
+    if candidates is None and keys.size >= SELECT_SAMPLE_ABOVE:
+        candidates = _at_least(keys, drop, _sample_floor(keys, drop))
+    if candidates is None:
+        candidates = np.arange(keys.size)
+    values = keys[candidates]
+    if candidates.size > drop:
+        top = np.argpartition(values, candidates.size - drop)[candidates.size - drop:]
+        candidates, values = candidates[top], values[top]
+    return candidates, float(values.min())
+
+
+def _at_least(keys: np.ndarray, drop: int, floor: float) -> np.ndarray | None:
+    """The positions of the keys ``>= floor`` if there are at least ``drop``, else ``None``
+    (a floor ``<= 0`` is no floor: every live key is ``>= 0``)."""
+    if not floor > 0:
+        return None
+    found = np.flatnonzero(keys >= floor)
+    return found if found.size >= drop else None
+
+
+def _sample_floor(keys: np.ndarray, drop: int) -> float:
+    """A value most likely at or below the ``drop``-th largest key (``0.0``: none found): the
+    order statistic of a strided sample of the keys six binomial standard deviations below
+    that key's rank in the sample. A floor above it only costs time (:func:`_largest`
+    checks the count and falls back to all keys)."""
     n = keys.size
-    if n >= SELECT_SAMPLE_ABOVE and 0 < k < n:
-        sample = np.sort(keys[::n // SELECT_SAMPLE])
-        s, q = sample.size, k / n
-        margin = 6.0 * math.sqrt(s * q * (1.0 - q)) + 8.0  # a miss is ~1e-8 likely; then the exact path
-        lo_rank, hi_rank = int(q * s - margin), int(q * s + margin)
-        lo = sample[lo_rank] if lo_rank >= 0 else -np.inf
-        hi = sample[hi_rank] if hi_rank < s else np.inf
-        keep = keys < lo
-        middle = np.flatnonzero((keys >= lo) & (keys <= hi))
-        need = k - int(np.count_nonzero(keep))
-        if need == middle.size:  # (0 <= need, else the exact path below)
-            keep[middle] = True
-            return keep
-        if 0 <= need < middle.size:
-            inside = keys[middle]
-            order = np.argpartition(inside, (need - 1, need)) if need else None
-            # a tie across the k-th place: let the exact path below break it, so that a seed
-            # gives the same masks whichever way the selection went
-            if not need or inside[order[need - 1]] != inside[order[need]]:
-                if need:
-                    keep[middle[order[:need]]] = True
-                return keep
-    torch_keys = torch.from_numpy(keys)
-    if n - k <= k:  # drop the n - k largest keys
-        keep = np.ones(n, dtype=bool)
-        keep[torch.topk(torch_keys, n - k, sorted=False).indices.numpy()] = False
-    else:  # keep the k smallest
-        keep = np.zeros(n, dtype=bool)
-        keep[torch.topk(torch_keys, k, largest=False, sorted=False).indices.numpy()] = True
-    return keep
+    sample = np.sort(keys[::max(1, n // SELECT_SAMPLE)])
+    s, q = sample.size, (n - drop) / n
+    rank = int(q * s - 6.0 * math.sqrt(s * q * (1.0 - q)) - 8.0)
+    return float(sample[rank]) if rank >= 0 else 0.0
 
 
 def _last_layers_torch(weights: torch.Tensor, steps: list[int], counts: list[int], never: int,

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from dropedge_core.method import nested_draws
@@ -270,9 +271,18 @@ def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     steps = list(range(num_layers - 1, -1, -1) if increasing else range(num_layers))
     never = num_layers if increasing else -1  # the "last layer" of an item never drawn
     last = nested_draws.last_layers(weights, steps, counts.tolist(), never, generator)
-    # an item is in layer l iff the nested draw reached l: last <= l (increasing draws
-    # go top-down, so `last` is its lowest layer), or l <= last (decreasing)
-    layers = torch.arange(num_layers, device=device).unsqueeze(1)
+    return _reached(last, num_layers, increasing)
+
+
+def _reached(last: torch.Tensor, num_layers: int, increasing: bool) -> torch.Tensor:
+    """``(L, E)`` bool: item ``e`` is in layer ``l`` iff the nested draw reached ``l``:
+    ``last[e] <= l`` (increasing draws go top-down, so ``last`` is its lowest layer), or
+    ``l <= last[e]`` (decreasing). On the CPU the compare runs in numpy, on ``last``'s
+    memory: torch's broadcast compare is ~9x slower there (Cora, L = 64: 155 vs 17 us)."""
+    if last.device.type == "cpu":
+        ends, layers = last.numpy()[None, :], np.arange(num_layers, dtype=last.numpy().dtype)[:, None]
+        return torch.from_numpy(ends <= layers if increasing else layers <= ends)
+    layers = torch.arange(num_layers, device=last.device).unsqueeze(1)
     return last.unsqueeze(0) <= layers if increasing else layers <= last.unsqueeze(0)
 
 
