@@ -277,9 +277,11 @@ def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,
 def _reached(last: torch.Tensor, num_layers: int, increasing: bool) -> torch.Tensor:
     """``(L, E)`` bool: item ``e`` is in layer ``l`` iff the nested draw reached ``l``:
     ``last[e] <= l`` (increasing draws go top-down, so ``last`` is its lowest layer), or
-    ``l <= last[e]`` (decreasing). On the CPU the compare runs in numpy, on ``last``'s
-    memory: torch's broadcast compare is ~9x slower there (Cora, L = 64: 155 vs 17 us)."""
-    if last.device.type == "cpu":
+    ``l <= last[e]`` (decreasing). Where the walk ran in numpy
+    (:data:`~dropedge_core.method.nested_draws.NUMPY_DRAW_DEVICES`: the CPU) the compare
+    does too, on ``last``'s memory: torch's broadcast compare is ~9x slower there (Cora,
+    L = 64: 155 vs 17 us)."""
+    if last.device.type in nested_draws.NUMPY_DRAW_DEVICES:
         ends, layers = last.numpy()[None, :], np.arange(num_layers, dtype=last.numpy().dtype)[:, None]
         return torch.from_numpy(ends <= layers if increasing else layers <= ends)
     layers = torch.arange(num_layers, device=last.device).unsqueeze(1)

@@ -254,3 +254,19 @@ def test_brute_force_reference_is_a_distribution():
     """The helper the marginal tests lean on: probabilities of the k-subsets sum to 1."""
     probs = successive_subset_probs(WEIGHTS.tolist(), 2, tuple(range(5)))
     assert math.isclose(sum(probs.values()), 1.0) and len(probs) == 10
+
+
+@pytest.mark.parametrize("increasing", [True, False])
+def test_layer_masks_from_the_walk_agree_on_both_devices_paths(monkeypatch, increasing):
+    """The masks' compare runs in numpy after the CPU walk and in torch after an
+    accelerator's (NUMPY_DRAW_DEVICES emptied; the host walk draws the same ``last`` from
+    the same seed): the same masks, each layer holding its count, nested."""
+    counts = torch.tensor([4, 3, 1]) if not increasing else torch.tensor([1, 3, 4])
+    cpu = samplers.nested_masks(WEIGHTS, counts, gen(3), increasing=increasing)
+    monkeypatch.setattr(nested_draws, "NUMPY_DRAW_DEVICES", set())
+    monkeypatch.setattr(nested_draws, "HOST_DRAW_BELOW", 10**9)
+    accelerator = samplers.nested_masks(WEIGHTS, counts, gen(3), increasing=increasing)
+    assert torch.equal(cpu, accelerator) and cpu.dtype == torch.bool
+    assert cpu.sum(1).tolist() == counts.tolist()
+    inner, outer = (cpu[:-1], cpu[1:]) if increasing else (cpu[1:], cpu[:-1])
+    assert bool((inner <= outer).all())  # mask[l] ⊆ mask[l+1] (increasing), ⊇ (decreasing)
