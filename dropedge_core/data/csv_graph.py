@@ -6,8 +6,9 @@ list of repairs it made. Every defect it cannot repair raises :class:`UploadErro
 with a one-line message naming the file, the line, the bad value and what is allowed.
 
 The files are read as **data only**: text is decoded as UTF-8 and split into cells;
-nothing is ever unpickled, evaluated or imported (a pickle uploaded as an edge list
-fails as "not UTF-8 text" or as a bad node id, never runs).
+nothing is ever unpickled, evaluated or imported. A Python pickle of any protocol
+(protocol 0 is ASCII lines) is refused as one, read as opcodes only
+(:mod:`dropedge_core.data.csv_guards`).
 
 File format, shared by the three files:
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from dropedge_core.data.csv_guards import pickle_protocol
 from dropedge_core.echo import bounded
 
 __all__ = [
@@ -133,7 +134,7 @@ def read_source(source: Source, default_name: str, max_bytes: int = MAX_BYTES) -
         UploadError: missing/unreadable file, over ``max_bytes``, not UTF-8, binary.
     """
     name, raw, size = _raw_of(source, default_name, max_bytes)
-    text = _text_of(raw, name, size, max_bytes)
+    text = _text_of(raw, name, size, max_bytes, default_name.split(".")[0])
     nul = text.find("\x00")
     if nul >= 0:
         raise UploadError(f"{name} contains a NUL character (offset {nul}): it is a binary file, "
@@ -190,8 +191,8 @@ def _read_file_object(source, default_name: str, max_bytes: int) -> tuple[str, b
     return name, raw, size
 
 
-def _text_of(raw: bytes | str, name: str, size: int | None, max_bytes: int) -> str:
-    """The text of ``raw`` after the size and encoding checks (a leading BOM dropped)."""
+def _text_of(raw: bytes | str, name: str, size: int | None, max_bytes: int, role: str) -> str:
+    """The text of ``raw`` after the size, pickle and encoding checks (a leading BOM dropped)."""
     if isinstance(raw, str):
         try:
             encoded = len(raw.encode("utf-8"))
@@ -200,10 +201,13 @@ def _text_of(raw: bytes | str, name: str, size: int | None, max_bytes: int) -> s
                               f"{exc.object[exc.start]!r})") from None
         if encoded > max_bytes:
             raise _too_big(name, encoded, max_bytes)
-        return raw.removeprefix("\ufeff")
-    if len(raw) > max_bytes:
+    elif len(raw) > max_bytes:
         raise _too_big(name, size if size and size > max_bytes else None, max_bytes)
-    return _decode(bytes(raw), name)
+    protocol = pickle_protocol(raw)  # protocol 0 is ASCII text: refused before it reads as class names
+    if protocol is not None:
+        raise UploadError(f"{name} looks like a Python pickle (protocol {protocol}), not CSV text; {role} "
+                          f"must be a CSV/text file (a pickle is never unpickled here)")
+    return raw.removeprefix("\ufeff") if isinstance(raw, str) else _decode(bytes(raw), name)
 
 
 def _is_number(cells: pd.Series) -> np.ndarray:
