@@ -20,6 +20,9 @@ File format, shared by the three files:
   stripped of surrounding spaces and of one pair of surrounding double quotes.
 * An optional header row: the first row is a header when none of its cells is a
   number (``source,target``, ``f0,f1,...``, ``node,label``). A note says so.
+* Numbers (ids, features, labels) are written in ASCII digits: a cell in other digits
+  (full-width ``０``, Arabic-Indic ``٠``) is refused on any line, line 1 included (it is
+  a number, so that row is no header).
 
 The three files:
 

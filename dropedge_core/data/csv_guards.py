@@ -12,7 +12,8 @@ numbers written with non-ASCII digits. Used by :mod:`dropedge_core.data.csv_read
 * ``str.isdigit()`` and Python's ``int``/``float`` accept any Unicode digit (``"１"``,
   ``"٣"``), pandas and Arrow only ASCII ones: a number written in full-width or
   Arabic-Indic digits would otherwise be a header word on line 1 and a bad cell (or a
-  class name) below it. :func:`non_ascii_numbers` finds such cells.
+  class name) below it. :func:`non_ascii_numbers` finds such cells: the first row is no
+  header when it has one, and every line refuses them with :data:`ASCII_DIGITS`.
 """
 from __future__ import annotations
 
@@ -20,14 +21,19 @@ import pickletools
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-__all__ = ["ASCII_DIGITS", "MAX_UNMARKED", "WHOLE_CHECK", "non_ascii_numbers", "pickle_protocol"]
+__all__ = ["ASCII_DIGITS", "MAX_UNMARKED", "WHOLE_CHECK", "non_ascii_number", "non_ascii_numbers",
+           "pickle_protocol"]
 
 #: Bytes of a file read as pickle opcodes at most (a smaller file is checked whole).
 WHOLE_CHECK = 256 * 1024
 #: Objects a pickle leaves outside any mark at most while it is read (a few per level of
 #: nesting; Python's pickler stops near 1000 levels).
 MAX_UNMARKED = 1000
+_STRING = pd.ArrowDtype(pa.string())
+#: A number in decimal digits of any script, as Python's ``float`` reads one.
+_NUMBER = r"[+-]?(?:\p{Nd}+\.?\p{Nd}*|\.\p{Nd}+)(?:[eE][+-]?\p{Nd}+)?"
 #: How a message says what is allowed instead of a non-ASCII digit.
 ASCII_DIGITS = "only ASCII digits 0-9 are allowed in numbers"
 
@@ -117,19 +123,26 @@ def _read_opcodes(raw: bytes) -> tuple[int, int | None]:
 
 
 def non_ascii_numbers(cells: pd.Series) -> np.ndarray:
-    """Which string cells are a number written with non-ASCII digits (``"１"``, ``"-٣.٥"``,
-    ``"２３"``): not ASCII, and digits (``str.isdigit``) once one sign and one decimal point
-    are removed.
+    """Which string cells are a number written with non-ASCII digits: not ASCII, and either
+    what Python's ``float`` reads (decimal digits of any script, Unicode category Nd: ``"１"``,
+    ``"-٣.٥"``, ``"१e5"``) or digits to ``str.isdigit`` once one sign and one point are
+    dropped (``"²"``, ``"①"``).
 
     Examples:
         >>> cells = pd.Series(["\\uff10", "-\\u0663.\\u0665", "12", "x\\uff11", "caf\\u00e9"])
         >>> non_ascii_numbers(cells).tolist()
         [True, True, False, False, False]
     """
+    cells = cells.astype(_STRING)  # Arrow's regex engine (RE2) knows \p{Nd}; Python's re does not
     wide = ~cells.str.isascii().to_numpy(bool)
     out = np.zeros(len(cells), dtype=bool)
     if wide.any():  # the non-ASCII cells only; Arrow's isdigit is Python's (Unicode digits)
-        core = cells[wide].str.strip().str.replace(r"^[+-]", "", regex=True).str.replace(".", "", n=1,
-                                                                                         regex=False)
-        out[wide] = core.str.isdigit().to_numpy(bool)
+        some = cells[wide].str.strip()
+        digits = some.str.replace(r"^[+-]", "", regex=True).str.replace(".", "", n=1, regex=False)
+        out[wide] = (some.str.fullmatch(_NUMBER) | digits.str.isdigit()).to_numpy(bool)
     return out
+
+
+def non_ascii_number(cell: str) -> bool:
+    """:func:`non_ascii_numbers` of one cell."""
+    return bool(non_ascii_numbers(pd.Series([str(cell)]))[0])

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from dropedge_core.data.csv_guards import pickle_protocol
+from dropedge_core.data.csv_guards import ASCII_DIGITS, non_ascii_number, non_ascii_numbers, pickle_protocol
 from dropedge_core.echo import bounded
 
 __all__ = [
@@ -227,7 +227,8 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
         num_fields: the allowed number(s) of fields per row; ``None``: whatever the
             first row has. Every row (a header too) must have as many as the first.
         header: ``True``/``False`` force the first row to be / not be a header;
-            ``None``: it is a header when none of its cells is a number.
+            ``None``: it is a header when none of its cells is a number, in ASCII digits
+            or not (``０,１`` is a row, refused by the cell parsers as on any line).
         keep_blank: in a one-column file, a blank line after the first row is an empty
             cell (how some writers put a missing value), not a line to skip; the newline
             that ends the file makes no row.
@@ -252,7 +253,8 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
     if flat.str.contains('"', regex=False).any():
         flat = flat.str.replace(r'^"(.*)"$', r"\1", regex=True).str.strip()
     if header is None:
-        header = not _is_number(flat.iloc[:width]).any()
+        first_cells = flat.iloc[:width]
+        header = not (_is_number(first_cells) | non_ascii_numbers(first_cells)).any()
     if header:
         return Table(name, flat.iloc[width:].reset_index(drop=True), width, line_no[1:],
                      header=first, header_line=int(line_no[0]))
@@ -329,6 +331,8 @@ def node_ids(table: Table, columns: list[int], limit: int, why: str) -> np.ndarr
             raise UploadError(f"{where}: node id {value} is negative; ids are integers >= 0")
         if re.fullmatch(r"[0-9]+", value):
             raise UploadError(f"{where}: node id {show_cell(value)} is too large; {why}")
+        if non_ascii_number(value):
+            raise UploadError(f"{where}: {show_cell(value)} is written with non-ASCII digits; {ASCII_DIGITS}")
         raise UploadError(f"{where}: {show_cell(value)} is not a non-negative integer node id")
     ids = np.stack([col.astype("int64").to_numpy() for col in cells], axis=1)
     over = ids >= limit
@@ -356,6 +360,8 @@ def numbers(table: Table) -> np.ndarray:
         value = str(table.flat.iat[i])
         what = ("is not a number" if np.isnan(values[i]) and value.lower() not in NAN_WORDS
                 else "is not a finite number (NaN and inf are not allowed)")
+        if non_ascii_number(value):
+            what = f"is written with non-ASCII digits; {ASCII_DIGITS}"
         raise UploadError(f"{table.name} line {table.lines[r]}, column {c + 1}: {show_cell(value)} {what}")
     return values.reshape(table.num_rows, table.num_columns)
 

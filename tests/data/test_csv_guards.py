@@ -10,6 +10,7 @@ import pickle
 import pickletools
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -125,3 +126,59 @@ def test_class_names_that_read_as_opcodes_are_not_a_pickle():
     edges = b"".join(b"%d,%d\n" % (i, i + 1) for i in range(6))
     graph, _ = parse_graph(edges, labels=b"cat\ndog\n" * 3 + b".\n")
     assert graph.info["class_names"] == [".", "cat", "dog"]
+
+
+# ----------------------------------------------------------------------------- non-ASCII digits
+
+FULL_WIDTH = "\uff10,\uff11"  # ０,１
+ARABIC = "\u0660,\u0661"  # ٠,١
+ASCII_ONLY = "is written with non-ASCII digits; only ASCII digits 0-9 are allowed in numbers"
+
+
+@pytest.mark.parametrize("row", [FULL_WIDTH, ARABIC])
+@pytest.mark.parametrize("line", [1, 2])
+def test_non_ascii_digits_are_refused_on_line_1_as_on_line_2(row, line):
+    """Line 1 was read as a header (no cell is a number to pandas), so only line 2 was
+    refused; both are one line naming the line and the value now."""
+    zero = row.split(",")[0]
+    edges = "\n".join(["0,1", "1,2"][:line - 1] + [row, "1,2"]) + "\n"
+    assert _refused(edges=edges.encode()) == f"edges.csv line {line}: {zero!r} {ASCII_ONLY}"
+    features = "\n".join(["0.5,1", "1,2"][:line - 1] + [row, "1,2", "3,4"][:3 - line + 1]) + "\n"
+    assert _refused(edges=EDGES, features=features.encode()) == (f"features.csv line {line}, column 1: "
+                                                                 f"{zero!r} {ASCII_ONLY}")
+    labels = "\n".join(["0", "1"][:line - 1] + [zero, "1", "0"][:3 - line + 1]) + "\n"
+    assert _refused(edges=EDGES, labels=labels.encode()) == (f"labels.csv line {line}: label {zero!r} "
+                                                             f"{ASCII_ONLY}")
+    pairs = "\n".join(["0,1", "1,0"][:line - 1] + [row, "2,1"][:3 - line]) + "\n"
+    assert _refused(edges=EDGES, labels=pairs.encode()) == f"labels.csv line {line}: {zero!r} {ASCII_ONLY}"
+
+
+def test_a_long_non_ascii_number_is_shown_cut_with_its_length():
+    message = _refused(edges=("\uff11" * 500 + ",1\n0,1\n").encode())
+    assert message.startswith("edges.csv line 1: '" + "\uff11" * 80 + "'... (500 characters) is written")
+
+
+@pytest.mark.parametrize("header", ["source,target", "\u0438\u0441\u0442\u043e\u0447\u043d\u0438\u043a,"
+                                    "\u0446\u0435\u043b\u044c", "x\uff11,y\uff12", "\u00b2nd,\u2460st"])
+def test_header_words_with_non_ascii_letters_stay_headers(header):
+    """Cyrillic words and words with a full-width, superscript or circled digit in them
+    (``x１``, ``²nd``, ``①st``) are header words, as before."""
+    graph, notes = parse_graph((header + "\n0,1\n1,2\n").encode())
+    assert graph.num_nodes == 3 and any("read as a header" in n for n in notes)
+
+
+def test_the_guard_agrees_with_python_on_unicode_numbers():
+    """A cell is a non-ASCII number exactly when it is not ASCII and Python's ``float``
+    reads it (its Unicode digits) after dropping one sign and one point, or it is digits."""
+    cells = ["\uff10", "-\u0663.\u0665", "+\u0966\u0967", "\u0661\u0660\u0660", "x\uff11", "caf\u00e9", "12",
+             "1.5", "\u00b2", "\u2460", "", "\uff0e", "\u0663.", "\uff11e5", "\u00b2nd"]
+    got = csv_guards.non_ascii_numbers(pd.Series(cells, dtype="string[pyarrow]")).tolist()
+
+    def python_reads(c):
+        try:
+            float(c)
+            return not c.isascii()
+        except ValueError:
+            return not c.isascii() and c.lstrip("+-").replace(".", "", 1).isdigit()
+
+    assert got == [python_reads(c) for c in cells]
