@@ -5,10 +5,10 @@ numbers written with non-ASCII digits. Used by :mod:`dropedge_core.data.csv_read
   data: it names no module, imports nothing and builds no object (nothing is unpickled).
   Protocol 2 and above begin with the ``PROTO`` opcode (``b"\\x80"`` and the protocol); a
   protocol-0 pickle is ASCII lines (``(lp0``, ``Vcat``, ``p1``, ..., ``.``) that would
-  otherwise read as a column of class names. A file is taken for one only when the whole
-  of it, up to trailing blanks, is one complete pickle whose opcodes leave one object on
-  the stack at ``STOP``; a label or feature file is never that (its newlines are not
-  opcodes), so the check costs one failed opcode read on a real CSV file.
+  otherwise read as a column of class names. Such a file must end with ``STOP`` (``.``)
+  and read as opcodes that a pickler writes (:func:`pickle_protocol`: whole up to
+  :data:`WHOLE_CHECK` bytes, else its start); a label or feature file is not that (a
+  newline is no opcode), so a real CSV file costs at most one failed opcode read.
 * ``str.isdigit()`` and Python's ``int``/``float`` accept any Unicode digit (``"１"``,
   ``"٣"``), pandas and Arrow only ASCII ones: a number written in full-width or
   Arabic-Indic digits would otherwise be a header word on line 1 and a bad cell (or a
@@ -46,7 +46,7 @@ class _Discard:
 
 
 def pickle_protocol(raw: bytes | str) -> int | None:
-    """The protocol of the pickle ``raw`` is, or ``None`` when it is not one.
+    """The protocol of the pickle that ``raw`` is, or ``None`` when it is not one.
 
     A file of at most :data:`WHOLE_CHECK` bytes is a pickle when the whole of it, up to
     trailing blanks, is one complete pickle (the disassembler's stack and memo checks

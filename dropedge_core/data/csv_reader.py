@@ -131,7 +131,8 @@ def read_source(source: Source, default_name: str, max_bytes: int = MAX_BYTES) -
         ``(name, text)``.
 
     Raises:
-        UploadError: missing/unreadable file, over ``max_bytes``, not UTF-8, binary.
+        UploadError: missing/unreadable file, over ``max_bytes``, a Python pickle (any
+            protocol), not UTF-8, binary.
     """
     name, raw, size = _raw_of(source, default_name, max_bytes)
     text = _text_of(raw, name, size, max_bytes, default_name.split(".")[0])
