@@ -18,8 +18,12 @@ variable                        default    allowed
 prints it as ``error: ...`` (exit 2), the app shows it in an ``st.error`` on every page
 and stops. :func:`settings_or_defaults` is for module-level defaults, which must not fail
 at import (the caller that starts the program has already reported the bad value).
-The directories (``DROPEDGE_DATA``, ``DROPEDGE_CACHE``) are checked where they are
-used, by :mod:`dropedge_core.data.datasets`.
+The directories ``DROPEDGE_DATA`` (raw dataset files) and ``DROPEDGE_CACHE`` (default
+``~/.cache/dropedge_explorer``) are read by :func:`directory` through
+:func:`dropedge_core.locations.parse`, the parser of every store and storage location:
+``~`` expanded; a URL, a NUL byte, a name or a path longer than the filesystem allows is
+refused here with the other variables. Whether the directory exists, is readable or
+writable is checked where it is used, by :mod:`dropedge_core.data.datasets`.
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from dropedge_core.echo import bounded
 
@@ -36,6 +41,10 @@ from dropedge_core.echo import bounded
 MAX_THREADS = 256
 MAX_SECONDS = 1e7  # ~4 months: a job limit, not a bound anyone should reach
 MAX_MEMORY_GB = 4096.0
+#: The number variables, and the directory variables (:func:`directory`).
+NUMBERS = ("DROPEDGE_TORCH_THREADS", "DROPEDGE_IDLE_TIMEOUT", "DROPEDGE_MAX_JOB_SECONDS",
+           "DROPEDGE_MAX_MEMORY_GB", "DROPEDGE_MAX_GPU_MEMORY_GB")
+DIRECTORIES = ("DROPEDGE_DATA", "DROPEDGE_CACHE")
 
 
 class EnvError(ValueError):
@@ -94,16 +103,43 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
             values[field_name] = parse(name, text)
         except EnvError as exc:
             problems.append(str(exc))
+    for name in DIRECTORIES:
+        try:
+            directory(name, env)
+        except EnvError as exc:
+            problems.append(str(exc))
     if problems:
         raise EnvError("; ".join(problems))
     return Settings(**values)
 
 
+def directory(name: str, environ: Mapping[str, str] | None = None) -> Path | None:
+    """``$name`` (one of :data:`DIRECTORIES`) as a path, ``~`` expanded; ``None`` when unset
+    or empty.
+
+    Raises:
+        EnvError: a URL, a NUL byte, a name or a whole path longer than the filesystem
+            allows (one line naming the variable and what is allowed).
+    """
+    # here, not at the top: the parser imports SQLAlchemy, which most importers of env never need
+    from dropedge_core import locations
+
+    text = str((os.environ if environ is None else environ).get(name, "")).strip()
+    if not text:
+        return None
+    allowed = f"{name} must be a directory path ('~' allowed)"
+    if locations.is_url(text):
+        raise EnvError(f"{allowed}, not a URL (got {bounded(text)})")
+    try:  # a Path: a directory is never a database URL, whatever its first word
+        return locations.parse(Path(text), what=name).file
+    except locations.LocationError as exc:
+        raise EnvError(f"{exc}; {allowed}") from None
+
+
 def settings_or_defaults(environ: Mapping[str, str] | None = None) -> Settings:
     """:func:`settings`, with the defaults for any bad variable (never raises)."""
     env = dict(os.environ if environ is None else environ)
-    for name in ("DROPEDGE_TORCH_THREADS", "DROPEDGE_IDLE_TIMEOUT", "DROPEDGE_MAX_JOB_SECONDS",
-                 "DROPEDGE_MAX_MEMORY_GB", "DROPEDGE_MAX_GPU_MEMORY_GB"):
+    for name in NUMBERS + DIRECTORIES:
         try:
             settings({name: env.get(name, "")})
         except EnvError:
@@ -111,5 +147,5 @@ def settings_or_defaults(environ: Mapping[str, str] | None = None) -> Settings:
     return settings(env)
 
 
-__all__ = ["DEFAULTS", "EnvError", "MAX_THREADS", "Settings", "parse_threads", "settings",
-           "settings_or_defaults"]
+__all__ = ["DEFAULTS", "DIRECTORIES", "EnvError", "MAX_THREADS", "NUMBERS", "Settings", "directory",
+           "parse_threads", "settings", "settings_or_defaults"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dropedge_core.data.csv_guards import ASCII_DIGITS, non_ascii_numbers
 from dropedge_core.data.csv_reader import (
     ID_PATTERN,
     MAX_CLASSES,
@@ -78,6 +79,11 @@ def _class_ids(values: pd.Series, lines: np.ndarray, name: str) -> tuple[np.ndar
         i = int(np.argmax(negative))
         raise UploadError(f"{name} line {lines[i]}: label {values.iat[i]} is negative; labels are "
                           f"integers >= 0 or class names (-1 or an empty cell: no label)")
+    wide = non_ascii_numbers(values)  # "１" beside "1" would be a second class
+    if wide.any():
+        i = int(np.argmax(wide))
+        raise UploadError(f"{name} line {lines[i]}: label {show_cell(values.iat[i])} is written with "
+                          f"non-ASCII digits; {ASCII_DIGITS}")
     given = values[~none]
     codes = np.full(values.size, -1, dtype=np.int64)
     if given.empty:

@@ -6,8 +6,9 @@ list of repairs it made. Every defect it cannot repair raises :class:`UploadErro
 with a one-line message naming the file, the line, the bad value and what is allowed.
 
 The files are read as **data only**: text is decoded as UTF-8 and split into cells;
-nothing is ever unpickled, evaluated or imported (a pickle uploaded as an edge list
-fails as "not UTF-8 text" or as a bad node id, never runs).
+nothing is ever unpickled, evaluated or imported. A Python pickle of any protocol
+(protocol 0 is ASCII lines) is refused as one, read as opcodes only
+(:mod:`dropedge_core.data.csv_guards`).
 
 File format, shared by the three files:
 
@@ -19,6 +20,9 @@ File format, shared by the three files:
   stripped of surrounding spaces and of one pair of surrounding double quotes.
 * An optional header row: the first row is a header when none of its cells is a
   number (``source,target``, ``f0,f1,...``, ``node,label``). A note says so.
+* Numbers (ids, features, labels) are written in ASCII digits: a cell in other digits
+  (full-width ``０``, Arabic-Indic ``٠``) is refused on any line, line 1 included (it is
+  a number, so that row is no header).
 
 The three files:
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from dropedge_core.data.csv_guards import ASCII_DIGITS, non_ascii_number, non_ascii_numbers, pickle_protocol
 from dropedge_core.echo import bounded
 
 __all__ = [
@@ -130,10 +131,11 @@ def read_source(source: Source, default_name: str, max_bytes: int = MAX_BYTES) -
         ``(name, text)``.
 
     Raises:
-        UploadError: missing/unreadable file, over ``max_bytes``, not UTF-8, binary.
+        UploadError: missing/unreadable file, over ``max_bytes``, a Python pickle (any
+            protocol), not UTF-8, binary.
     """
     name, raw, size = _raw_of(source, default_name, max_bytes)
-    text = _text_of(raw, name, size, max_bytes)
+    text = _text_of(raw, name, size, max_bytes, default_name.split(".")[0])
     nul = text.find("\x00")
     if nul >= 0:
         raise UploadError(f"{name} contains a NUL character (offset {nul}): it is a binary file, "
@@ -190,8 +192,8 @@ def _read_file_object(source, default_name: str, max_bytes: int) -> tuple[str, b
     return name, raw, size
 
 
-def _text_of(raw: bytes | str, name: str, size: int | None, max_bytes: int) -> str:
-    """The text of ``raw`` after the size and encoding checks (a leading BOM dropped)."""
+def _text_of(raw: bytes | str, name: str, size: int | None, max_bytes: int, role: str) -> str:
+    """The text of ``raw`` after the size, pickle and encoding checks (a leading BOM dropped)."""
     if isinstance(raw, str):
         try:
             encoded = len(raw.encode("utf-8"))
@@ -200,10 +202,13 @@ def _text_of(raw: bytes | str, name: str, size: int | None, max_bytes: int) -> s
                               f"{exc.object[exc.start]!r})") from None
         if encoded > max_bytes:
             raise _too_big(name, encoded, max_bytes)
-        return raw.removeprefix("\ufeff")
-    if len(raw) > max_bytes:
+    elif len(raw) > max_bytes:
         raise _too_big(name, size if size and size > max_bytes else None, max_bytes)
-    return _decode(bytes(raw), name)
+    protocol = pickle_protocol(raw)  # protocol 0 is ASCII text: refused before it reads as class names
+    if protocol is not None:
+        raise UploadError(f"{name} looks like a Python pickle (protocol {protocol}), not CSV text; {role} "
+                          f"must be a CSV/text file (a pickle is never unpickled here)")
+    return raw.removeprefix("\ufeff") if isinstance(raw, str) else _decode(bytes(raw), name)
 
 
 def _is_number(cells: pd.Series) -> np.ndarray:
@@ -223,7 +228,8 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
         num_fields: the allowed number(s) of fields per row; ``None``: whatever the
             first row has. Every row (a header too) must have as many as the first.
         header: ``True``/``False`` force the first row to be / not be a header;
-            ``None``: it is a header when none of its cells is a number.
+            ``None``: it is a header when none of its cells is a number, in ASCII digits
+            or not (``０,１`` is a row, refused by the cell parsers as on any line).
         keep_blank: in a one-column file, a blank line after the first row is an empty
             cell (how some writers put a missing value), not a line to skip; the newline
             that ends the file makes no row.
@@ -248,7 +254,8 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
     if flat.str.contains('"', regex=False).any():
         flat = flat.str.replace(r'^"(.*)"$', r"\1", regex=True).str.strip()
     if header is None:
-        header = not _is_number(flat.iloc[:width]).any()
+        first_cells = flat.iloc[:width]
+        header = not (_is_number(first_cells) | non_ascii_numbers(first_cells)).any()
     if header:
         return Table(name, flat.iloc[width:].reset_index(drop=True), width, line_no[1:],
                      header=first, header_line=int(line_no[0]))
@@ -325,6 +332,8 @@ def node_ids(table: Table, columns: list[int], limit: int, why: str) -> np.ndarr
             raise UploadError(f"{where}: node id {value} is negative; ids are integers >= 0")
         if re.fullmatch(r"[0-9]+", value):
             raise UploadError(f"{where}: node id {show_cell(value)} is too large; {why}")
+        if non_ascii_number(value):
+            raise UploadError(f"{where}: {show_cell(value)} is written with non-ASCII digits; {ASCII_DIGITS}")
         raise UploadError(f"{where}: {show_cell(value)} is not a non-negative integer node id")
     ids = np.stack([col.astype("int64").to_numpy() for col in cells], axis=1)
     over = ids >= limit
@@ -352,6 +361,8 @@ def numbers(table: Table) -> np.ndarray:
         value = str(table.flat.iat[i])
         what = ("is not a number" if np.isnan(values[i]) and value.lower() not in NAN_WORDS
                 else "is not a finite number (NaN and inf are not allowed)")
+        if non_ascii_number(value):
+            what = f"is written with non-ASCII digits; {ASCII_DIGITS}"
         raise UploadError(f"{table.name} line {table.lines[r]}, column {c + 1}: {show_cell(value)} {what}")
     return values.reshape(table.num_rows, table.num_columns)
 

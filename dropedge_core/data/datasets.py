@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from dropedge_core import memory
+from dropedge_core import env, memory
 from dropedge_core.data import raw_arrays, safe_pickle
 from dropedge_core.data.errors import DatasetError, DatasetUnavailable
 from dropedge_core.data.raw_arrays import read_npz, read_planetoid
@@ -78,16 +78,30 @@ NAMES: tuple[str, ...] = tuple(SOURCES)
 _SOURCE_NAMES = {"DROPEDGE_DATA": "DROPEDGE_DATA", "cached": "cached", "download": "cached"}
 
 
+def _directory(name: str) -> Path | None:
+    try:
+        return env.directory(name)
+    except env.EnvError as exc:
+        raise DatasetError(str(exc)) from None
+
+
 def data_dir() -> Path | None:
-    """``$DROPEDGE_DATA`` as a path, or ``None`` when unset or empty."""
-    value = os.environ.get("DROPEDGE_DATA", "").strip()
-    return Path(value).expanduser() if value else None
+    """``$DROPEDGE_DATA`` as a path (:func:`dropedge_core.env.directory`: ``~`` expanded), or
+    ``None`` when unset or empty.
+
+    Raises:
+        DatasetError: a URL or a path the filesystem cannot hold (one line).
+    """
+    return _directory("DROPEDGE_DATA")
 
 
 def cache_dir() -> Path:
-    """The writable cache (``$DROPEDGE_CACHE``, default ``~/.cache/dropedge_explorer``)."""
-    value = os.environ.get("DROPEDGE_CACHE", "").strip()
-    return Path(value).expanduser() if value else Path.home() / ".cache" / "dropedge_explorer"
+    """The writable cache (``$DROPEDGE_CACHE``, default ``~/.cache/dropedge_explorer``).
+
+    Raises:
+        DatasetError: a URL or a path the filesystem cannot hold (one line).
+    """
+    return _directory("DROPEDGE_CACHE") or Path.home() / ".cache" / "dropedge_explorer"
 
 
 def check_name(name: str) -> str:
