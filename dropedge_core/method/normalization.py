@@ -226,7 +226,7 @@ def _gather_entries(table: torch.Tensor, rows: torch.Tensor, out: torch.Tensor) 
 def _incidence(graph: Graph, width: int) -> torch.Tensor:
     """``(N, width)`` sparse CSR 0/1: node ``i``'s row holds the mask columns whose kept
     edge adds to its degree — the entries of row ``i`` of :func:`entry_index` without the
-    self-loop, so it shares their order."""
+    self-loop, each row's columns sorted (torch's CSR invariants)."""
     return graph.derived(_build_incidence, width)
 
 
@@ -236,9 +236,14 @@ def _build_incidence(graph: Graph, width: int) -> torch.Tensor:
     counts = torch.bincount(rows, minlength=n) - 1  # one self-loop per row
     crow = torch.zeros(n + 1, dtype=torch.long, device=rows.device)
     torch.cumsum(counts, 0, out=crow[1:])
-    col = direction[direction >= 0]
+    edge = direction >= 0
+    col = direction[edge]
     if width == graph.num_edges:
         col = col % width
+    # a row's entries are sorted by the other end node, not by mask column; torch's CSR
+    # invariants (and backends that rely on them) want sorted columns. The products only
+    # sum 0/1 flags into degrees, so the order changes no bit of the result.
+    col = col[torch.argsort(rows[edge] * width + col)]
     if width < 2**31 and col.numel() < 2**31:  # 32-bit indices: half the memory
         crow, col = crow.int(), col.int()
     return csr_tensor(crow, col, torch.ones(col.numel(), device=rows.device), (n, width))

@@ -181,3 +181,15 @@ def test_entries_of_a_star_are_in_csr_order():
     (ei, w), = normalization.adjacencies(g, torch.ones(1, 60, dtype=torch.bool), "ARW")
     torch.testing.assert_close(normalization.to_dense(ei, w, n),
                                dense_reference(dense(g.undirected_edges.numpy(), n), "ARW"))
+
+
+def test_index_tables_are_32_bit_when_they_fit():
+    """The value table's rows and the incidence's indices are int32 below 2**31 (half the
+    memory of int64 on a large graph); 40 nodes and 60 edges are past 62, where a bound
+    written 2 * 31 would switch to int64."""
+    g = random_graph(40, 60, seed=1)
+    assert g.num_edges + g.num_nodes > 62
+    for width in (g.num_edges, 2 * g.num_edges):
+        assert normalization._table_rows(g, width, False).dtype == torch.int32
+        incidence = normalization._incidence(g, width)
+        assert incidence.crow_indices().dtype == incidence.col_indices().dtype == torch.int32
