@@ -149,3 +149,26 @@ def test_optuna_storage_needs_its_sequences_and_its_missing_tables(pg, capsys):
     line = _refused(capsys, *TUNE, "--storage", writer)
     assert "lacks CREATE on schema 'public' (to create the tables trial_heartbeats)" in line, line
     assert pg.dump(url) == before
+
+
+def test_the_pages_refuse_a_role_without_create_in_one_line(pg, monkeypatch, tmp_path):
+    from tests.helpers.app import _app, _ok
+    from tests.helpers.app import depth_page as _page
+
+    url = pg.new_database()
+    pg.execute(url, NO_CREATE)
+    reader = pg.role("no_create_app", url)
+    before = pg.dump(url)
+    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setenv("DROPEDGE_RESULTS", reader)
+    monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", reader)
+    at = _page(depths=(2,), seeds=1)
+    _ok(at)
+    shown = [e.value for e in at.error if "lacks CREATE on schema 'public'" in e.value]
+    assert len(shown) == 1 and "\n" not in shown[0] and "s3cret" not in shown[0], [e.value for e in at.error]
+    at = _app()
+    at.switch_page("app_pages/tuning.py").run()
+    _ok(at)
+    shown = [e.value for e in at.error if "lacks CREATE on schema 'public'" in e.value]
+    assert len(shown) == 1 and "s3cret" not in shown[0], [e.value for e in at.error]
+    assert pg.dump(url) == before
