@@ -7,10 +7,11 @@ drops it from a TTL cache that only expires entries when the cache is next touch
 memory stayed held until another session came or went; a job's thread kept its graph alive
 longer still. Here every script run registers its session (:func:`watch_current`, from
 ``app.py``) with one :class:`SessionReaper`, which holds each session's state only through
-a weak reference; a daemon thread sweeps every :data:`SWEEP_EVERY` seconds, and a session
-that has not been active for :data:`GRACE` seconds (longer than Streamlit keeps one for a
-reconnect) is released: every job in it is stopped, every key dropped, the garbage collected
-and freed heap handed back to the operating system (glibc's ``malloc_trim``).
+a weak reference; a daemon thread sweeps every :data:`SWEEP_EVERY` seconds (or a third of
+the grace, if shorter), and a session that has not been active for the grace
+(``$DROPEDGE_SESSION_GRACE``, default :data:`GRACE` seconds: longer than Streamlit keeps one
+for a reconnect) is released: every job in it is stopped, every key dropped, the garbage
+collected and freed heap handed back to the operating system (glibc's ``malloc_trim``).
 """
 from __future__ import annotations
 
@@ -22,9 +23,12 @@ import time
 import weakref
 from collections.abc import Callable
 
+from dropedge_core import env
+
 #: Seconds a session may be inactive before its state is released (Streamlit keeps a
-#: disconnected session 120 s for a reconnect: never release before it would).
-GRACE = 150.0
+#: disconnected session 120 s for a reconnect: never release before it would); the default
+#: of ``$DROPEDGE_SESSION_GRACE`` (:mod:`dropedge_core.env`).
+GRACE = env.DEFAULTS.session_grace
 #: Seconds between sweeps of the reaper's thread.
 SWEEP_EVERY = 30.0
 
@@ -58,7 +62,21 @@ def release(state) -> int:
             del state[name]
         except KeyError:
             pass
+    _forget_widgets(state)
     return len(names)
+
+
+def _forget_widgets(state) -> None:
+    """Drop what Streamlit's session state keeps besides the keys: old values, and each
+    widget's metadata, whose callbacks (a ``format_func`` lambda of a page) hold the page
+    script's globals, and with them its graph: measured on a live server, a closed tab's
+    200k-node upload stayed alive through one such lambda after its keys were dropped."""
+    clear = getattr(state, "clear", None)
+    if callable(clear):
+        clear()
+    metadata = getattr(getattr(state, "_new_widget_state", None), "widget_metadata", None)
+    if isinstance(metadata, dict):  # Streamlit's own clear() keeps it (1.67)
+        metadata.clear()
 
 
 class SessionReaper:
@@ -71,11 +89,15 @@ class SessionReaper:
         is_active: ``session_id -> bool`` (Streamlit's ``Runtime.is_active_session``).
         grace: seconds of inactivity before a session's state is released.
         clock: seconds, monotonic.
+        on_release: ``session_id -> None``, called for each released session (the app
+            drops the session's uploaded files, which Streamlit keeps until it shuts the
+            session down).
     """
 
     def __init__(self, is_active: Callable[[str], bool], grace: float = GRACE,
-                 clock: Callable[[], float] = time.monotonic):
-        self.is_active, self.grace, self.clock = is_active, grace, clock
+                 clock: Callable[[], float] = time.monotonic,
+                 on_release: Callable[[str], None] | None = None):
+        self.is_active, self.grace, self.clock, self.on_release = is_active, grace, clock, on_release
         self._states: dict[str, weakref.ref] = {}
         self._inactive_since: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -104,6 +126,8 @@ class SessionReaper:
                     continue
                 else:
                     release(session.session_state)
+                    if self.on_release is not None:
+                        self.on_release(session_id)
                     released.append(session_id)
                     freed = True
                 del self._states[session_id]
@@ -120,7 +144,7 @@ _START = threading.Lock()
 
 def _sweep_forever(reaper: SessionReaper) -> None:
     while True:
-        time.sleep(SWEEP_EVERY)
+        time.sleep(min(SWEEP_EVERY, reaper.grace / 3))  # a short grace is kept to within a third
         try:
             reaper.sweep()
         except Exception:  # a sweep that failed is tried again at the next one
@@ -140,10 +164,15 @@ def watch_current() -> None:
         return  # bare mode (no server): nothing outlives the script
     with _START:
         if _REAPER is None:
-            _REAPER = SessionReaper(Runtime.instance().is_active_session)
+            runtime = Runtime.instance()
+            # the upload's bytes stay in Streamlit's file manager until it shuts the session
+            # down, which its session storage does only when next touched (thread-safe call)
+            _REAPER = SessionReaper(runtime.is_active_session, grace=env.settings_or_defaults().session_grace,
+                                    on_release=runtime.uploaded_file_mgr.remove_session_files)
             threading.Thread(target=_sweep_forever, args=(_REAPER,), name="session-reaper",
                              daemon=True).start()
     _REAPER.watch(ctx.session_id, session)
 
 
 __all__ = ["GRACE", "SWEEP_EVERY", "SessionReaper", "release", "trim_heap", "watch_current"]
+

@@ -7,6 +7,9 @@ is theirs: nothing there yet, an empty database, the results store (with its sch
 version) or an Optuna storage (with the Optuna version that made it); anything else, a
 view where a table is expected, or a location that cannot be written is one line
 (:class:`DatabaseError`, a ``ValueError``: the CLI's exit 2, the app's ``st.error``).
+On a server, :func:`missing_privilege` says what the role lacks for a given use: ``CREATE``
+on the schema for a table to be made, ownership for a table to be altered, the four row
+privileges (and ``USAGE`` on serial ids' sequences) for the tables there.
 :func:`inspect` only reads: a SQLite file is opened with SQLite's ``mode=ro`` URI (no
 journal, no lock file, no schema change), a server database in a ``READ ONLY`` transaction.
 
@@ -23,7 +26,7 @@ import os
 import sqlite3
 import time
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -44,8 +47,35 @@ CLAIMS_MARKERS = ("key", "owner", "expires_at")
 #: holds its schema revision, comes a moment later).
 OPTUNA_MARKERS = ("studies", "version_info")
 SQLITE_HEADER = b"SQLite format 3\x00"
+#: What writing rows takes on each table a store or storage writes (no ALTER, no CREATE).
+ROW_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
 DatabaseError = LocationError  # one kind of one-line refusal for every location problem
+
+
+@dataclass(frozen=True)
+class Grants:
+    """What the session's role may do in a server database, read from the catalog (the
+    schema new tables go to: ``current_schema()``, where :func:`inspect` looks).
+
+    Attributes:
+        role: the session's role; ``schema``: the schema (``None``: the search path names
+            none that exists).
+        usage: ``USAGE`` on the schema; ``create``: ``CREATE`` on it (to create tables).
+        lacking: per table, the :data:`ROW_PRIVILEGES` the role lacks.
+        owners: per table, its owner; ``owned``: the tables the role may ``ALTER`` (it owns
+            them or has the privileges of their owner).
+        sequences: per table, its sequences (serial ids) without ``USAGE`` (no ``INSERT``).
+    """
+
+    role: str
+    schema: str | None
+    usage: bool
+    create: bool
+    lacking: dict[str, tuple[str, ...]]
+    owners: dict[str, str]
+    owned: frozenset[str]
+    sequences: dict[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -65,6 +95,8 @@ class Contents:
             server the session's privileges, a read-only or standby server).
         problem: why a ``"foreign"`` location is not what it looks like (a view, a table
             without our columns), or ``None``.
+        columns: the columns of a results store's tables (what an open would add to them).
+        grants: what the session's role may do there (a server database; ``None`` for a file).
     """
 
     location: Location
@@ -76,6 +108,8 @@ class Contents:
     optuna_revision: str | None = None
     writable: bool = True
     problem: str | None = None
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    grants: Grants | None = None
 
     @property
     def where(self) -> str:
@@ -175,7 +209,8 @@ def _inspect_server(location: Location, what: str) -> Contents:
     try:
         with engine.connect() as conn, conn.begin() as tx:
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")  # a looker cannot write, even by mistake
-            contents = _contents(conn, location, _server_writable(conn))
+            grants = _server_grants(conn)
+            contents = _contents(conn, location, _server_writable(conn, grants), grants)
             tx.rollback()
             return contents
     except SQLAlchemyError as exc:
@@ -184,35 +219,92 @@ def _inspect_server(location: Location, what: str) -> Contents:
         engine.dispose()
 
 
-def _server_writable(conn: sa.Connection) -> bool:
-    """Not a standby, not read-only by default, and allowed to create tables or to write the
-    ones there are."""
-    row = conn.exec_driver_sql(
-        "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on', "
-        "has_schema_privilege(current_schema(), 'CREATE'), "
-        "bool_and(has_table_privilege(c.oid, 'INSERT,UPDATE,DELETE')) "
-        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')").one()
-    standby, read_only, create, write = row  # write: None when there is no table yet
-    return bool(not standby and not read_only and (create or write))
+def _server_writable(conn: sa.Connection, grants: Grants) -> bool:
+    """Not a standby, not read-only by default, and allowed to create tables or to write
+    every one there is (:func:`missing_privilege` says what a given use lacks)."""
+    standby, read_only = conn.exec_driver_sql(
+        "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on'").one()
+    write = bool(grants.lacking) and not any(grants.lacking.values())
+    return bool(not standby and not read_only and grants.usage and (grants.create or write))
 
 
-def _contents(conn: sa.Connection, location: Location, writable: bool) -> Contents:
+def _server_grants(conn: sa.Connection) -> Grants:
+    """The role's privileges in the current schema, from the catalog only. Each privilege is
+    asked alone: ``has_table_privilege(t, 'INSERT,UPDATE')`` is true when *any* is held."""
+    role, schema, usage, create = conn.exec_driver_sql(
+        "SELECT current_user, current_schema(), has_schema_privilege(current_schema(), 'USAGE'), "
+        "has_schema_privilege(current_schema(), 'CREATE')").one()
+    asks = ", ".join(f"has_table_privilege(c.oid, '{p}')" for p in ROW_PRIVILEGES)
+    tables = conn.exec_driver_sql(
+        f"SELECT c.relname, pg_get_userbyid(c.relowner), pg_has_role(c.relowner, 'USAGE'), {asks} "
+        "FROM pg_class c WHERE c.relnamespace = to_regnamespace(current_schema()) "
+        "AND c.relkind IN ('r', 'p')").all()
+    sequences: dict[str, tuple[str, ...]] = {}
+    for table, sequence in conn.exec_driver_sql(  # serial and identity columns' sequences
+            "SELECT t.relname, s.relname FROM pg_class s JOIN pg_depend d ON d.objid = s.oid "
+            "AND d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass "
+            "JOIN pg_class t ON t.oid = d.refobjid WHERE s.relkind = 'S' "
+            "AND t.relnamespace = to_regnamespace(current_schema()) "
+            "AND CASE WHEN s.relkind = 'S' THEN NOT has_sequence_privilege(s.oid, 'USAGE') END "
+            "ORDER BY 1, 2").all():  # CASE: the planner may ask before it filters on relkind
+        sequences[table] = (*sequences.get(table, ()), sequence)
+    lacking = {t[0]: tuple(p for p, held in zip(ROW_PRIVILEGES, t[3:]) if not held) for t in tables}
+    return Grants(role=role, schema=schema, usage=bool(usage), create=bool(create), lacking=lacking,
+                  owners={t[0]: t[1] for t in tables}, owned=frozenset(t[0] for t in tables if t[2]),
+                  sequences=sequences)
+
+
+def missing_privilege(contents: Contents, tables: tuple[str, ...] | list[str],
+                      alter: tuple[str, ...] | list[str] = ()) -> str | None:
+    """What the role lacks to use a server database as a store that keeps ``tables``
+    (created when missing: ``CREATE`` on the schema) and adds columns to those in ``alter``
+    (ownership); the tables there need :data:`ROW_PRIVILEGES` (and ``USAGE`` on their
+    sequences). ``None`` when nothing is lacking, and for a file (its mode says).
+
+    Example: ``"CREATE on schema 'public' (to create the tables claims, runs)"``.
+    """
+    grants = contents.grants
+    if grants is None:
+        return None
+    if grants.schema is None:
+        return "a schema to create tables in (the search_path names none that exists)"
+    if not grants.usage:
+        return f"USAGE on schema {grants.schema!r}"
+    absent = sorted(set(tables) - set(contents.tables))
+    if absent and not grants.create:
+        shown = ", ".join(absent[:4]) + (f", ... ({len(absent)} tables)" if len(absent) > 4 else "")
+        return f"CREATE on schema {grants.schema!r} (to create the tables {shown})"
+    unowned = sorted(set(alter) - grants.owned)
+    if unowned:
+        return (f"ownership of table {unowned[0]!r} (owned by {grants.owners.get(unowned[0])!r}; an "
+                "upgrade adds columns to it)")
+    for table in sorted(set(tables) & set(grants.lacking)):
+        if grants.lacking[table]:
+            return f"{', '.join(grants.lacking[table])} on table {table!r}"
+        if grants.sequences.get(table):
+            return f"USAGE on sequence {grants.sequences[table][0]!r} (ids of table {table!r})"
+    return None
+
+
+def _contents(conn: sa.Connection, location: Location, writable: bool,
+              grants: Grants | None = None) -> Contents:
     """Classify what ``conn`` shows, by reading the catalog and at most two version rows."""
     look = sa.inspect(conn)
     tables, views = tuple(sorted(look.get_table_names())), tuple(sorted(look.get_view_names()))
     names = set(tables) | set(views)
-    base = {"location": location, "tables": tables, "views": views, "writable": writable}
+    base = {"location": location, "tables": tables, "views": views, "writable": writable, "grants": grants}
     if not names:
         return Contents(kind="empty", **base)
     if names & set(RESULTS_TABLES) and not set(OPTUNA_MARKERS) <= names:
-        problem = _results_problem(look, names, set(views))
+        columns = {t: tuple(c["name"] for c in look.get_columns(t)) for t in RESULTS_TABLES if t in tables}
+        problem = _results_problem(look, names, set(views), columns)
         if problem:
             return Contents(kind="foreign", problem=problem, **base)
         newest = None
         if "runs" in names:
             newest = conn.execute(sa.text("SELECT max(schema_version) FROM runs")).scalar()
-        return Contents(kind="results", schema_version=None if newest is None else int(newest), **base)
+        return Contents(kind="results", schema_version=None if newest is None else int(newest),
+                        columns=columns, **base)
     if set(OPTUNA_MARKERS) <= names and "runs" not in names:
         marked_views = sorted(set(OPTUNA_MARKERS) & set(views))
         if marked_views:
@@ -229,7 +321,8 @@ def _contents(conn: sa.Connection, location: Location, writable: bool) -> Conten
     return Contents(kind="foreign", **base)
 
 
-def _results_problem(look, names: set[str], views: set[str]) -> str | None:
+def _results_problem(look, names: set[str], views: set[str],
+                     columns: dict[str, tuple[str, ...]]) -> str | None:
     """Why a database with a ``runs`` object is not the results store, or ``None``."""
     for table in sorted(set(RESULTS_TABLES) & views):
         return f"its {table!r} is a view, not a table"
@@ -239,7 +332,7 @@ def _results_problem(look, names: set[str], views: set[str]) -> str | None:
     for table, markers in (("runs", RESULTS_MARKERS), ("claims", CLAIMS_MARKERS)):
         if table not in names:
             continue
-        have = {c["name"] for c in look.get_columns(table)}
+        have = set(columns[table])
         lacking = [name for name in markers if name not in have]
         if lacking:
             return f"its {table!r} table lacks {', '.join(lacking)}"
@@ -280,6 +373,7 @@ def error_line(exc: BaseException) -> str:
     return lines[0] if lines else type(orig).__name__
 
 
-__all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "OPTUNA_MARKERS",
-           "POSTGRES_SCHEMES", "RESULTS_MARKERS", "RESULTS_TABLES", "SQLITE_HEADER", "display",
-           "error_line", "inspect", "is_url", "same_place", "server_engine", "sqlite_path"]
+__all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "Grants", "OPTUNA_MARKERS",
+           "POSTGRES_SCHEMES", "RESULTS_MARKERS", "RESULTS_TABLES", "ROW_PRIVILEGES", "SQLITE_HEADER",
+           "display", "error_line", "inspect", "is_url", "missing_privilege", "same_place", "server_engine",
+           "sqlite_path"]

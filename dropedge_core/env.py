@@ -6,6 +6,10 @@ variable                        default    allowed
 ``DROPEDGE_TORCH_THREADS``      1          an integer in 1..:data:`MAX_THREADS`
 ``DROPEDGE_IDLE_TIMEOUT``       120        seconds, a number in (0, 1e7]
 ``DROPEDGE_MAX_JOB_SECONDS``    3600       seconds, a number in (0, 1e7]
+``DROPEDGE_SESSION_GRACE``      150        seconds, a number in (0, 1e7]: how long the app
+                                           keeps a closed tab's session (its upload, jobs)
+                                           before freeing it; below 120 a tab that
+                                           reconnects late may find its session emptied
 ``DROPEDGE_MAX_MEMORY_GB``      8          GiB, a number in (0, 4096]: the memory one run,
                                            one MEN computation or one upload may ask for
                                            (:mod:`dropedge_core.memory`) on the CPU
@@ -43,7 +47,7 @@ MAX_SECONDS = 1e7  # ~4 months: a job limit, not a bound anyone should reach
 MAX_MEMORY_GB = 4096.0
 #: The number variables, and the directory variables (:func:`directory`).
 NUMBERS = ("DROPEDGE_TORCH_THREADS", "DROPEDGE_IDLE_TIMEOUT", "DROPEDGE_MAX_JOB_SECONDS",
-           "DROPEDGE_MAX_MEMORY_GB", "DROPEDGE_MAX_GPU_MEMORY_GB")
+           "DROPEDGE_SESSION_GRACE", "DROPEDGE_MAX_MEMORY_GB", "DROPEDGE_MAX_GPU_MEMORY_GB")
 DIRECTORIES = ("DROPEDGE_DATA", "DROPEDGE_CACHE")
 
 
@@ -56,6 +60,7 @@ class Settings:
     torch_threads: int = 1
     idle_timeout: float = 120.0
     max_job_seconds: float = 3600.0
+    session_grace: float = 150.0
     max_memory_gb: float = 8.0
     max_gpu_memory_gb: float | None = None  # None: the CUDA device's free memory
 
@@ -93,6 +98,7 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
     specs = (("DROPEDGE_TORCH_THREADS", "torch_threads", lambda n, t: parse_threads(t, n)),
              ("DROPEDGE_IDLE_TIMEOUT", "idle_timeout", lambda n, t: _number(n, t, MAX_SECONDS)),
              ("DROPEDGE_MAX_JOB_SECONDS", "max_job_seconds", lambda n, t: _number(n, t, MAX_SECONDS)),
+             ("DROPEDGE_SESSION_GRACE", "session_grace", lambda n, t: _number(n, t, MAX_SECONDS)),
              ("DROPEDGE_MAX_MEMORY_GB", "max_memory_gb", lambda n, t: _number(n, t, MAX_MEMORY_GB)),
              ("DROPEDGE_MAX_GPU_MEMORY_GB", "max_gpu_memory_gb", lambda n, t: _number(n, t, MAX_MEMORY_GB)))
     for name, field_name, parse in specs:

@@ -46,11 +46,23 @@ def open_location(target: str | Path | locations.Location | None) -> locations.L
         raise StoreError(f"results store {shown} was written by a newer version of this program (schema "
                          f"{contents.schema_version}; this one reads up to {schema.SCHEMA_VERSION}); "
                          "nothing was changed")
+    lacking = databases.missing_privilege(contents, schema.TABLES, alter=_altered(contents))
+    if lacking:
+        raise StoreError(f"results store {shown} is read-only here for role {contents.grants.role!r}: it "
+                         f"lacks {lacking}; nothing was changed: grant it, or open the store once as "
+                         "a role that has it")
     if not contents.writable:
         verb = "cannot be created here" if contents.kind == "new" else "is read-only here"
         raise StoreError(f"results store {shown} {verb} (runs are written to it); nothing was changed: "
                          "give a writable file or database")
     return location
+
+
+def _altered(contents: databases.Contents) -> tuple[str, ...]:
+    """The tables an open would add columns to (:func:`schema.create`): ``runs`` when it
+    lacks a column of a config field added since it was made."""
+    have = contents.columns.get(schema.TABLE)
+    return (schema.TABLE,) if have is not None and set(schema.value_columns()) - set(have) else ()
 
 
 class ResultStore(Claims):

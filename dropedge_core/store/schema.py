@@ -21,6 +21,8 @@ from dropedge_core.training import TrainConfig
 
 TABLE = "runs"
 CLAIMS = "claims"
+#: The tables an open creates when missing (``CREATE`` on the schema, on a server).
+TABLES = (TABLE, CLAIMS)
 #: The version rows are written with; :mod:`.versions` holds how each older one is upgraded.
 SCHEMA_VERSION = 3
 #: Columns every version of this store has had in ``runs``: how it tells its own table
@@ -95,5 +97,5 @@ def create(conn: sa.Connection, meta: sa.MetaData) -> None:
 
 
 __all__ = ["BLOB_COLUMNS", "BOOL_COLUMNS", "CLAIMS", "MARKER_COLUMNS", "METRIC_COLUMNS", "NOT_IN_KEY",
-           "SCHEMA_VERSION", "TABLE", "canonical_json", "config_columns", "create", "run_key", "tables",
-           "value_columns"]
+           "SCHEMA_VERSION", "TABLE", "TABLES", "canonical_json", "config_columns", "create", "run_key",
+           "tables", "value_columns"]

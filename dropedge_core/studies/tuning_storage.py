@@ -50,6 +50,13 @@ def optuna_revisions() -> tuple[str, set[str]]:
     return script.get_current_head(), {r.revision for r in script.walk_revisions()}
 
 
+def optuna_tables() -> tuple[str, ...]:
+    """The tables Optuna's storage keeps (made on first use): its models' and alembic's."""
+    from optuna.storages._rdb import models
+
+    return (*sorted(models.BaseModel.metadata.tables), "alembic_version")
+
+
 def _refuse(contents: databases.Contents) -> None:
     """One line unless the storage is new, empty, or an Optuna storage of this Optuna's
     schema, and writable (:func:`dropedge_core.databases.inspect` looked without writing)."""
@@ -69,6 +76,10 @@ def _refuse(contents: databases.Contents) -> None:
         if contents.optuna_revision != head:
             raise TuningError(f"{made}, older than this Optuna {optuna.__version__} writes (schema {head}); "
                               "upgrade it with `optuna storage upgrade --storage URL`; nothing was written")
+    lacking = databases.missing_privilege(contents, optuna_tables())
+    if lacking:
+        raise TuningError(f"{where} is read-only for role {contents.grants.role!r}: it lacks {lacking} "
+                          "(Optuna creates its tables on first use and writes trials); nothing was written")
     if not contents.writable:
         if contents.kind == "new":
             raise TuningError(f"cannot create the {where}: its folder is not a writable folder")
@@ -146,4 +157,4 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
 
 
 
-__all__ = ["OPTUNA_MARKERS", "check_storage", "open_study", "resolve_storage", "storage_url"]
+__all__ = ["OPTUNA_MARKERS", "check_storage", "open_study", "optuna_tables", "resolve_storage", "storage_url"]

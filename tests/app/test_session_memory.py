@@ -71,3 +71,32 @@ def test_a_session_streamlit_dropped_already_is_forgotten():
     del session
     gc.collect()
     assert reaper.sweep() == [] and len(reaper) == 0
+
+
+def test_release_drops_the_widgets_whose_callbacks_hold_a_pages_globals():
+    """A page's ``format_func`` lambda keeps the page script's globals (its graph) through
+    Streamlit's widget metadata, which outlives the session's keys: release drops it too."""
+    from streamlit.runtime.state.common import WidgetMetadata
+    from streamlit.runtime.state.session_state import SessionState
+
+    page_globals = {"graph": datasets.load("karate")}
+    graph_ref = weakref.ref(page_globals["graph"])
+    format_func = eval("lambda n: str(graph.num_nodes) + n", page_globals)  # a page's lambda
+    state = SessionState()
+    state["upload_parsed"] = {"graph": page_globals["graph"]}
+    state._new_widget_state.set_widget_metadata(WidgetMetadata(
+        id="$$ID-compare", deserializer=format_func, serializer=str,
+        value_type="string_value"))
+    del page_globals, format_func
+    assert session_memory.release(state) == 1 and dict(state.filtered_state) == {}
+    gc.collect()
+    assert graph_ref() is None
+
+
+def test_a_released_sessions_uploaded_files_are_dropped():
+    dropped = []
+    reaper = session_memory.SessionReaper(lambda sid: sid == "open", grace=0.0, on_release=dropped.append)
+    sessions = {sid: _Session({"upload_parsed": {}}) for sid in ("open", "closed")}
+    for sid, session in sessions.items():
+        reaper.watch(sid, session)
+    assert reaper.sweep() == ["closed"] and dropped == ["closed"]

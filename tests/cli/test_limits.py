@@ -104,6 +104,7 @@ def test_config_accepts_exactly_the_bounded_values(lr, wd, hidden, seed):
      "DROPEDGE_IDLE_TIMEOUT must be a number in (0, 1e+07] (got '" + "9" * 80 + "'... (10000 characters))"),
     ({"DROPEDGE_IDLE_TIMEOUT": "abc"}, "DROPEDGE_IDLE_TIMEOUT must be a number in (0, 1e+07] (got 'abc')"),
     ({"DROPEDGE_MAX_JOB_SECONDS": "nan"}, "DROPEDGE_MAX_JOB_SECONDS must be"),
+    ({"DROPEDGE_SESSION_GRACE": "0"}, "DROPEDGE_SESSION_GRACE must be a number in (0, 1e+07] (got '0')"),
     ({"DROPEDGE_MAX_MEMORY_GB": "0"}, "DROPEDGE_MAX_MEMORY_GB must be a number in (0, 4096]"),
 ])
 def test_bad_environment_is_one_line(monkeypatch, capsys, environ, says):
@@ -119,6 +120,8 @@ def test_every_bad_variable_is_named_at_once():
     assert "DROPEDGE_TORCH_THREADS" in str(info.value) and "DROPEDGE_MAX_MEMORY_GB" in str(info.value)
     assert env.settings_or_defaults({"DROPEDGE_IDLE_TIMEOUT": "abc"}).idle_timeout == 120.0
     assert env.settings({"DROPEDGE_IDLE_TIMEOUT": " 30 "}).idle_timeout == 30.0
+    assert env.settings({"DROPEDGE_SESSION_GRACE": "4"}).session_grace == 4.0
+    assert env.settings_or_defaults({"DROPEDGE_SESSION_GRACE": "-1"}).session_grace == 150.0
 
 
 # ----------------------------------------------------------------------------- memory

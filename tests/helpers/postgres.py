@@ -104,3 +104,36 @@ class PostgresServer:
             conn.exec_driver_sql(f"CREATE DATABASE {name}")
         engine.dispose()
         return self.url(name)
+
+    def execute(self, url: str, *sql: str) -> None:
+        """Run SQL statements in one transaction as the cluster's superuser (or ``url``'s role)."""
+        import sqlalchemy as sa
+
+        engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+        with engine.begin() as conn:
+            for statement in sql:
+                conn.exec_driver_sql(statement)
+        engine.dispose()
+
+    def dump(self, url: str) -> str:
+        """``pg_dump`` of the database: schema, rows and grants (its header has no timestamp;
+        the random ``\\restrict`` key of newer pg_dumps is left out)."""
+        import sqlalchemy as sa
+
+        proc = subprocess.run([str(self.bin_dir / "pg_dump"), "-h", "127.0.0.1", "-p", str(self.port),
+                               "-U", self.USER, sa.make_url(url).database],
+                              capture_output=True, text=True, timeout=60)
+        if proc.returncode != 0:
+            raise RuntimeError(f"pg_dump failed: {proc.stderr[-2000:]}")
+        keys = ("\\restrict", "\\unrestrict")
+        return "\n".join(line for line in proc.stdout.splitlines() if not line.startswith(keys))
+
+    def role(self, name: str, url: str, grants: str = "") -> str:
+        """A login role (made once per cluster) and ``url`` as that role, with a password
+        (the cluster trusts every role: the password only shows how messages hide it)."""
+        self.execute(self.url(), f"DO $$ BEGIN CREATE ROLE {name} LOGIN; "
+                     "EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        if grants:
+            self.execute(url, grants)
+        return url.replace(f"{self.USER}@", f"{name}:s3cret@")
+

@@ -50,3 +50,14 @@ def streamlit_server(port: int, env: dict, log_path: Path, *extra: str) -> Itera
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def server_pid(port: int) -> int:
+    """The pid of the ``streamlit run`` serving ``port`` (:func:`streamlit_server`)."""
+    import psutil
+
+    for proc in psutil.process_iter(["cmdline"]):
+        argv = proc.info["cmdline"] or []
+        if "--server.port" in argv and argv[argv.index("--server.port") + 1:][:1] == [str(port)]:
+            return proc.pid
+    raise LookupError(f"no streamlit server on port {port}")
