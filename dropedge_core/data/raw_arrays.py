@@ -295,7 +295,9 @@ def read_npz(path: Path) -> dict:
     if adj.shape != (n, n) or labels.shape != (n,) or labels.dtype.kind not in "iu":
         raise RawDataError(f"{path.name}: {n} feature rows, an adjacency of shape {adj.shape} and labels "
                            f"of shape {labels.shape} ({labels.dtype}) do not describe one graph")
-    if n and not 0 <= int(labels.min()) <= int(labels.max()) < MAX_CLASSES:
+    if n == 0:  # the split, the largest component and max() of the labels need a node
+        raise RawDataError(f"{path.name}: the graph has no nodes (features of shape {attr.shape})")
+    if not 0 <= int(labels.min()) <= int(labels.max()) < MAX_CLASSES:
         raise RawDataError(f"{path.name}: labels {int(labels.min())}..{int(labels.max())} are not class "
                            f"ids 0..{MAX_CLASSES - 1}")
     memory.check(n * attr.shape[1] * 4, f"{path.name} features ({n} x {attr.shape[1]})",

@@ -58,6 +58,7 @@ def assert_one_line(rc: int, lines: list[str], dataset: str, *says: str) -> None
     assert rc != -11, "segmentation fault"
     assert rc == 2, (rc, lines[-5:])
     assert len(lines) == 1 and lines[0].startswith(f"error: cannot read {dataset} raw files"), lines
+    assert all(say in lines[0] for say in says), (says, lines[0])
     assert "Traceback" not in lines[0]
     for text in says:
         assert text in lines[0], lines[0]
@@ -223,6 +224,13 @@ NPZ = {
                        ["do not describe one graph"]),
     "labels_negative": (_changed(labels=_set(4, -2)), ["labels -2..2 are not class ids 0..999"]),
     "labels_too_few": (_changed(labels=lambda a: a[:10]), ["labels of shape (10,)"]),
+    # re-probe of issue 29: a graph of no nodes was a 25-line traceback (max() of no labels)
+    "no_nodes": (lambda: dict(adj_data=np.zeros(0, np.float32), adj_indices=np.zeros(0, np.int32),
+                              adj_indptr=np.zeros(1, np.int32), adj_shape=np.array([0, 0]),
+                              attr_data=np.zeros(0, np.float32), attr_indices=np.zeros(0, np.int32),
+                              attr_indptr=np.zeros(1, np.int32), attr_shape=np.array([0, 12]),
+                              labels=np.zeros(0, np.int64)),
+                 ["ms_academic_cs.npz: the graph has no nodes (features of shape (0, 12))"]),
     "attr_shape_not_two": (_changed(attr_shape=lambda s: np.array([60, 12, 3])),
                            ["ms_academic_cs.npz features: the matrix shape"]),
 }
@@ -292,6 +300,20 @@ def test_expansion_counts_shared_lists_each_time_and_is_linear_in_the_file():
     assert safe_pickle.expanded_items([shared, shared, [shared]], 10**6) == 3 + 10 + 10 + 1 + 10
     with pytest.raises(safe_pickle.UnsafePickleError, match="contains itself"):
         safe_pickle.expanded_items(self_containing(), 10**6)
+
+
+def test_one_array_referenced_many_times_counts_every_time(cora, tmp_path):
+    """Re-probe of issue 29: a neighbour list of 250 references to one array of a million
+    ids (8 MB on disk) was counted as 250 items, then stacked by numpy into 2 GB before the
+    one-line error (2.4 GB peak under a 0.5 GiB limit). An array counts its elements, each
+    time it is referenced; here 200 x 10,000 ids under a limit of 1M items."""
+    shared = np.zeros(10_000, dtype=np.int64)
+    assert safe_pickle.expanded_items([shared] * 200, 10**9) == 200 + 200 * 10_000
+    assert safe_pickle.expanded_items({0: [shared, 3]}, 10**9) == 2 + 2 + 10_000
+    src = copy_raw(tmp_path)
+    (src / "Cora" / "raw" / "ind.cora.graph").write_bytes(pickle.dumps({0: [shared] * 200}, protocol=2))
+    rc, lines, _ = run_men("cora", src, tmp_path / "cache", DROPEDGE_MAX_MEMORY_GB="0.0625")
+    assert_one_line(rc, lines, "cora", "ind.cora.graph expands to more than 1048576 items")
 
 
 def test_check_csr_agrees_with_scipys_full_check_on_random_triples():
