@@ -316,6 +316,38 @@ def test_one_array_referenced_many_times_counts_every_time(cora, tmp_path):
     assert_one_line(rc, lines, "cora", "ind.cora.graph expands to more than 1048576 items")
 
 
+def test_planetoid_blocks_each_under_the_limit_but_not_together_are_refused(cora, tmp_path, baseline_mib):
+    """Re-probe of issue 29: x, tx and allx widened to 60,000 columns each passed the
+    per-file check under a 0.5 GiB limit and the load grew by 1.5 GB (exit 0), and a
+    float64 file was densified at 8 + 4 bytes a cell. Scaled down: 20,000 columns under
+    0.2 GiB (each block 11-137 MB; all of them, the assembled features and their
+    normalised copy 661 MB)."""
+    # by hand: (140 + 1000 + 1708) x 20000 + (140 + 1000 + 1708) x 7 + 2 x (1708 + 1000) x 20000
+    assert (140 + 1000 + 1708) * 20_000 + 2848 * 7 + 2 * 2708 * 20_000 == 165_299_936
+    src = copy_raw(tmp_path)
+    for name in ("ind.cora.x", "ind.cora.tx", "ind.cora.allx"):
+        m = raw_value(src, name)
+        m.data = m.data.astype(np.float64)
+        (src / "Cora" / "raw" / name).write_bytes(crafted_csr(m, _shape=(m.shape[0], 20_000)))
+    rc, lines, mib = run_men("cora", src, tmp_path / "cache", DROPEDGE_MAX_MEMORY_GB="0.2")
+    assert_one_line(rc, lines, "cora", "the dense arrays of ind.cora.* (165299936 cells) would need about "
+                                       "630.6 MiB of memory, above the limit of 204.8 MiB")
+    assert mib < baseline_mib + 128, (mib, baseline_mib)
+
+
+def test_npz_features_are_checked_with_their_copies(tmp_path):
+    """A float64 feature matrix of 60 x 300,000 (72 MB as float32) under a 0.1 GiB limit
+    used to load (toarray at 8 bytes a cell, the largest component's copy, the normalised
+    copy); the check now counts the three float32 copies."""
+    arrays = cs_arrays()
+    arrays["attr_data"] = arrays["attr_data"].astype(np.float64)
+    arrays["attr_shape"] = np.array([60, 300_000])
+    write_npz(tmp_path, arrays)
+    rc, lines, _ = run_men("coauthor-cs", tmp_path / "data", tmp_path / "cache", DROPEDGE_MAX_MEMORY_GB="0.1")
+    assert_one_line(rc, lines, "coauthor-cs", "ms_academic_cs.npz features (60 x 300000) would need about "
+                                              "206 MiB of memory, above the limit of 102.4 MiB")
+
+
 def test_check_csr_agrees_with_scipys_full_check_on_random_triples():
     """Brute force: every small random CSR triple that check_csr accepts, scipy's own
     full check (check_format(full_check=True)) accepts too, and densifies to the matrix
