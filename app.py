@@ -11,7 +11,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 import app_shared as ui
 from app_shared import links, session_memory
-from dropedge_core import env, figures
+from dropedge_core import env, figures, memory
 from dropedge_core.studies import sampling
 
 
@@ -37,8 +37,12 @@ def home() -> None:
     st.caption(ui.data_source(graph))
     shown = list(dict.fromkeys(["nodrop", "dropedge", sel.sampler
                                 if sel.sampler not in ("nodrop", "dropedge") else "dropedge++"]))
-    df = _smoothing(graph, ui.graph_key(sel), tuple(shown), sel.layers, sel.p_min, sel.p_max,
-                    sel.seed)
+    try:
+        df = _smoothing(graph, ui.graph_key(sel), tuple(shown), sel.layers, sel.p_min, sel.p_max,
+                        sel.seed)
+    except memory.MemoryLimitError as exc:  # a huge upload: refused before it is propagated
+        st.error(ui.plain(str(exc)))
+        return
     st.plotly_chart(figures.over_smoothing_demo(df), key="home_smoothing")
     last = sampling.smoothing_at_last_step(df)
     at_top = ", ".join(f"{figures.sampler_label(n)} {m:.3f} ± {s:.3f}" for n, (m, s) in last.items())

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import figures, metrics, samplers
+from dropedge_core import figures, memory, metrics, samplers
 from dropedge_core.data import reference
 from dropedge_core.studies import sampling
 
@@ -50,8 +50,12 @@ def _men_runs(_graph, graph_key: tuple, names: tuple, depths: tuple, runs: int, 
                                 num_sources=num_sources)
 
 
-df = _men_runs(graph, ui.graph_key(sel), tuple(names), tuple(sorted(depths)), runs, p_min, p_max,
-               sel.seed, 0 if exact else 256)
+try:
+    df = _men_runs(graph, ui.graph_key(sel), tuple(names), tuple(sorted(depths)), runs, p_min, p_max,
+                   sel.seed, 0 if exact else 256)
+except memory.MemoryLimitError as exc:  # a huge upload: refused before anything is sampled
+    st.error(ui.plain(str(exc)))
+    st.stop()
 paper = reference.paper_men()
 paper_here = paper[paper["dataset_key"] == sel.dataset]
 st.plotly_chart(figures.men_vs_depth(sampling.men_summary(df), paper_here if paper_setting else None),

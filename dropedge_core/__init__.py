@@ -15,9 +15,24 @@ Implements "Structure-Aware DropEdge Towards Deep Graph Convolutional Networks"
 The public names ``datasets``, ``samplers``, ``metrics``, ``normalization`` and ``Graph``
 are importable from the package itself. This package never imports Streamlit.
 """
-from dropedge_core.data import datasets
-from dropedge_core.method import metrics, normalization, samplers
-from dropedge_core.method.graph import Graph
+import importlib
 
 __all__ = ["Graph", "datasets", "metrics", "normalization", "samplers"]
 __version__ = "0.1.0"
+
+#: the public names, imported on first use: importing torch takes seconds, and
+#: ``python -m dropedge_core`` imports this package before its ``__main__`` can set the
+#: handlers that make Ctrl-C / SIGTERM in those seconds one line (not a traceback, not a
+#: silent death)
+_LAZY = {"datasets": "dropedge_core.data.datasets", "metrics": "dropedge_core.method.metrics",
+           "normalization": "dropedge_core.method.normalization", "samplers": "dropedge_core.method.samplers",
+           "Graph": "dropedge_core.method.graph"}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'dropedge_core' has no attribute {name!r}")
+    module = importlib.import_module(_LAZY[name])
+    value = module.Graph if name == "Graph" else module
+    globals()[name] = value
+    return value

@@ -158,6 +158,20 @@ def men_bytes(num_nodes: int, num_edges: int, num_layers: int, num_sources: int)
     return sampling_bytes(num_nodes, num_edges, num_layers) + reach
 
 
+def smoothing_bytes(num_nodes: int, num_edges: int, num_layers: int, num_features: int) -> int:
+    """The over-smoothing curves of the app's home page
+    (:func:`dropedge_core.studies.sampling.smoothing_spread`: three samplers' masks, ``L``
+    propagations, the subspace projection and Dirichlet energy at every step), with the
+    features projected to at most 64 columns.
+
+    Measured (growth of peak RSS, 5 draws, 2-core CPU; estimate / real): 1M nodes and one
+    edge, L=8: 1.3; rings of 100k-300k nodes, L=4-32, 1-200 features: 1.2-1.7; 20k nodes
+    x 1433 features: 1.8. (A 10M-node upload with one edge, L=8, grew the app by 6.9 GB.)"""
+    width = num_features + 6 * min(num_features, 64)
+    return (num_nodes * (320 + 100 * num_layers) + num_edges * (200 + 180 * num_layers)
+            + num_nodes * width * 5 + (64 << 20))  # + the tables' and pandas' own 20-30 MiB
+
+
 def parse_bytes(num_bytes: int, num_cells: int) -> int:
     """Reading an uploaded CSV file of ``num_bytes`` bytes and ``num_cells`` cells into a
     graph (:func:`dropedge_core.data.csv_graph.parse_graph`): the text and its decoded

@@ -32,6 +32,7 @@ labelled nodes per class from seed 0; training needs ``--labels``.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -65,9 +66,18 @@ def _set_threads(args: argparse.Namespace) -> None:
     torch.set_num_threads(threads)
 
 
+def _terminated(signum: int, frame) -> None:
+    """SIGTERM outside ``tune``/``search``'s own handling: :class:`Interrupted`, so that
+    ``finally`` blocks (a sweep's claims) run and the line below is printed (exit 143)."""
+    raise Interrupted(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted; 143 for
     SIGTERM during ``tune``/``search``)."""
+    if argv is None:  # a process of its own (``python -m``, the ``dropedge`` script), not a caller's
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # KeyboardInterrupt: one line below
+        signal.signal(signal.SIGTERM, _terminated)
     args = build_parser().parse_args(argv)
     try:
         if args.command != "datasets":

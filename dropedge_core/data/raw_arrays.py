@@ -199,8 +199,29 @@ def _features(value, name: str) -> np.ndarray:
         raise RawDataError(f"{name} holds {type(value).__name__}, not a 2-d matrix")
     rows, cols = (int(d) for d in value.shape)
     memory.check(rows * cols * 4, f"{name} ({rows} x {cols})", "is it a Planetoid raw file?")
-    dense = value if isinstance(value, np.ndarray) else value.toarray()
-    return np.asarray(dense, dtype=np.float32)
+    if isinstance(value, np.ndarray):
+        return np.asarray(value, dtype=np.float32)
+    return value.astype(np.float32).toarray()  # float32 before densifying: a float64 file is 4 B a cell too
+
+
+def _dense_shape(value, name: str) -> tuple[int, int]:
+    """The ``(rows, cols)`` a raw block declares (0 x 0 for what :func:`_features` refuses)."""
+    if isinstance(value, safe_pickle.CSRState):
+        held = vars(value)
+        return _shape(held.get("_shape", held.get("shape")), name)
+    return tuple(int(d) for d in value.shape) if isinstance(value, np.ndarray) and value.ndim == 2 else (0, 0)
+
+
+def _check_planetoid_memory(raw: dict, prefix: str) -> None:
+    """All six blocks dense, and the assembled features twice (``cat`` and the normalised
+    copy), against the limit before any is densified: each block alone may pass it."""
+    shapes = {k: _dense_shape(raw[k], f"ind.{prefix}.{k}") for k in ("x", "tx", "allx", "y", "ty", "ally")}
+    for k, (r, c) in shapes.items():  # one block alone first: that message names the file
+        memory.check(r * c * 4, f"ind.{prefix}.{k} ({r} x {c})", "is it a Planetoid raw file?")
+    cells = sum(r * c for r, c in shapes.values())
+    cells += 2 * (shapes["allx"][0] + shapes["tx"][0]) * shapes["allx"][1]
+    memory.check(cells * 4, f"the dense arrays of ind.{prefix}.* ({cells} cells)",
+                 "is it a Planetoid raw file?")
 
 
 def _test_index(path: Path, low: int, rows: int) -> torch.Tensor:
@@ -233,11 +254,11 @@ def read_planetoid(folder: Path, prefix: str) -> dict[str, torch.Tensor]:
     """
     from torch_geometric.utils import coalesce, index_to_mask, remove_self_loops
 
-    raw = {}
-    for name in ("x", "tx", "allx", "y", "ty", "ally", "graph"):
-        path = folder / f"ind.{prefix}.{name}"
-        value = safe_pickle.load(path)
-        raw[name] = value if name == "graph" else torch.from_numpy(_features(value, path.name))
+    raw = {name: safe_pickle.load(folder / f"ind.{prefix}.{name}")
+           for name in ("x", "tx", "allx", "y", "ty", "ally", "graph")}
+    _check_planetoid_memory(raw, prefix)
+    for name in ("x", "tx", "allx", "y", "ty", "ally"):
+        raw[name] = torch.from_numpy(_features(raw[name], f"ind.{prefix}.{name}"))
     x, tx, allx, y, ty, ally = (raw[k] for k in ("x", "tx", "allx", "y", "ty", "ally"))
     for a, b in (("x", "y"), ("tx", "ty"), ("allx", "ally")):
         if raw[a].size(0) != raw[b].size(0):
@@ -295,13 +316,17 @@ def read_npz(path: Path) -> dict:
     if adj.shape != (n, n) or labels.shape != (n,) or labels.dtype.kind not in "iu":
         raise RawDataError(f"{path.name}: {n} feature rows, an adjacency of shape {adj.shape} and labels "
                            f"of shape {labels.shape} ({labels.dtype}) do not describe one graph")
-    if n and not 0 <= int(labels.min()) <= int(labels.max()) < MAX_CLASSES:
+    if n == 0:  # the split, the largest component and max() of the labels need a node
+        raise RawDataError(f"{path.name}: the graph has no nodes (features of shape {attr.shape})")
+    if not 0 <= int(labels.min()) <= int(labels.max()) < MAX_CLASSES:
         raise RawDataError(f"{path.name}: labels {int(labels.min())}..{int(labels.max())} are not class "
                            f"ids 0..{MAX_CLASSES - 1}")
-    memory.check(n * attr.shape[1] * 4, f"{path.name} features ({n} x {attr.shape[1]})",
+    # the dense features, the largest component's copy of them and the normalised copy
+    memory.check(3 * n * attr.shape[1] * 4, f"{path.name} features ({n} x {attr.shape[1]})",
                  "is it the right file?")
-    x = torch.from_numpy(attr.toarray()).to(torch.float)
-    x[x > 0] = 1
+    attr = attr.astype(np.float32)
+    attr.data = np.where(attr.data > 0, np.float32(1), attr.data)  # PyG's x[x > 0] = 1, on the stored cells
+    x = torch.from_numpy(attr.toarray())
     coo = adj.tocoo()
     edge_index = torch.stack([torch.from_numpy(coo.row).long(), torch.from_numpy(coo.col).long()])
     edge_index = to_undirected(remove_self_loops(edge_index)[0], num_nodes=n)

@@ -224,11 +224,16 @@ def expanded_items(obj: object, limit: int) -> int:
     return sizes[id(obj)]
 
 
-_CONTAINERS = (list, tuple, dict, CSRState)
+_CONTAINERS = (list, tuple, dict, CSRState, np.ndarray)
 
 
 def _contents(item: object) -> tuple[int, list]:
-    """The number of items ``item`` holds directly, and those that are containers."""
+    """The number of items ``item`` holds directly, and those that are containers.
+
+    An array counts its elements: one array referenced a thousand times in a neighbour
+    list (two bytes a reference) becomes a thousand copies when the list is stacked."""
+    if isinstance(item, np.ndarray):
+        return int(item.size), []
     if isinstance(item, CSRState):
         item = list(vars(item).values())
     elif isinstance(item, dict):
@@ -244,8 +249,8 @@ def loads(data: bytes) -> object:
     obj = _Restricted(io.BytesIO(data), encoding="latin1").load()
     limit = max_items()
     if expanded_items(obj, limit) > limit:
-        raise UnsafePickleError(f"expands to more than {limit} items (one list referenced many times), "
-                                f"above the memory limit (DROPEDGE_MAX_MEMORY_GB); not loaded")
+        raise UnsafePickleError(f"expands to more than {limit} items (a list or array referenced "
+                                f"many times), above the memory limit (DROPEDGE_MAX_MEMORY_GB); not loaded")
     return obj
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from dropedge_core import memory
 from dropedge_core.method import metrics, normalization, samplers
 from dropedge_core.method.graph import Graph
 
@@ -181,9 +182,19 @@ def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[i
         One row per ``(sampler, layers, run)``: ``sampler, layers, run, men,
         men_stderr`` (0 when exact), ``edge_numbers`` (a tuple of ``L`` floats,
         ``|Π_{i<=l} (A^(i) + I)|``), ``exact`` (bool), ``p_min, p_max``.
+
+    Raises:
+        MemoryLimitError: the deepest sample's MEN above ``$DROPEDGE_MAX_MEMORY_GB``
+            (:func:`dropedge_core.memory.men_bytes`), before anything is drawn.
     """
     if runs < 1:
         raise ValueError(f"runs must be >= 1 (got {runs})")
+    n = graph.num_nodes
+    exact = num_sources == 0 or (num_sources is None and n <= EXACT_BY_DEFAULT_MAX_NODES)
+    deepest = max((int(d) for d in layers_list), default=1)
+    memory.check(memory.men_bytes(n, graph.num_edges, deepest, n if exact else min(num_sources or 256, n)),
+                 f"MEN at L={deepest} on {graph.name} (N={n}, M={graph.num_edges})",
+                 "use fewer layers, fewer sources or a smaller graph")
     rows = []
     made = [make_sampler(name, p_min, p_max, kernel, p, directed) for name in sampler_names]
     for name, s in zip(sampler_names, made):  # loops over (sampler, depth, run): each is one sample
@@ -325,9 +336,16 @@ def smoothing_spread(graph: Graph, names: Iterable[str], num_layers: int, p_min:
     Returns:
         ``sampler, step, measure, value`` (the mean over the draws), ``std`` (sample
         std, 0 for one draw), ``low``/``high`` (min/max over the draws) and ``samples``.
+
+    Raises:
+        MemoryLimitError: above ``$DROPEDGE_MAX_MEMORY_GB``
+            (:func:`dropedge_core.memory.smoothing_bytes`), before anything is drawn.
     """
     if not isinstance(samples, int) or samples < 1:
         raise ValueError(f"samples must be a positive integer (got {samples!r})")
+    memory.check(memory.smoothing_bytes(graph.num_nodes, graph.num_edges, num_layers, graph.num_features),
+                 f"the over-smoothing curves of {graph.name} (N={graph.num_nodes}, M={graph.num_edges}, "
+                 f"L={num_layers})", "pick fewer layers or a smaller graph")
     names = list(names)
     runs = [smoothing_curves(graph, masks_by_sampler(graph, names, num_layers, p_min, p_max, seed + i,
                                                      kernel),

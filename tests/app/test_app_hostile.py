@@ -58,6 +58,18 @@ def test_a_ten_byte_edge_list_is_renumbered_not_ten_million_nodes():
     assert any("renumbered them 0..1" in n for n in _texts(at.sidebar.caption))
 
 
+def test_a_huge_upload_is_refused_before_the_home_page_propagates_it(monkeypatch):
+    """Re-probe of issue 29: two nodes with an edge and a features file of ten million rows
+    grew the server by 6.9 GB under a 3 GiB limit (the home page's over-smoothing curves had
+    no estimate). Scaled down: 300k rows under 0.15 GiB, which the upload, the graph and
+    the sidebar's sampling check pass and the curves (~0.4 GB) do not."""
+    monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.15")
+    at = _upload(_pick_upload(_app()), edges=b"0,1\n", features=b"1\n" * 300_000)
+    errors = _texts(at.error)
+    assert len(errors) == 1 and "over-smoothing curves of edges (N=300000, M=1, L=" in errors[0], errors
+    assert "above the limit of 153.6 MiB" in errors[0] and not _charts(at)
+
+
 def test_one_class_and_nan_labels(monkeypatch):
     edges = b"".join(f"{i},{i + 1}\n".encode() for i in range(9))
     at = _upload(_pick_upload(_app()), edges=edges, labels=b"a\n" * 9 + b"nan\n")

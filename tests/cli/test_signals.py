@@ -51,3 +51,36 @@ def test_a_signal_during_tune_is_one_line_and_the_trial_is_not_counted(tmp_path,
     assert [t.state for t in trials] == [optuna.trial.TrialState.FAIL]  # ended, so no worker waits for it
     # voided: no budget counts it (an unmarked FAIL would be an old interrupt or a killed worker)
     assert trials[0].user_attrs["void"] == f"interrupted by {signal.Signals(signum).name}"
+
+
+def _maps_torch(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/maps") as maps:
+            return "libtorch_cpu" in maps.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/<pid>/maps")
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_while_the_command_starts_is_one_line(tmp_path, signum, code):
+    """Re-probe of issue 29: Ctrl-C in the first seconds of ``tune`` (torch loading, imported
+    by the package before ``__main__`` ran) was a 17-26 line KeyboardInterrupt traceback, and
+    SIGTERM killed the process without a word. The signal is sent as soon as torch's library
+    is mapped, i.e. while it is being imported."""
+    argv = [sys.executable, "-m", "dropedge_core", "tune", "--dataset", "karate", "--layers", "2",
+            "--trials", "1", "--storage", str(tmp_path / "t.sqlite"), "--no-progress"]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120  # a wait for the import, not a timing assertion
+        while not _maps_torch(proc.pid) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        assert _maps_torch(proc.pid), proc.poll()
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = err.strip().splitlines()
+    assert proc.returncode == code, lines[-3:]
+    assert len(lines) == 1 and lines[0].startswith("error: interrupted"), lines

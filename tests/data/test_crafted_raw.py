@@ -58,6 +58,7 @@ def assert_one_line(rc: int, lines: list[str], dataset: str, *says: str) -> None
     assert rc != -11, "segmentation fault"
     assert rc == 2, (rc, lines[-5:])
     assert len(lines) == 1 and lines[0].startswith(f"error: cannot read {dataset} raw files"), lines
+    assert all(say in lines[0] for say in says), (says, lines[0])
     assert "Traceback" not in lines[0]
     for text in says:
         assert text in lines[0], lines[0]
@@ -223,6 +224,13 @@ NPZ = {
                        ["do not describe one graph"]),
     "labels_negative": (_changed(labels=_set(4, -2)), ["labels -2..2 are not class ids 0..999"]),
     "labels_too_few": (_changed(labels=lambda a: a[:10]), ["labels of shape (10,)"]),
+    # re-probe of issue 29: a graph of no nodes was a 25-line traceback (max() of no labels)
+    "no_nodes": (lambda: dict(adj_data=np.zeros(0, np.float32), adj_indices=np.zeros(0, np.int32),
+                              adj_indptr=np.zeros(1, np.int32), adj_shape=np.array([0, 0]),
+                              attr_data=np.zeros(0, np.float32), attr_indices=np.zeros(0, np.int32),
+                              attr_indptr=np.zeros(1, np.int32), attr_shape=np.array([0, 12]),
+                              labels=np.zeros(0, np.int64)),
+                 ["ms_academic_cs.npz: the graph has no nodes (features of shape (0, 12))"]),
     "attr_shape_not_two": (_changed(attr_shape=lambda s: np.array([60, 12, 3])),
                            ["ms_academic_cs.npz features: the matrix shape"]),
 }
@@ -292,6 +300,52 @@ def test_expansion_counts_shared_lists_each_time_and_is_linear_in_the_file():
     assert safe_pickle.expanded_items([shared, shared, [shared]], 10**6) == 3 + 10 + 10 + 1 + 10
     with pytest.raises(safe_pickle.UnsafePickleError, match="contains itself"):
         safe_pickle.expanded_items(self_containing(), 10**6)
+
+
+def test_one_array_referenced_many_times_counts_every_time(cora, tmp_path):
+    """Re-probe of issue 29: a neighbour list of 250 references to one array of a million
+    ids (8 MB on disk) was counted as 250 items, then stacked by numpy into 2 GB before the
+    one-line error (2.4 GB peak under a 0.5 GiB limit). An array counts its elements, each
+    time it is referenced; here 200 x 10,000 ids under a limit of 1M items."""
+    shared = np.zeros(10_000, dtype=np.int64)
+    assert safe_pickle.expanded_items([shared] * 200, 10**9) == 200 + 200 * 10_000
+    assert safe_pickle.expanded_items({0: [shared, 3]}, 10**9) == 2 + 2 + 10_000
+    src = copy_raw(tmp_path)
+    (src / "Cora" / "raw" / "ind.cora.graph").write_bytes(pickle.dumps({0: [shared] * 200}, protocol=2))
+    rc, lines, _ = run_men("cora", src, tmp_path / "cache", DROPEDGE_MAX_MEMORY_GB="0.0625")
+    assert_one_line(rc, lines, "cora", "ind.cora.graph expands to more than 1048576 items")
+
+
+def test_planetoid_blocks_each_under_the_limit_but_not_together_are_refused(cora, tmp_path, baseline_mib):
+    """Re-probe of issue 29: x, tx and allx widened to 60,000 columns each passed the
+    per-file check under a 0.5 GiB limit and the load grew by 1.5 GB (exit 0), and a
+    float64 file was densified at 8 + 4 bytes a cell. Scaled down: 20,000 columns under
+    0.2 GiB (each block 11-137 MB; all of them, the assembled features and their
+    normalised copy 661 MB)."""
+    # by hand: (140 + 1000 + 1708) x 20000 + (140 + 1000 + 1708) x 7 + 2 x (1708 + 1000) x 20000
+    assert (140 + 1000 + 1708) * 20_000 + 2848 * 7 + 2 * 2708 * 20_000 == 165_299_936
+    src = copy_raw(tmp_path)
+    for name in ("ind.cora.x", "ind.cora.tx", "ind.cora.allx"):
+        m = raw_value(src, name)
+        m.data = m.data.astype(np.float64)
+        (src / "Cora" / "raw" / name).write_bytes(crafted_csr(m, _shape=(m.shape[0], 20_000)))
+    rc, lines, mib = run_men("cora", src, tmp_path / "cache", DROPEDGE_MAX_MEMORY_GB="0.2")
+    assert_one_line(rc, lines, "cora", "the dense arrays of ind.cora.* (165299936 cells) would need about "
+                                       "630.6 MiB of memory, above the limit of 204.8 MiB")
+    assert mib < baseline_mib + 128, (mib, baseline_mib)
+
+
+def test_npz_features_are_checked_with_their_copies(tmp_path):
+    """A float64 feature matrix of 60 x 300,000 (72 MB as float32) under a 0.1 GiB limit
+    used to load (toarray at 8 bytes a cell, the largest component's copy, the normalised
+    copy); the check now counts the three float32 copies."""
+    arrays = cs_arrays()
+    arrays["attr_data"] = arrays["attr_data"].astype(np.float64)
+    arrays["attr_shape"] = np.array([60, 300_000])
+    write_npz(tmp_path, arrays)
+    rc, lines, _ = run_men("coauthor-cs", tmp_path / "data", tmp_path / "cache", DROPEDGE_MAX_MEMORY_GB="0.1")
+    assert_one_line(rc, lines, "coauthor-cs", "ms_academic_cs.npz features (60 x 300000) would need about "
+                                              "206 MiB of memory, above the limit of 102.4 MiB")
 
 
 def test_check_csr_agrees_with_scipys_full_check_on_random_triples():
