@@ -294,6 +294,10 @@ def _contents(conn: sa.Connection, location: Location, writable: bool,
     names = set(tables) | set(views)
     base = {"location": location, "tables": tables, "views": views, "writable": writable, "grants": grants}
     if not names:
+        mark = _sqlite_mark(conn)
+        if mark:
+            return Contents(kind="foreign", problem=f"no tables, but marked by another program: {mark}",
+                            **base)
         return Contents(kind="empty", **base)
     if names & set(RESULTS_TABLES) and not set(OPTUNA_MARKERS) <= names:
         columns = {t: tuple(c["name"] for c in look.get_columns(t)) for t in RESULTS_TABLES if t in tables}
@@ -319,6 +323,17 @@ def _contents(conn: sa.Connection, location: Location, writable: bool,
         return Contents(kind="optuna", optuna_version=None if version is None else str(version),
                         optuna_revision=None if revision is None else str(revision), **base)
     return Contents(kind="foreign", **base)
+
+
+def _sqlite_mark(conn: sa.Connection) -> str | None:
+    """A SQLite file's header marks (``PRAGMA user_version`` / ``application_id``, both 0
+    unless a program sets them; this one never does): an empty file that carries one
+    belongs to another program. ``None`` when unmarked or not SQLite."""
+    if conn.dialect.name != "sqlite":
+        return None
+    marks = [f"{name} {value}" for name in ("user_version", "application_id")
+             if (value := conn.execute(sa.text(f"PRAGMA {name}")).scalar())]
+    return ", ".join(marks) or None
 
 
 def _results_problem(look, names: set[str], views: set[str],

@@ -155,7 +155,11 @@ def _hostile_files(tmp_path: Path) -> dict[str, tuple[Path, str, str]]:
     newer = _results_store(tmp_path / "newer.sqlite")
     _sqlite(newer, f"UPDATE runs SET schema_version = {SCHEMA_VERSION + 1}")
     results = _results_store(tmp_path / "results.sqlite")
+    marked = _sqlite(tmp_path / "marked.sqlite", "PRAGMA user_version = 99")  # no tables: not empty
+    app_id = _sqlite(tmp_path / "app-id.sqlite", "PRAGMA application_id = 1196444487")
     return {
+        "marked, no tables": (marked, "marked by another program: user_version 99", "user_version 99"),
+        "application id, no tables": (app_id, "application_id 1196444487", "application_id 1196444487"),
         "foreign": (foreign, "another program's database (tables: shoes)", "another program's database"),
         "view": (view, "its 'runs' is a view, not a table", "its 'runs' is a view"),
         "runs without its key": (nokey, "no primary key on 'key'", "another program's database"),
