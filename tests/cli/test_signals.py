@@ -25,25 +25,32 @@ def _running_trials(path) -> int:
         return 0
 
 
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_during_tune_is_one_line_and_the_trial_is_not_counted(tmp_path, signum, code):
-    storage = tmp_path / "tune.sqlite"
-    argv = [sys.executable, "-m", "dropedge_core", "tune", "--dataset", "karate", "--layers", "2",
-            "--trials", "3", "--epochs", "100000", "--patience", "0", "--no-pruning", "--study", "s",
-            "--storage", str(storage), "--no-progress"]
-    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _signalled(argv: list[str], ready, signum: int, wait: float, poll: float) -> tuple[int, list[str]]:
+    """Start the CLI (``python -m dropedge_core`` + ``argv``), send ``signum`` once
+    ``ready(proc)`` holds (waiting up to ``wait`` seconds for it: a wait, not a timing
+    assertion), and return the exit code and stderr's lines."""
+    proc = subprocess.Popen([sys.executable, "-m", "dropedge_core", *argv], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 240  # a wait for the trial to start, not a timing assertion
-        while not _running_trials(storage) and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.5)
-        assert _running_trials(storage) == 1, proc.poll()
+        deadline = time.monotonic() + wait
+        while not ready(proc) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(poll)
+        assert ready(proc), proc.poll()
         proc.send_signal(signum)
-        out, err = proc.communicate(timeout=240)
+        _, err = proc.communicate(timeout=wait)
     finally:
         if proc.poll() is None:
             proc.kill()
-    lines = err.strip().splitlines()
-    assert proc.returncode == code, lines[-5:]
+    return proc.returncode, err.strip().splitlines()
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_tune_is_one_line_and_the_trial_is_not_counted(tmp_path, signum, code):
+    storage = tmp_path / "tune.sqlite"
+    argv = ["tune", "--dataset", "karate", "--layers", "2", "--trials", "3", "--epochs", "100000",
+            "--patience", "0", "--no-pruning", "--study", "s", "--storage", str(storage), "--no-progress"]
+    returncode, lines = _signalled(argv, lambda proc: _running_trials(storage) == 1, signum, 240, 0.5)
+    assert returncode == code, lines[-5:]
     assert lines == [f"error: interrupted by {signal.Signals(signum).name}; the running trial or run was "
                      "left unfinished and not counted: run the same command again to resume"], lines
     study = optuna.load_study(study_name="s", storage=f"sqlite:///{storage}")
@@ -68,19 +75,8 @@ def test_a_signal_while_the_command_starts_is_one_line(tmp_path, signum, code):
     by the package before ``__main__`` ran) was a 17-26 line KeyboardInterrupt traceback, and
     SIGTERM killed the process without a word. The signal is sent as soon as torch's library
     is mapped, i.e. while it is being imported."""
-    argv = [sys.executable, "-m", "dropedge_core", "tune", "--dataset", "karate", "--layers", "2",
-            "--trials", "1", "--storage", str(tmp_path / "t.sqlite"), "--no-progress"]
-    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120  # a wait for the import, not a timing assertion
-        while not _maps_torch(proc.pid) and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
-        assert _maps_torch(proc.pid), proc.poll()
-        proc.send_signal(signum)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    lines = err.strip().splitlines()
-    assert proc.returncode == code, lines[-3:]
+    argv = ["tune", "--dataset", "karate", "--layers", "2", "--trials", "1", "--storage",
+            str(tmp_path / "t.sqlite"), "--no-progress"]
+    returncode, lines = _signalled(argv, lambda proc: _maps_torch(proc.pid), signum, 120, 0.01)
+    assert returncode == code, lines[-3:]
     assert len(lines) == 1 and lines[0].startswith("error: interrupted"), lines

@@ -53,3 +53,12 @@ def run_cli(capsys, *argv):
 def run_module(*argv, timeout=300):
     return subprocess.run([sys.executable, "-m", "dropedge_core", *argv], cwd=REPO, capture_output=True,
                           text=True, timeout=timeout)
+
+
+def refused_line(capsys, *argv) -> str:
+    """Run the CLI in this process; it must exit 2 with one ``error:`` line on stderr and
+    nothing on stdout (no traceback). Returns that line."""
+    code, out, err = run_cli(capsys, *(str(a) for a in argv))
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and len(lines) == 1 and lines[0].startswith("error: "), (code, err)
+    return lines[0]

@@ -20,12 +20,13 @@ import optuna
 import pytest
 import sqlalchemy as sa
 
-from dropedge_core import cli, databases, locations
+from dropedge_core import databases, locations
 from dropedge_core.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
 from dropedge_core.studies import tuning, tuning_storage
 from dropedge_core.training import RunResult, TrainConfig
 from tests.helpers.app import APP
 from tests.helpers.postgres import PostgresServer
+from tests.helpers.runs import refused_line
 
 SWEEP = ["sweep", "--dataset", "karate", "--samplers", "nodrop", "--layers", "2", "--epochs", "2",
          "--hidden", "8", "--diag-every", "0", "--json", "--no-progress"]
@@ -43,14 +44,6 @@ def _fingerprint(path: Path) -> tuple:
     digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
     return digest, sorted(p.name for p in path.parent.iterdir())
 
-
-def _cli(capsys, *argv) -> str:
-    """Run the CLI; it must exit 2 with one ``error:`` line, returned."""
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    lines = err.strip().splitlines()
-    assert code == 2 and out == "" and len(lines) == 1 and lines[0].startswith("error: "), (code, err)
-    return lines[0]
 
 
 def _sqlite(path: Path, *sql: str) -> Path:
@@ -183,13 +176,13 @@ def test_hostile_sqlite_files_are_refused_in_one_line_and_left_byte_for_byte(tmp
             with pytest.raises(StoreError, match="nothing was changed") as info:
                 ResultStore(path)
             assert as_store in str(info.value), name
-            line = _cli(capsys, *SWEEP, "--store", path)
+            line = refused_line(capsys, *SWEEP, "--store", path)
             assert str(path) in line and as_store in line, name
         if not as_storage.startswith("(never"):
             with pytest.raises(tuning.TuningError, match="nothing was written") as info:
                 tuning.check_storage(str(path))
             assert as_storage in str(info.value), name
-            line = _cli(capsys, *TUNE, "--storage", path)
+            line = refused_line(capsys, *TUNE, "--storage", path)
             assert str(path) in line and as_storage in line, name
         assert _fingerprint(path) == before[name], name
 
@@ -197,18 +190,18 @@ def test_hostile_sqlite_files_are_refused_in_one_line_and_left_byte_for_byte(tmp
 def test_read_only_files_are_refused_before_anything_is_written(tmp_path, capsys):
     with _read_only(_results_store(tmp_path / "results.sqlite")) as store:
         before = _fingerprint(store)
-        line = _cli(capsys, *SWEEP, "--store", store)
+        line = refused_line(capsys, *SWEEP, "--store", store)
         assert "results.sqlite' is read-only here" in line
         assert _fingerprint(store) == before
     with _read_only(_optuna_storage(tmp_path / "optuna.sqlite")) as storage:
         before = _fingerprint(storage)
-        assert "optuna.sqlite' is read-only" in _cli(capsys, *TUNE, "--storage", storage)
+        assert "optuna.sqlite' is read-only" in refused_line(capsys, *TUNE, "--storage", storage)
         assert _fingerprint(storage) == before
 
 
 def test_one_file_as_both_store_and_storage_is_refused_before_either_is_made(tmp_path, capsys):
     both = tmp_path / "both.sqlite"
-    line = _cli(capsys, "search", "--dataset", "karate", "--layers", "2", "--samplers", "dropedge",
+    line = refused_line(capsys, "search", "--dataset", "karate", "--layers", "2", "--samplers", "dropedge",
                 "--trials", "1", "--store", both, "--storage", f"sqlite:///{both}")
     assert "name one database" in line and str(both) in line
     assert not both.exists()
@@ -241,7 +234,7 @@ def test_hostile_locations_are_one_bounded_line_everywhere(name, tmp_path, capsy
             continue  # an empty variable means the default
         for key, text in environ.items():
             monkeypatch.setenv(key, text)
-        line = _cli(capsys, *command, *flag)
+        line = refused_line(capsys, *command, *flag)
         for key in environ:
             monkeypatch.delenv(key)
         assert words in line and len(line) < 400, (flag, environ, line[:300])
@@ -249,8 +242,8 @@ def test_hostile_locations_are_one_bounded_line_everywhere(name, tmp_path, capsy
 
 
 def test_a_nul_byte_is_one_line_not_a_traceback(tmp_path, capsys):
-    assert "NUL character" in _cli(capsys, *SWEEP, "--store", tmp_path / "r\x00.sqlite")
-    assert "NUL character" in _cli(capsys, *TUNE, "--storage", f"sqlite:///{tmp_path}/t\x00.sqlite")
+    assert "NUL character" in refused_line(capsys, *SWEEP, "--store", tmp_path / "r\x00.sqlite")
+    assert "NUL character" in refused_line(capsys, *TUNE, "--storage", f"sqlite:///{tmp_path}/t\x00.sqlite")
 
 
 def test_a_tilde_is_the_home_folder(tmp_path, monkeypatch):
@@ -312,7 +305,7 @@ def test_hostile_postgresql_databases_are_left_as_they_were(pg, capsys):
     for url, role, words in cases:
         before = _dump(pg, url)
         argv = [*SWEEP, "--store", url] if role == "store" else [*TUNE, "--storage", url]
-        line = _cli(capsys, *argv)
+        line = refused_line(capsys, *argv)
         assert words in line and sa.make_url(url).database in line, line
         assert _dump(pg, url) == before, (role, words)
     assert len(ResultStore(results)) == 1 and ResultStore(results).has(run_key(_result(0).config))
@@ -326,8 +319,8 @@ def test_a_database_this_role_cannot_write_is_refused(pg, capsys):
     reader = url.replace(f"{pg.USER}@", "reader@")
     assert databases.inspect(reader).writable is False and databases.inspect(url).writable is True
     before = _dump(pg, url)
-    assert "is read-only here" in _cli(capsys, *SWEEP, "--store", reader)
-    assert "is read-only" in _cli(capsys, *TUNE, "--storage", reader)
+    assert "is read-only here" in refused_line(capsys, *SWEEP, "--store", reader)
+    assert "is read-only" in refused_line(capsys, *TUNE, "--storage", reader)
     assert _dump(pg, url) == before
 
 

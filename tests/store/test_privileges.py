@@ -24,6 +24,7 @@ from dropedge_core import cli, databases
 from dropedge_core.store import ResultStore
 from dropedge_core.studies import tuning
 from dropedge_core.training import RunResult, TrainConfig
+from tests.helpers.runs import refused_line
 
 SWEEP = ["sweep", "--dataset", "karate", "--samplers", "nodrop", "--layers", "2", "--epochs", "2",
          "--hidden", "8", "--diag-every", "0", "--seeds", "0", "1", "--json", "--no-progress"]
@@ -37,14 +38,6 @@ def _result(seed: int) -> RunResult:
                      best_epoch=1, best_val_acc=0.5, test_acc=0.4, epochs_run=1, total_time=0.1,
                      device="cpu", history=[], diagnostics=[])
 
-
-def _refused(capsys, *argv) -> str:
-    """Run the CLI; it must exit 2 with one ``error:`` line (no traceback), returned."""
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    lines = err.strip().splitlines()
-    assert code == 2 and out == "" and len(lines) == 1 and lines[0].startswith("error: "), (code, err)
-    return lines[0]
 
 
 def _count(pg, url: str) -> int:
@@ -80,7 +73,7 @@ def test_a_role_lacking_one_row_privilege_is_refused(pg, capsys):
     pg.execute(url, NO_CREATE)
     writer = pg.role("insert_only", url, "GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO insert_only")
     before = pg.dump(url)
-    line = _refused(capsys, *SWEEP, "--store", writer)
+    line = refused_line(capsys, *SWEEP, "--store", writer)
     assert "lacks UPDATE, DELETE on table 'claims'" in line and _shown(writer) in line, line
     assert "s3cret" not in line and pg.dump(url) == before
 
@@ -104,7 +97,7 @@ def test_a_row_only_role_cannot_upgrade_an_older_store(pg, capsys):
     pg.execute(url, NO_CREATE)
     writer = pg.role("rows_old", url, ROWS.format(role="rows_old"))
     before = pg.dump(url)
-    line = _refused(capsys, *SWEEP, "--store", writer)
+    line = refused_line(capsys, *SWEEP, "--store", writer)
     assert "role 'rows_old'" in line and "lacks ownership of table 'runs'" in line, line
     assert _shown(writer) in line and "s3cret" not in line, line
     assert pg.dump(url) == before
@@ -121,10 +114,10 @@ def test_a_role_without_create_is_refused_on_an_empty_database(pg, capsys):
     pg.execute(url, NO_CREATE)
     reader = pg.role("no_create", url)
     before = pg.dump(url)
-    line = _refused(capsys, *SWEEP, "--store", reader)
+    line = refused_line(capsys, *SWEEP, "--store", reader)
     assert "lacks CREATE on schema 'public' (to create the tables claims, runs)" in line, line
     assert _shown(reader) in line and "s3cret" not in line, line
-    line = _refused(capsys, *TUNE, "--storage", reader)
+    line = refused_line(capsys, *TUNE, "--storage", reader)
     assert "Optuna storage" in line and "lacks CREATE on schema 'public'" in line, line
     assert _shown(reader) in line and "Traceback" not in line, line
     assert pg.dump(url) == before
@@ -137,7 +130,7 @@ def test_optuna_storage_needs_its_sequences_and_its_missing_tables(pg, capsys):
     pg.execute(url, NO_CREATE)
     writer = pg.role("rows_optuna", url, ROWS.format(role="rows_optuna"))
     before = pg.dump(url)
-    line = _refused(capsys, *TUNE, "--storage", writer)
+    line = refused_line(capsys, *TUNE, "--storage", writer)
     assert "lacks USAGE on sequence 'studies_study_id_seq'" in line and _shown(writer) in line, line
     assert pg.dump(url) == before
     pg.execute(url, "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO rows_optuna")
@@ -146,7 +139,7 @@ def test_optuna_storage_needs_its_sequences_and_its_missing_tables(pg, capsys):
     # a storage missing one of Optuna's tables (an older Optuna's) needs CREATE to add it
     pg.execute(url, "DROP TABLE trial_heartbeats")
     before = pg.dump(url)
-    line = _refused(capsys, *TUNE, "--storage", writer)
+    line = refused_line(capsys, *TUNE, "--storage", writer)
     assert "lacks CREATE on schema 'public' (to create the tables trial_heartbeats)" in line, line
     assert pg.dump(url) == before
 
