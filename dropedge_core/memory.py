@@ -164,9 +164,13 @@ def smoothing_bytes(num_nodes: int, num_edges: int, num_layers: int, num_feature
     propagations, the subspace projection and Dirichlet energy at every step), with the
     features projected to at most 64 columns.
 
-    Measured (growth of peak RSS, 5 draws, 2-core CPU; estimate / real): 1M nodes and one
-    edge, L=8: 1.3; rings of 100k-300k nodes, L=4-32, 1-200 features: 1.2-1.7; 20k nodes
-    x 1433 features: 1.8. (A 10M-node upload with one edge, L=8, grew the app by 6.9 GB.)"""
+    Measured (growth of peak RSS, 5 draws, 2-core CPU; estimate / real): in a long-lived
+    process, 1M nodes and one edge, L=8: 1.3; rings of 100k-300k nodes, L=4-32, 1-200
+    features: 1.2-1.7; 20k nodes x 1433 features: 1.8. In a fresh process with freed memory
+    returned to the system (:func:`peak_bytes`'s way): 100k-node ring, L=4, 8 features: 2.9;
+    300k, L=8: 2.0; 1M nodes and one edge, L=8: 1.9; 300k, L=16, 64 features: 2.4 — a
+    conservative bound either way. (A 10M-node upload with one edge, L=8, grew the app by
+    6.9 GB.)"""
     width = num_features + 6 * min(num_features, 64)
     return (num_nodes * (320 + 100 * num_layers) + num_edges * (200 + 180 * num_layers)
             + num_nodes * width * 5 + (64 << 20))  # + the tables' and pandas' own 20-30 MiB

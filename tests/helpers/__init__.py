@@ -22,6 +22,19 @@ def random_graph(num_nodes: int, num_edges: int, num_features: int = 8, seed: in
     return Graph("random", x, y, edges, none.clone(), none.clone(), none.clone(), 2)
 
 
+def ring_graph(num_nodes: int, ring: bool = True, num_features: int = 1):
+    """``num_nodes`` nodes on a ring (``ring``) or with one edge 0-1 only, random features:
+    a graph as large as asked that costs nothing to build (memory estimates)."""
+    from dropedge_core.method.graph import Graph, simple_undirected_edges
+
+    ids = torch.arange(num_nodes)
+    edges = torch.stack([ids, (ids + 1) % num_nodes]) if ring else torch.tensor([[0], [1]])
+    none = torch.zeros(num_nodes, dtype=torch.bool)
+    x = torch.rand(num_nodes, num_features, generator=torch.Generator().manual_seed(0))
+    labels = torch.zeros(num_nodes, dtype=torch.long)
+    return Graph("big", x, labels, simple_undirected_edges(edges, num_nodes), none, none, none, 1, {})
+
+
 def raw_dir(name: str) -> Path:
     """The folder a Planetoid dataset's raw files load from now: ``DROPEDGE_DATA``'s or,
     when they come from the cache, the cache's (call after the dataset's fixture, which

@@ -5,25 +5,20 @@ server by 6.9 GB under a 3 GiB limit. Both now check ``$DROPEDGE_MAX_MEMORY_GB``
 drawing anything (:func:`dropedge_core.memory.smoothing_bytes`, ``men_bytes``)."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
-import torch
 
 from dropedge_core import memory
-from dropedge_core.method.graph import Graph, simple_undirected_edges
 from dropedge_core.studies import sampling
-
-
-def graph(n: int, ring: bool, features: int = 1) -> Graph:
-    ids = torch.arange(n)
-    edges = torch.stack([ids, (ids + 1) % n]) if ring else torch.tensor([[0], [1]])
-    none = torch.zeros(n, dtype=torch.bool)
-    return Graph("big", torch.rand(n, features, generator=torch.Generator().manual_seed(0)),
-                 torch.zeros(n, dtype=torch.long), simple_undirected_edges(edges, n), none, none, none, 1, {})
+from tests.helpers import REPO, ring_graph
 
 
 def test_smoothing_curves_above_the_limit_are_refused_before_drawing(monkeypatch):
     monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.0625")
-    g = graph(300_000, ring=False)
+    g = ring_graph(300_000, ring=False)
     # 300k x (320 + 100 L) + 1 x (200 + 180 L) + 300k x 7 x 5 + 64 MiB at L = 8, by hand
     by_hand = 300_000 * (320 + 800) + 1 * (200 + 1440) + 300_000 * 35 + (64 << 20)
     assert memory.smoothing_bytes(300_000, 1, 8, 1) == by_hand > 64 << 20
@@ -32,16 +27,30 @@ def test_smoothing_curves_above_the_limit_are_refused_before_drawing(monkeypatch
 
 
 def test_smoothing_estimate_bounds_what_the_curves_really_hold():
-    g = graph(100_000, ring=True, features=8)
-    _, real = memory.peak_bytes(lambda: sampling.smoothing_spread(g, ["nodrop", "dropedge", "dropedge++"],
-                                                                  4, 0.3, 1.0))
-    estimate = memory.smoothing_bytes(g.num_nodes, g.num_edges, 4, 8)
-    assert real <= estimate <= 2 * real, (real >> 20, estimate >> 20)
+    """The estimate is above the real peak and within 3.5x of it. Measured in a fresh
+    process with freed memory returned to the system (as ``memory.peak_bytes`` asks;
+    inside a long test session the allocator's cached heap hides most of the growth:
+    46 MiB seen for this 247 MiB estimate in a full run). Measured that way the estimate is
+    a conservative 1.9-2.9x (``memory.smoothing_bytes``)."""
+    code = ("from dropedge_core import memory\n"
+            "from dropedge_core.studies import sampling\n"
+            "from tests.helpers import ring_graph\n"
+            "sampling.smoothing_spread(ring_graph(500, num_features=8), ['nodrop'], 2, 0.3, 1.0)  # warm\n"
+            "g = ring_graph(100_000, num_features=8)\n"
+            "_, real = memory.peak_bytes(lambda: sampling.smoothing_spread(\n"
+            "    g, ['nodrop', 'dropedge', 'dropedge++'], 4, 0.3, 1.0))\n"
+            "print(real, memory.smoothing_bytes(g.num_nodes, g.num_edges, 4, 8))\n")
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", MALLOC_TRIM_THRESHOLD_="0")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    real, estimate = (int(v) for v in proc.stdout.split())
+    assert real <= estimate <= 3.5 * real, (real >> 20, estimate >> 20)
 
 
 def test_men_runs_above_the_limit_are_refused_before_sampling(monkeypatch):
     monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.0625")
-    g = graph(300_000, ring=False)
+    g = ring_graph(300_000, ring=False)
     assert memory.men_bytes(300_000, 1, 2, 256) > 64 << 20
     with pytest.raises(memory.MemoryLimitError, match=r"MEN at L=2 on big \(N=300000, M=1\)"):
         sampling.men_runs(g, ["nodrop"], [2], 1, 0.3, 1.0, num_sources=256)
