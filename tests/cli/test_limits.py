@@ -18,7 +18,7 @@ from dropedge_core import env
 from dropedge_core.data import csv_graph
 from dropedge_core.training import MAX_HIDDEN, MAX_LR, MAX_SEED, MAX_WEIGHT_DECAY, ConfigError, TrainConfig
 from tests.helpers import REPO
-from tests.helpers.runs import run_cli
+from tests.helpers.runs import measured, run_cli
 
 QUICK = ["--dataset", "karate", "--layers", "2", "--epochs", "2", "--no-progress"]
 # flag, value, what the one line must say
@@ -206,12 +206,7 @@ def test_estimate_bounds_what_training_really_holds(tmp_path):
             "grew = kib('VmHWM') * 1024 - before\n"
             "est = check_memory(config, g)  # the trainer's own estimate of this config\n"
             "print(grew, est)\n")
-    # freed tensors go back to the system (no cached heap reused unseen): see memory.peak_bytes
-    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", MALLOC_TRIM_THRESHOLD_="0")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env=env)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    grew, est = (int(v) for v in proc.stdout.split())
+    grew, est = measured(code)  # a fresh process, freed memory returned: see memory.peak_bytes
     assert 0.7 * grew <= est <= 1.5 * grew, (grew >> 20, est >> 20)
 
 

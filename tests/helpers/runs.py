@@ -1,6 +1,7 @@
 """Made-up run results, a scripted trainer and the CLI runner the tests share."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -62,3 +63,15 @@ def refused_line(capsys, *argv) -> str:
     lines = err.strip().splitlines()
     assert code == 2 and out == "" and len(lines) == 1 and lines[0].startswith("error: "), (code, err)
     return lines[0]
+
+
+def measured(code: str, timeout: int = 600) -> list[int]:
+    """Run ``code`` in a fresh interpreter (repository root) with freed memory returned to
+    the system (``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_``: a later tensor
+    cannot reuse a cached heap unseen, see ``memory.peak_bytes``); returns the integers it
+    prints on stdout."""
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", MALLOC_TRIM_THRESHOLD_="0")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [int(v) for v in proc.stdout.split()]

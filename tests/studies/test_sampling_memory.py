@@ -5,15 +5,12 @@ server by 6.9 GB under a 3 GiB limit. Both now check ``$DROPEDGE_MAX_MEMORY_GB``
 drawing anything (:func:`dropedge_core.memory.smoothing_bytes`, ``men_bytes``)."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from dropedge_core import memory
 from dropedge_core.studies import sampling
-from tests.helpers import REPO, ring_graph
+from tests.helpers import ring_graph
+from tests.helpers.runs import measured
 
 
 def test_smoothing_curves_above_the_limit_are_refused_before_drawing(monkeypatch):
@@ -40,11 +37,7 @@ def test_smoothing_estimate_bounds_what_the_curves_really_hold():
             "_, real = memory.peak_bytes(lambda: sampling.smoothing_spread(\n"
             "    g, ['nodrop', 'dropedge', 'dropedge++'], 4, 0.3, 1.0))\n"
             "print(real, memory.smoothing_bytes(g.num_nodes, g.num_edges, 4, 8))\n")
-    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", MALLOC_TRIM_THRESHOLD_="0")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env=env)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    real, estimate = (int(v) for v in proc.stdout.split())
+    real, estimate = measured(code)
     assert real <= estimate <= 3.5 * real, (real >> 20, estimate >> 20)
 
 
