@@ -132,22 +132,13 @@ class AuthorsAPPNP(APPNPStar):
             if self.inp_bias is not None:
                 self.inp_bias.copy_(lin.bias)
 
-    def forward(self, x: torch.Tensor, adjs: list[torch.Tensor], return_hidden: bool = False):
-        """Log-probs ``(N, classes)`` (and ``[Z^(1), ..., Z^(L)]`` when ``return_hidden``)."""
-        _check_adjs(adjs, self.num_layers)
-        z0 = matmul(x, self.inp)
-        if self.inp_bias is not None:
-            z0 = z0 + self.inp_bias
-        z = z0 = F.relu(z0)
-        hidden: list[torch.Tensor] = []
-        for i, adj in enumerate(adjs):
-            z = (1.0 - self.alpha) * torch.sparse.mm(adj, self._drop(z)) + self.alpha * z0
-            if self.batch_norm:
-                z = self.norms[i](z)
-            z = F.relu(z)
-            hidden.append(z)
-        out = F.log_softmax(self.out(self._drop(z)), dim=1)
-        return (out, hidden) if return_hidden else out
+    def _input_dropout(self, x: torch.Tensor) -> torch.Tensor:
+        """None on the features: their APPNP drops out before each propagation instead."""
+        return x
+
+    def _step_dropout(self, z: torch.Tensor) -> torch.Tensor:
+        """Dropout before each propagation step (their ``GraphBaseBlock`` for APPNP)."""
+        return self._drop(z)
 
 
 def make_authors_model(name: str, in_dim: int, num_classes: int, num_layers: int, hidden: int = 128,

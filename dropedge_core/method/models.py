@@ -319,20 +319,29 @@ class APPNPStar(_Backbone):
     def forward(self, x: torch.Tensor, adjs: list[torch.Tensor], return_hidden: bool = False):
         """Log-probs ``(N, classes)`` (and ``[Z^(1), ..., Z^(L)]`` when ``return_hidden``)."""
         _check_adjs(adjs, self.num_layers)
-        z0 = matmul(self._drop(x), self.inp)
+        z0 = matmul(self._input_dropout(x), self.inp)
         if self.inp_bias is not None:
             z0 = z0 + self.inp_bias
         z0 = F.relu(z0)
         hidden: list[torch.Tensor] = []
         z = z0
         for i, adj in enumerate(adjs):
-            z = (1.0 - self.alpha) * spmm(adj, z) + self.alpha * z0
+            z = (1.0 - self.alpha) * spmm(adj, self._step_dropout(z)) + self.alpha * z0
             if self.batch_norm:
                 z = self.norms[i](z)
             z = F.relu(z)
             hidden.append(z)
         out = F.log_softmax(self.out(self._drop(z)), dim=1)
         return (out, hidden) if return_hidden else out
+
+    def _input_dropout(self, x: torch.Tensor) -> torch.Tensor:
+        """Dropout of the features before ``W_in`` (the authors' variant overrides both
+        dropout places)."""
+        return self._drop(x)
+
+    def _step_dropout(self, z: torch.Tensor) -> torch.Tensor:
+        """Dropout before each propagation step: none here."""
+        return z
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", alpha={self.alpha}"
