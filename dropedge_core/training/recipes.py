@@ -177,6 +177,36 @@ def settings_label(config) -> str:
     return "+".join([config.recipe, *changed])
 
 
+def parse_settings_label(label: str) -> tuple[str, dict]:
+    """The inverse of :func:`settings_label`: ``(recipe, {name: value})`` of a label such as
+    ``"quick+batch_norm=True+lr=0.001"``. Values are read as the label wrote them (``True``/
+    ``False``, integers, else floats or text); :class:`TrainConfig` validates them.
+
+    Raises:
+        RecipeError: a part after the recipe is not ``name=value`` of a hyperparameter.
+    """
+    recipe, *parts = str(label).split("+")
+    changed: dict = {}
+    for part in parts:
+        name, sep, text = part.partition("=")
+        if not sep or name not in HYPERPARAMETERS:
+            raise RecipeError(f"settings label {label!r}: {part!r} is not name=value of one of "
+                              f"{', '.join(HYPERPARAMETERS)}")
+        changed[name] = _label_value(text)
+    return check_recipe(recipe), changed
+
+
+def _label_value(text: str):
+    if text in ("True", "False"):
+        return text == "True"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def from_legacy(values: dict) -> dict:
     """A config dict written before recipes existed (every setting explicit, no
     ``recipe``) with the recipe that then filled its defaults: ``"paper"`` when its
@@ -217,4 +247,5 @@ def describe(fields: dict) -> str:
 
 __all__ = ["BATCH_NORM_FROM", "DEEP_FROM", "DEFAULT_RECIPE", "HYPERPARAMETERS", "RECIPES", "RECIPE_FIELDS",
            "RecipeError", "SHALLOW", "SHALLOW_AT_EVERY_DEPTH", "check_recipe", "depth_epochs",
-           "depth_recipe", "describe", "from_legacy", "needs_batch_norm", "recipe_fields", "settings_label"]
+           "depth_recipe", "describe", "from_legacy", "needs_batch_norm", "parse_settings_label", "recipe_fields",
+           "settings_label"]

@@ -29,16 +29,18 @@ def upgrade_rows(conn: sa.Connection, runs: sa.Table) -> int:
     were upgraded (a row counts once per version it passed)."""
     done = 0
     for module in VERSIONS:
-        old = conn.execute(sa.select(runs.c.key, runs.c.config_json).where(
+        old = conn.execute(sa.select(runs.c.key, runs.c.config_json, runs.c.stream).where(
             sa.func.coalesce(runs.c.schema_version, 1) < module.VERSION)).all()
-        for key, text in old:
-            _rekey(conn, runs, key, module.upgrade(json.loads(text)), module.VERSION)
+        for key, text, stream in old:
+            _rekey(conn, runs, key, module.upgrade(json.loads(text)), module.VERSION, stream or 1)
         done += len(old)
     return done
 
 
-def _rekey(conn: sa.Connection, runs: sa.Table, key: str, config, version: int) -> None:
-    new_key = run_key(config)
+def _rekey(conn: sa.Connection, runs: sa.Table, key: str, config, version: int, stream: int) -> None:
+    # the row keeps its own stream: an old row re-keyed with today's stream would pass
+    # for a run today's sampler draws
+    new_key = run_key(config, stream=stream)
     if new_key != key and conn.execute(sa.select(runs.c.key).where(runs.c.key == new_key)).first():
         conn.execute(sa.delete(runs).where(runs.c.key == key))  # the same run, stored twice
         return

@@ -1,0 +1,135 @@
+"""Bundled runs pinned to the code that ships: each row's config, stream and fingerprint.
+
+A bundled run row (:mod:`dropedge_core.studies.runs`' run CSV format, or the ablation's
+format with its keep-rate columns) names its config only through its descriptive columns
+and its key. :func:`row_config` rebuilds the config from them and proves it by the key;
+:func:`fingerprint_rows` recomputes each row's fingerprint
+(:func:`dropedge_core.training.fingerprint.fingerprint`: the masks its seed draws, its
+initial weights) at the code that runs now; :func:`drifted` lists the rows whose stored
+fingerprint the code no longer gives — runs it could not produce again.
+
+A row's ``stream`` is the sampler stream version it was drawn from
+(:data:`dropedge_core.method.samplers.STREAMS`). Only rows of today's version count in a
+table or a verdict (:func:`current`); rows of an older stream stay bundled, labelled, for
+comparison.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import pandas as pd
+
+from dropedge_core.data import datasets
+from dropedge_core.method import samplers
+from dropedge_core.store import run_key
+from dropedge_core.training import TrainConfig
+from dropedge_core.training.fingerprint import fingerprint
+from dropedge_core.training.recipes import RecipeError, parse_settings_label
+
+__all__ = ["FingerprintError", "row_config", "current", "older", "fingerprint_rows", "drifted"]
+
+#: Keep-rate columns a row may carry (the ablation's file does; the run CSV format leaves
+#: them to the recipe).
+RATE_COLUMNS: tuple[str, ...] = ("p_min", "p_max", "p", "directed")
+
+
+class FingerprintError(ValueError):
+    """A bundled row whose config cannot be rebuilt (the message names the row)."""
+
+
+def _row_stream(row) -> int:
+    value = row.get("stream") if hasattr(row, "get") else None
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return 1
+    return int(value)
+
+
+def _rates(row) -> dict:
+    out = {}
+    for name in RATE_COLUMNS:
+        value = row.get(name) if hasattr(row, "get") else None
+        if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
+            continue
+        if name == "directed":
+            out[name] = value if isinstance(value, bool) else str(value).strip().lower() == "true"
+        else:
+            out[name] = float(value)
+    return out
+
+
+def row_config(row) -> TrainConfig:
+    """The config of one bundled run row, proven by its key.
+
+    Args:
+        row: a mapping (a ``pandas`` row) with ``dataset``, ``split``, ``backbone``,
+            ``sampler``, ``layers``, ``seed``, ``key``, and ``settings`` (the recipe and what
+            the run changed; ``depth`` when absent) or the keep-rate columns
+            :data:`RATE_COLUMNS`; ``stream`` (default 1).
+
+    Raises:
+        FingerprintError: the columns do not rebuild a config whose key (of the row's
+            stream) is the row's key.
+    """
+    settings = row.get("settings") if hasattr(row, "get") else None
+    label = "depth" if settings is None or (isinstance(settings, float) and math.isnan(settings)) \
+        or settings == "" else str(settings)
+    where = (f"{row['dataset']} {row['split']} {row['backbone']}-{row['layers']} {row['sampler']} "
+             f"seed {row['seed']} ({label})")
+    try:
+        recipe, changed = parse_settings_label(label)
+        config = TrainConfig(dataset=row["dataset"], split=row["split"], backbone=row["backbone"],
+                             recipe=recipe, num_layers=int(row["layers"]), sampler=row["sampler"],
+                             seed=int(row["seed"]), **changed, **_rates(row))
+    except (RecipeError, ValueError, TypeError) as exc:
+        raise FingerprintError(f"bundled run {where}: {exc}") from None
+    if run_key(config, stream=_row_stream(row)) != row["key"]:
+        raise FingerprintError(f"bundled run {where}: its columns give another config than its key "
+                               f"{str(row['key'])[:12]}… says")
+    return config
+
+
+def _streams(df: pd.DataFrame) -> pd.Series:
+    stream = df["stream"] if "stream" in df else pd.Series(1, index=df.index)
+    return stream.fillna(1).astype("int64")
+
+
+def current(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows drawn from today's stream of their sampler (what tables and verdicts use)."""
+    today = df["sampler"].map(samplers.stream_version)
+    return df[_streams(df) == today]
+
+
+def older(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of an older stream than today's (bundled for comparison, never pooled)."""
+    today = df["sampler"].map(samplers.stream_version)
+    return df[_streams(df) != today]
+
+
+def fingerprint_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with ``masks_fp`` and ``init_fp`` computed now for each row (from
+    :func:`row_config`; each graph loaded once). No training: a few milliseconds a row."""
+    graphs: dict = {}
+    masks, inits = [], []
+    for _, row in df.iterrows():
+        config = row_config(row)
+        where = (config.dataset, config.split)
+        if where not in graphs:
+            graphs[where] = datasets.load(*where)
+        fp = fingerprint(config, graphs[where])
+        masks.append(fp.masks)
+        inits.append(fp.init)
+    return df.assign(masks_fp=masks, init_fp=inits)
+
+
+def drifted(df: pd.DataFrame, columns: Iterable[str] = ("masks_fp", "init_fp")) -> pd.DataFrame:
+    """The rows of today's stream whose stored fingerprint differs from the one computed
+    now, with ``now_masks_fp`` / ``now_init_fp`` beside the stored ones."""
+    rows = current(df)
+    now = fingerprint_rows(rows)
+    changed = pd.Series(False, index=rows.index)
+    out = rows.copy()
+    for name in columns:
+        out[f"now_{name}"] = now[name]
+        changed |= rows[name].astype(str) != now[name].astype(str)
+    return out[changed]
