@@ -325,12 +325,15 @@ def requested_runs(configs: Sequence[TrainConfig], cached: pd.DataFrame) -> pd.D
     """
     wanted = pd.DataFrame([run_row(c) for c in configs],
                           columns=["dataset", "split", "backbone", "sampler", "layers", "seed", "settings",
-                                   "key"])
+                                   "key", "stream"])
     have = cached if "source" in cached else cached.assign(source="store")
-    have = have.drop_duplicates("key")[["key", "test_acc", "best_val_acc", "epochs_run", "source"]]
+    have = have.drop_duplicates("key")[["key", "test_acc", "best_val_acc", "epochs_run", "source",
+                                        *(c for c in ("masks_fp", "init_fp") if c in have)]]
     out = wanted.merge(have, on="key", how="left")
     out["source"] = out["source"].fillna("missing")
     out["epochs_run"] = out["epochs_run"].astype("Int64")
+    for name in ("masks_fp", "init_fp"):
+        out[name] = out[name].fillna("") if name in out else ""
     return out[[*RUN_COLUMNS, "source"]]
 
 

@@ -24,7 +24,7 @@ from dropedge_core.data import datasets
 from dropedge_core.method import samplers
 from dropedge_core.store import run_key
 from dropedge_core.training import TrainConfig
-from dropedge_core.training.fingerprint import fingerprint
+from dropedge_core.training.fingerprint import FingerprintCache
 from dropedge_core.training.recipes import RecipeError, parse_settings_label
 
 __all__ = ["FingerprintError", "row_config", "current", "older", "fingerprint_rows", "drifted"]
@@ -108,18 +108,19 @@ def older(df: pd.DataFrame) -> pd.DataFrame:
 
 def fingerprint_rows(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with ``masks_fp`` and ``init_fp`` computed now for each row (from
-    :func:`row_config`; each graph loaded once). No training: a few milliseconds a row."""
+    :func:`row_config`; each graph loaded once, each distinct half computed once). No
+    training: a few milliseconds a row."""
     graphs: dict = {}
-    masks, inits = [], []
-    for _, row in df.iterrows():
-        config = row_config(row)
+
+    def graph_of(config: TrainConfig):
         where = (config.dataset, config.split)
         if where not in graphs:
             graphs[where] = datasets.load(*where)
-        fp = fingerprint(config, graphs[where])
-        masks.append(fp.masks)
-        inits.append(fp.init)
-    return df.assign(masks_fp=masks, init_fp=inits)
+        return graphs[where]
+
+    compute = FingerprintCache(graph_of)
+    prints = [compute(row_config(row)) for _, row in df.iterrows()]
+    return df.assign(masks_fp=[p.masks for p in prints], init_fp=[p.init for p in prints])
 
 
 def drifted(df: pd.DataFrame, columns: Iterable[str] = ("masks_fp", "init_fp")) -> pd.DataFrame:

@@ -23,7 +23,17 @@ reads; one row per training run, columns in this order (:data:`RUN_COLUMNS`):
 ``key``        :func:`dropedge_core.store.run_key` of the run's full config (64 hex
                digits): the identity of the run — a page asks for configs, and a run
                of the CSV counts for a config exactly when the keys are equal
+``stream``     the sampler stream version the run drew its masks from
+               (:data:`dropedge_core.method.samplers.STREAMS`; it enters the key when above
+               1); files without the column are version 1
+``masks_fp``   the run's fingerprint (:mod:`dropedge_core.training.fingerprint`): a hash of
+``init_fp``    the masks its seed draws in its first epochs and of its initial weights, as
+               the code that made it drew them; empty in files written before fingerprints
 =============  ==========================================================================
+
+Only rows of today's stream of their sampler count in a table or a verdict
+(:func:`dropedge_core.studies.fingerprints.current`); ``tests/studies/test_bundled_fingerprints.py``
+recomputes every bundled fingerprint and names the runs a code change altered.
 
 The descriptive columns are for people and for grouping; only ``key`` says under which
 settings (hidden width, learning rate, epochs, keep rates, ...) a run was made; ``settings``
@@ -40,19 +50,23 @@ import pandas as pd
 from dropedge_core import paths
 from dropedge_core.method.models import ALIASES, BACKBONES
 from dropedge_core.method.samplers import NAMES as SAMPLER_NAMES
+from dropedge_core.method.samplers import stream_version
 from dropedge_core.store import ResultStore, run_key
-from dropedge_core.training import TrainConfig
+from dropedge_core.training import UPLOAD_DATASET, TrainConfig
 
 #: Where the bundled run CSVs live (every ``*.csv`` below it is read).
 BUNDLED_DIR = paths.BUNDLED_RESULTS_DIR
 #: Columns of the run CSV format, in order.
 RUN_COLUMNS: tuple[str, ...] = ("dataset", "split", "backbone", "sampler", "layers", "seed",
-                                "test_acc", "best_val_acc", "epochs_run", "settings", "key")
+                                "test_acc", "best_val_acc", "epochs_run", "settings", "key",
+                                "stream", "masks_fp", "init_fp")
+#: Columns a run CSV may lack (files written before them): read as empty, or stream 1.
+OPTIONAL_COLUMNS: tuple[str, ...] = ("settings", "stream", "masks_fp", "init_fp")
 #: What one cell of the depth study is: the runs of a cell differ only in their seed.
 GROUP_COLUMNS: tuple[str, ...] = ("dataset", "split", "backbone", "sampler", "layers")
-_INT_COLUMNS = ("layers", "seed", "epochs_run")
+_INT_COLUMNS = ("layers", "seed", "epochs_run", "stream")
 _FLOAT_COLUMNS = ("test_acc", "best_val_acc")
-_STR_COLUMNS = ("dataset", "split", "backbone", "sampler", "settings", "key")
+_STR_COLUMNS = ("dataset", "split", "backbone", "sampler", "settings", "key", "masks_fp", "init_fp")
 
 
 class ResultsError(ValueError):
@@ -71,13 +85,15 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(index=df.index)
     for c in _STR_COLUMNS:
         out[c] = (df[c] if c in df else pd.Series("", index=df.index)).fillna("").astype(str).str.strip()
-        if c not in ("key", "settings"):
+        if c not in ("key", "settings", "masks_fp", "init_fp"):
             out[c] = out[c].str.lower()
     out["backbone"] = out["backbone"].replace(ALIASES)  # files from before appnp_star say "appnp*"
     for c in _FLOAT_COLUMNS:
         out[c] = pd.to_numeric(df[c], errors="raise").astype(float)
+    stream = df["stream"] if "stream" in df else pd.Series(1, index=df.index)
+    out["stream"] = pd.to_numeric(stream, errors="raise").fillna(1)
     for c in _INT_COLUMNS:
-        out[c] = pd.to_numeric(df[c], errors="raise").astype("int64")
+        out[c] = pd.to_numeric(out[c] if c == "stream" else df[c], errors="raise").astype("int64")
     return out[list(RUN_COLUMNS)].reset_index(drop=True)
 
 
@@ -91,12 +107,12 @@ def read_runs(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     try:
         df = pd.read_csv(path, dtype={"key": str, "dataset": str, "split": str, "backbone": str,
-                                      "sampler": str, "settings": str})
+                                      "sampler": str, "settings": str, "masks_fp": str, "init_fp": str})
     except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise ResultsError(f"cannot read run CSV {path}: {exc}".splitlines()[0]) from None
     except pd.errors.EmptyDataError:
         return empty_runs()
-    missing = [c for c in RUN_COLUMNS if c not in df.columns and c != "settings"]
+    missing = [c for c in RUN_COLUMNS if c not in df.columns and c not in OPTIONAL_COLUMNS]
     if missing:
         raise ResultsError(f"run CSV {path} lacks column(s) {', '.join(missing)}; "
                            f"expected {', '.join(RUN_COLUMNS)}")
@@ -144,6 +160,7 @@ def store_runs(store: ResultStore) -> pd.DataFrame:
     fields = [f for f in TrainConfig.__dataclass_fields__ if f in df]
     df["settings"] = [TrainConfig.from_dict({f: _plain(row[f]) for f in fields}).settings
                       for _, row in df[fields].iterrows()]
+    df["stream"] = df["stream"].fillna(1) if "stream" in df else 1
     return _typed(df.rename(columns={"num_layers": "layers"}))
 
 
@@ -157,7 +174,9 @@ def _plain(value):
 def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None = None) -> Path:
     """Write the store's runs (only those with a key in ``keys`` when given) as a run
     CSV — e.g. into ``dropedge_core/assets/results/`` to bundle a sweep with the app. Rows are sorted
-    by dataset, split, backbone, sampler (NoDrop first), depth and seed. Returns the path."""
+    by dataset, split, backbone, sampler (NoDrop first), depth and seed; each row of today's
+    stream gets its fingerprint, computed now (a run of an older stream keeps it empty: this
+    code does not draw that stream). Returns the path."""
     path = Path(path).expanduser()
     if path.suffix.lower() != ".csv":
         raise ResultsError(f"run exports are CSV files; got {str(path)!r}")
@@ -165,9 +184,21 @@ def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None
     if keys is not None:
         df = df[df["key"].isin(set(keys))]
     df = df.sort_values([*GROUP_COLUMNS, "seed"], key=display_order, kind="stable")
+    df = _with_fingerprints(df)
     path.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(path, index=False)
     return path
+
+
+def _with_fingerprints(df: pd.DataFrame) -> pd.DataFrame:
+    from dropedge_core.studies import fingerprints  # it reads this module's format
+
+    now = fingerprints.current(df[df["dataset"] != UPLOAD_DATASET])
+    if len(now):
+        done = fingerprints.fingerprint_rows(now)
+        df.loc[done.index, "masks_fp"] = done["masks_fp"]
+        df.loc[done.index, "init_fp"] = done["init_fp"]
+    return df
 
 
 def export_table(store: ResultStore, path: str | Path) -> Path:
@@ -211,7 +242,8 @@ def run_row(config: TrainConfig) -> dict:
     """The descriptive columns of a config in the run CSV format (no metrics)."""
     return {"dataset": config.dataset, "split": config.split, "backbone": config.backbone,
             "sampler": config.sampler, "layers": config.num_layers, "seed": config.seed,
-            "settings": config.settings, "key": run_key(config)}
+            "settings": config.settings, "key": run_key(config),
+            "stream": stream_version(config.sampler), "masks_fp": "", "init_fp": ""}
 
 def display_order(column: pd.Series) -> pd.Series:
     """Backbones in :data:`~dropedge_core.method.models.BACKBONES` order and samplers in
@@ -224,6 +256,6 @@ def display_order(column: pd.Series) -> pd.Series:
     return column.map(lambda v: rank.get(v, len(rank)))
 
 
-__all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "RUN_COLUMNS", "ResultsError", "bundled_files", "bundled_results",
+__all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "OPTIONAL_COLUMNS", "RUN_COLUMNS", "ResultsError", "bundled_files", "bundled_results",
            "bundled_signature", "cached_runs", "display_order", "empty_runs", "export_runs", "export_table",
            "read_runs", "run_row", "store_runs"]

@@ -4,7 +4,7 @@ A run is fixed by its config, its seed's edge samples and its seed's initial wei
 config is its key (:func:`dropedge_core.store.run_key`); the other two are the streams a
 code change can alter while the config stays the same (the nested draws' rewrite made
 DropEdge++ seeds draw other masks from the same law). :func:`fingerprint` hashes both, as
-the trainer makes them (its own preparation, ``trainer._prepare``):
+the trainer makes them (from its own sampler, generator and model builder):
 
 * ``masks`` — SHA-256 of the ``(L, M)`` masks the sampler draws in the first
   :data:`FINGERPRINT_EPOCHS` epochs from the run's sampling generator;
@@ -22,10 +22,12 @@ from dataclasses import dataclass
 import torch
 
 from dropedge_core.method.graph import Graph
-from dropedge_core.training.config import TrainConfig
-from dropedge_core.training.trainer import _prepare  # the trainer's own preparation: same streams
+from dropedge_core.data import datasets
+from dropedge_core.training.config import TrainConfig, resolve_device
+from dropedge_core.training.trainer import build_model, make_sampler, sample_generator
 
-__all__ = ["FINGERPRINT_EPOCHS", "Fingerprint", "fingerprint", "masks_digest", "init_digest"]
+__all__ = ["FINGERPRINT_EPOCHS", "INIT_FIELDS", "MASKS_FIELDS", "Fingerprint", "FingerprintCache", "fingerprint",
+           "init_digest", "init_fingerprint", "masks_digest", "masks_fingerprint"]
 
 #: Epochs whose masks the fingerprint hashes: a stream that differs anywhere differs in the
 #: first draw in practice; three catch a change that only shows once the generator advanced.
@@ -60,22 +62,68 @@ def init_digest(model: torch.nn.Module) -> str:
     return h.hexdigest()[:_DIGITS]
 
 
+def masks_fingerprint(config: TrainConfig, graph: Graph,
+                      epochs: int = FINGERPRINT_EPOCHS) -> str:
+    """:func:`masks_digest` of the masks the run draws in its first ``epochs`` epochs, from
+    the trainer's own sampler and generator (:func:`~.trainer.make_sampler`,
+    :func:`~.trainer.sample_generator`). An epoch's masks depend only on that generator and
+    the draws before it, never on training, so drawing them back to back gives the masks the
+    run trains on."""
+    device = resolve_device(config.device)
+    g = graph if graph.x.device == device else graph.to(device)
+    sampler = make_sampler(config, g)
+    generator = sample_generator(config, device)
+    return masks_digest([sampler.sample(g, config.num_layers, generator=generator) for _ in range(epochs)])
+
+
+def init_fingerprint(config: TrainConfig, graph: Graph) -> str:
+    """:func:`init_digest` of the run's model right after the trainer builds it
+    (:func:`~.trainer.build_model`: its seed's weights)."""
+    device = resolve_device(config.device)
+    return init_digest(build_model(config, graph, device))
+
+
 def fingerprint(config: TrainConfig, graph: Graph | None = None,
                 epochs: int = FINGERPRINT_EPOCHS) -> Fingerprint:
-    """The fingerprint of the run ``config`` describes, made the way :func:`train` makes
-    the run (same preparation, same generators), without a training step.
+    """The fingerprint of the run ``config`` describes, made from the trainer's own pieces
+    (same sampler, generators and model builder), without a training step.
 
     Args:
         config: the run's settings (seed included).
         graph: the loaded graph; default ``datasets.load(config.dataset, config.split)``.
         epochs: how many epochs' masks to hash.
-
-    The masks of epoch ``e`` depend only on the sampling generator (seeded by the run's seed)
-    and the ``e - 1`` draws before it, never on training, so drawing them back to back gives
-    the masks the run trains on.
     """
-    run = _prepare(config, graph)
-    init = init_digest(run.model)
-    masks = [run.sampler.sample(run.graph, config.num_layers, generator=run.sample_gen)
-             for _ in range(epochs)]
-    return Fingerprint(masks=masks_digest(masks), init=init)
+    if graph is None:
+        graph = datasets.load(config.dataset, config.split)
+    return Fingerprint(masks=masks_fingerprint(config, graph, epochs), init=init_fingerprint(config, graph))
+
+
+#: The config fields each half of a fingerprint depends on (with the graph): rows that agree
+#: on them share the half, so a table of runs computes each distinct half once.
+MASKS_FIELDS: tuple[str, ...] = ("dataset", "split", "sampler", "p_min", "p_max", "p", "kernel", "directed",
+                                 "num_layers", "seed")
+INIT_FIELDS: tuple[str, ...] = ("dataset", "split", "recipe", "backbone", "num_layers", "hidden", "dropout",
+                                "self_loop", "batch_norm", "alpha", "seed")
+
+
+class FingerprintCache:
+    """:func:`fingerprint` for many configs, each distinct half (:data:`MASKS_FIELDS`,
+    :data:`INIT_FIELDS`) computed once (NoDrop, DropEdge and DropEdge++ runs of one seed
+    share their initial weights)."""
+
+    def __init__(self, graph_of=None):
+        self.graph_of = graph_of or (lambda config: datasets.load(config.dataset, config.split))
+        self.masks: dict[tuple, str] = {}
+        self.inits: dict[tuple, str] = {}
+
+    def __call__(self, config: TrainConfig) -> Fingerprint:
+        values = config.to_dict()
+        # "authors" builds the authors' models; every other recipe the paper's
+        values["recipe"] = "authors" if config.recipe == "authors" else ""
+        mkey = tuple(values[f] for f in MASKS_FIELDS)
+        ikey = tuple(values[f] for f in INIT_FIELDS)
+        if mkey not in self.masks:
+            self.masks[mkey] = masks_fingerprint(config, self.graph_of(config))
+        if ikey not in self.inits:
+            self.inits[ikey] = init_fingerprint(config, self.graph_of(config))
+        return Fingerprint(masks=self.masks[mkey], init=self.inits[ikey])

@@ -61,7 +61,7 @@ from dropedge_core.training.selection import make_selection
 
 __all__ = [
     "SPARSE_FEATURES_BELOW", "MAD_NODES", "AdjacencyBuilder", "prepare_features", "device_memory",
-    "diagnostics", "train",
+    "diagnostics", "train", "make_sampler", "sample_generator", "build_model",
 ]
 
 SPARSE_FEATURES_BELOW = 0.3  # feature density under which X is kept as a sparse matrix
@@ -217,7 +217,20 @@ class _Run:
     diagnostics: list[dict] = field(default_factory=list)
 
 
-def _build_model(config: TrainConfig, g: Graph, device: torch.device) -> torch.nn.Module:
+def make_sampler(config: TrainConfig, g: Graph) -> samplers.EdgeSampler:
+    """The run's sampler, its kernel weights computed (and memoised) on ``g``'s device once."""
+    sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
+                            kernel=config.kernel, directed=config.directed)
+    sampler.weights(g)
+    return sampler
+
+
+def sample_generator(config: TrainConfig, device: torch.device) -> torch.Generator:
+    """The generator the run's edge samples draw from (its seed's mask stream)."""
+    return torch.Generator(device=device).manual_seed(config.seed)
+
+
+def build_model(config: TrainConfig, g: Graph, device: torch.device) -> torch.nn.Module:
     """The backbone, its weights drawn from ``config.seed`` (the authors' models for the
     ``authors`` recipe)."""
     build = make_authors_model if config.recipe == "authors" else make_model
@@ -238,18 +251,16 @@ def _prepare(config: TrainConfig, graph: Graph | None) -> _Run:
         graph = datasets.load(config.dataset, config.split)
     check_trainable(config, graph)
     g = graph if graph.x.device == device else graph.to(device)
-    sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
-                            kernel=config.kernel, directed=config.directed)
-    sampler.weights(g)  # kernel weights computed (and memoised) on the device, once
+    sampler = make_sampler(config, g)
     builder = AdjacencyBuilder(g, config.normalization)
     if not bool(g.train_mask.any()):
         raise ConfigError(f"{g.name} has no training nodes in split {config.split!r}")
-    model = _build_model(config, g, device)
+    model = build_model(config, g, device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     return _Run(config=config, device=device, graph=g, sampler=sampler, builder=builder,
                 full_adjs=[builder.full()] * config.num_layers, x=prepare_features(g.x), model=model,
                 optimizer=optimizer,
-                sample_gen=torch.Generator(device=device).manual_seed(config.seed),
+                sample_gen=sample_generator(config, device),
                 diag_gen=torch.Generator().manual_seed(config.seed + 2))
 
 
