@@ -84,7 +84,7 @@ def csbm():
 
 # ---- CI says what it did not test ----------------------------------------------------------
 #: Under CI=true a skip is a failure, except in the tiers that need hardware CI never has.
-SKIP_ALLOWED_MARKERS = ("cuda",)
+SKIP_ALLOWED_MARKERS = ("cuda", "deep")
 
 
 def _strict_skips() -> bool:

@@ -29,9 +29,15 @@ from dropedge_core.training.recipes import RecipeError, parse_settings_label
 
 __all__ = ["FingerprintError", "row_config", "current", "older", "fingerprint_rows", "drifted"]
 
-#: Keep-rate columns a row may carry (the ablation's file does; the run CSV format leaves
-#: them to the recipe).
-RATE_COLUMNS: tuple[str, ...] = ("p_min", "p_max", "p", "directed")
+#: Config fields a row may carry as columns, overriding its settings label: the ablation's file
+#: has the keep rates; the per-cell search's best runs have the searched values in full (a
+#: label rounds them to 6 digits).
+CONFIG_COLUMNS: tuple[str, ...] = ("p_min", "p_max", "p", "directed", "kernel", "normalization", "hidden",
+                                   "dropout", "lr", "weight_decay", "epochs", "patience", "self_loop",
+                                   "batch_norm", "alpha")
+_INT_FIELDS = ("hidden", "epochs", "patience")
+_BOOL_FIELDS = ("directed", "self_loop", "batch_norm")
+_STR_FIELDS = ("kernel", "normalization")
 
 
 class FingerprintError(ValueError):
@@ -45,14 +51,19 @@ def _row_stream(row) -> int:
     return int(value)
 
 
-def _rates(row) -> dict:
+def _columns(row) -> dict:
+    """The :data:`CONFIG_COLUMNS` a row carries, typed as the config takes them."""
     out = {}
-    for name in RATE_COLUMNS:
+    for name in CONFIG_COLUMNS:
         value = row.get(name) if hasattr(row, "get") else None
         if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
             continue
-        if name == "directed":
+        if name in _BOOL_FIELDS:
             out[name] = value if isinstance(value, bool) else str(value).strip().lower() == "true"
+        elif name in _INT_FIELDS:
+            out[name] = int(value)
+        elif name in _STR_FIELDS:
+            out[name] = str(value)
         else:
             out[name] = float(value)
     return out
@@ -65,7 +76,7 @@ def row_config(row) -> TrainConfig:
         row: a mapping (a ``pandas`` row) with ``dataset``, ``split``, ``backbone``,
             ``sampler``, ``layers``, ``seed``, ``key``, and ``settings`` (the recipe and what
             the run changed; ``depth`` when absent) or the keep-rate columns
-            :data:`RATE_COLUMNS`; ``stream`` (default 1).
+            :data:`CONFIG_COLUMNS` (which override the label); ``stream`` (default 1).
 
     Raises:
         FingerprintError: the columns do not rebuild a config whose key (of the row's
@@ -80,7 +91,7 @@ def row_config(row) -> TrainConfig:
         recipe, changed = parse_settings_label(label)
         config = TrainConfig(dataset=row["dataset"], split=row["split"], backbone=row["backbone"],
                              recipe=recipe, num_layers=int(row["layers"]), sampler=row["sampler"],
-                             seed=int(row["seed"]), **changed, **_rates(row))
+                             seed=int(row["seed"]), **{**changed, **_columns(row)})
     except (RecipeError, ValueError, TypeError) as exc:
         raise FingerprintError(f"bundled run {where}: {exc}") from None
     if run_key(config, stream=_row_stream(row)) != row["key"]:
