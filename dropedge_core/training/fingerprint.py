@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 import torch
 
-from dropedge_core.method.graph import Graph
 from dropedge_core.data import datasets
+from dropedge_core.method.graph import Graph
 from dropedge_core.training.config import TrainConfig, resolve_device
 from dropedge_core.training.trainer import build_model, make_sampler, sample_generator
 
-__all__ = ["FINGERPRINT_EPOCHS", "INIT_FIELDS", "MASKS_FIELDS", "Fingerprint", "FingerprintCache", "fingerprint",
-           "init_digest", "init_fingerprint", "masks_digest", "masks_fingerprint"]
+__all__ = ["FINGERPRINT_EPOCHS", "INIT_FIELDS", "MASKS_FIELDS", "Fingerprint", "FingerprintCache",
+           "fingerprint", "init_digest", "init_fingerprint", "masks_digest", "masks_fingerprint"]
 
 #: Epochs whose masks the fingerprint hashes: a stream that differs anywhere differs in the
 #: first draw in practice; three catch a change that only shows once the generator advanced.

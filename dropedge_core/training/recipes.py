@@ -247,5 +247,5 @@ def describe(fields: dict) -> str:
 
 __all__ = ["BATCH_NORM_FROM", "DEEP_FROM", "DEFAULT_RECIPE", "HYPERPARAMETERS", "RECIPES", "RECIPE_FIELDS",
            "RecipeError", "SHALLOW", "SHALLOW_AT_EVERY_DEPTH", "check_recipe", "depth_epochs",
-           "depth_recipe", "describe", "from_legacy", "needs_batch_norm", "parse_settings_label", "recipe_fields",
-           "settings_label"]
+           "depth_recipe", "describe", "from_legacy", "needs_batch_norm", "parse_settings_label",
+           "recipe_fields", "settings_label"]

@@ -43,7 +43,8 @@ def test_every_bundled_row_names_its_stream_and_fingerprint():
     for column in ("stream", "masks_fp", "init_fp"):
         assert column in rows, f"a bundled file lacks {column!r}"
     blank = rows[rows["masks_fp"].isna() | rows["init_fp"].isna()]
-    assert blank.empty, "rows without a fingerprint: " + "; ".join(_name(r) for _, r in blank.head(5).iterrows())
+    assert blank.empty, "rows without a fingerprint: " + "; ".join(
+        _name(r) for _, r in blank.head(5).iterrows())
     assert set(rows["masks_fp"].str.len()) == {16} and set(rows["init_fp"].str.len()) == {16}
 
 
@@ -61,8 +62,8 @@ def test_bundled_fingerprints_are_those_of_the_code_that_ships(cora, citeseer):
     assert changed.empty, (
         f"{len(changed)} bundled run(s) are no longer produced by this code (masks or initial weights "
         "changed): re-run them, or bump samplers.STREAMS and label them as an older stream: "
-        + "; ".join(f"{_name(r)} masks {r['masks_fp']}->{r['now_masks_fp']} init {r['init_fp']}->{r['now_init_fp']}"
-                    for _, r in changed.head(20).iterrows()))
+        + "; ".join(f"{_name(r)} masks {r['masks_fp']}->{r['now_masks_fp']} "
+                    f"init {r['init_fp']}->{r['now_init_fp']}" for _, r in changed.head(20).iterrows()))
 
 
 def test_older_stream_rows_count_for_no_config_asked_today():
@@ -158,8 +159,8 @@ def test_the_fingerprint_is_the_trainers_first_masks_and_weights():
     sampler) and its model's weights before the first step."""
     from dropedge_core.training import trainer
 
-    config = TrainConfig(dataset="karate", backbone="gcn", num_layers=6, sampler="dropedge++", seed=3, epochs=3,
-                         patience=0, diag_every=0)
+    config = TrainConfig(dataset="karate", backbone="gcn", num_layers=6, sampler="dropedge++", seed=3,
+                         epochs=3, patience=0, diag_every=0)
     seen = []
     original = samplers.EdgeSampler.sample
 
