@@ -137,10 +137,14 @@ def bundled_summary(directory: str | None = None) -> pd.DataFrame:
 
 
 def bundled_best_runs(directory: str | None = None) -> pd.DataFrame:
-    """Every bundled best-point run (``cell_best_*.csv``), in the run CSV format."""
+    """Every bundled best-point run (``cell_best_*.csv``) of today's sampler streams
+    (:func:`~dropedge_core.studies.runs.current`), in the run CSV format."""
     folder = Path(directory) if directory else SEARCH_DIR
     files = sorted(folder.glob("cell_best_*.csv"))
-    return pd.concat([runs.read_runs(f) for f in files], ignore_index=True) if files else runs.empty_runs()
+    if not files:
+        return runs.empty_runs()
+    every = pd.concat([runs.read_runs(f) for f in files], ignore_index=True)
+    return runs.current(every).reset_index(drop=True)
 
 
 def bundled_view(dataset: str = "cora", split: str = "semi", backbone: str = "gcn") -> dict:

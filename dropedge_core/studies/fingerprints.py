@@ -10,8 +10,8 @@ fingerprint the code no longer gives — runs it could not produce again.
 
 A row's ``stream`` is the sampler stream version it was drawn from
 (:data:`dropedge_core.method.samplers.STREAMS`). Only rows of today's version count in a
-table or a verdict (:func:`current`); rows of an older stream stay bundled, labelled, for
-comparison.
+table or a verdict (:func:`~dropedge_core.studies.runs.current`, re-exported here); rows of an
+older stream stay bundled, labelled, for comparison.
 """
 from __future__ import annotations
 
@@ -21,13 +21,14 @@ from collections.abc import Iterable
 import pandas as pd
 
 from dropedge_core.data import datasets
-from dropedge_core.method import samplers
 from dropedge_core.store import run_key
+from dropedge_core.studies.runs import current, older
 from dropedge_core.training import TrainConfig
 from dropedge_core.training.fingerprint import FingerprintCache
 from dropedge_core.training.recipes import RecipeError, parse_settings_label
 
-__all__ = ["FingerprintError", "row_config", "current", "older", "fingerprint_rows", "drifted"]
+__all__ = ["FingerprintError", "CONFIG_COLUMNS", "row_config", "current", "older", "fingerprint_rows",
+           "drifted"]
 
 #: Config fields a row may carry as columns, overriding its settings label: the ablation's file
 #: has the keep rates; the per-cell search's best runs have the searched values in full (a
@@ -98,23 +99,6 @@ def row_config(row) -> TrainConfig:
         raise FingerprintError(f"bundled run {where}: its columns give another config than its key "
                                f"{str(row['key'])[:12]}… says")
     return config
-
-
-def _streams(df: pd.DataFrame) -> pd.Series:
-    stream = df["stream"] if "stream" in df else pd.Series(1, index=df.index)
-    return stream.fillna(1).astype("int64")
-
-
-def current(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows drawn from today's stream of their sampler (what tables and verdicts use)."""
-    today = df["sampler"].map(samplers.stream_version)
-    return df[_streams(df) == today]
-
-
-def older(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows of an older stream than today's (bundled for comparison, never pooled)."""
-    today = df["sampler"].map(samplers.stream_version)
-    return df[_streams(df) != today]
 
 
 def fingerprint_rows(df: pd.DataFrame) -> pd.DataFrame:

@@ -15,7 +15,7 @@ from dropedge_core import paths
 from dropedge_core.data import reference
 from dropedge_core.method.graph import Graph
 from dropedge_core.method.models import check_backbone
-from dropedge_core.studies.runs import BUNDLED_DIR, GROUP_COLUMNS, read_runs
+from dropedge_core.studies.runs import BUNDLED_DIR, GROUP_COLUMNS, current, read_runs
 from dropedge_core.training import TrainConfig, train
 
 __all__ = [
@@ -88,7 +88,7 @@ def best_runs(path: str | Path = BEST_RUNS_FILE) -> pd.DataFrame:
     """Mean ± std over seeds of every ``(dataset, split, backbone, sampler, layers)`` cell of
     the bundled best-per-backbone runs (read through :func:`dropedge_core.studies.runs.read_runs`,
     so columns the format gains, e.g. ``settings``, split the cells instead of mixing them)."""
-    runs = read_runs(path)
+    runs = current(read_runs(path))  # an older sampler stream's runs never join a cell
     groups = list(GROUP_COLUMNS) + [c for c in ("settings",) if c in runs.columns]
     agg = runs.groupby(groups, dropna=False)["test_acc"].agg(["mean", "std", "count"]).reset_index()
     return agg.rename(columns={"mean": "ours_acc", "std": "ours_std", "count": "seeds"})

@@ -137,10 +137,33 @@ def bundled_signature(directory: str | Path | None = None) -> tuple:
     return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in bundled_files(directory))
 
 
-def bundled_results(directory: str | Path | None = None) -> pd.DataFrame:
+def _stream_of(df: pd.DataFrame) -> pd.Series:
+    stream = df["stream"] if "stream" in df else pd.Series(1, index=df.index)
+    return stream.fillna(1).astype("int64")
+
+
+def current(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows drawn from today's stream of their sampler
+    (:func:`~dropedge_core.method.samplers.stream_version`): the only ones a table or a
+    verdict may use."""
+    return df[_stream_of(df) == df["sampler"].map(stream_version)]
+
+
+def older(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of an older stream than today's: bundled for comparison, never pooled with
+    :func:`current` rows."""
+    return df[_stream_of(df) != df["sampler"].map(stream_version)]
+
+
+def bundled_results(directory: str | Path | None = None, *, include_older: bool = False) -> pd.DataFrame:
     """Every run of the CSVs under ``directory`` (default ``dropedge_core/assets/results/``), in the
     run CSV format; a run (key) in several files counts once. No folder or no files:
     an empty table.
+
+    Args:
+        directory: where the CSVs are.
+        include_older: also the runs of an older sampler stream (:func:`older`); by default
+            only :func:`current` runs, so that no table or verdict pools the two.
 
     Raises:
         ResultsError: a file that does not follow the format.
@@ -149,7 +172,8 @@ def bundled_results(directory: str | Path | None = None) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_runs()
-    return pd.concat(frames, ignore_index=True).drop_duplicates("key").reset_index(drop=True)
+    every = pd.concat(frames, ignore_index=True).drop_duplicates("key").reset_index(drop=True)
+    return every if include_older else current(every).reset_index(drop=True)
 
 
 def store_runs(store: ResultStore) -> pd.DataFrame:
@@ -258,5 +282,6 @@ def display_order(column: pd.Series) -> pd.Series:
 
 __all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "OPTIONAL_COLUMNS", "RUN_COLUMNS",
            "ResultsError", "bundled_files", "bundled_results",
-           "bundled_signature", "cached_runs", "display_order", "empty_runs", "export_runs", "export_table",
+           "bundled_signature", "cached_runs", "current", "older", "display_order", "empty_runs",
+           "export_runs", "export_table",
            "read_runs", "run_row", "store_runs"]
