@@ -39,7 +39,6 @@ __all__ = [
     "RELATIONS", "WEIGHTINGS", "KERNELS", "RBF_GAMMA", "KERNEL_FLOOR", "NAMED", "NAMES", "SamplerError",
     "check_rates", "check_layers", "p_max_prime", "p_max_from_prime", "keep_counts", "kernel_weights",
     "successive_sample", "draw_device", "independent_masks", "nested_masks", "EdgeSampler", "make",
-    "STREAMS", "stream_version",
 ]
 
 RELATIONS = ("all", "shared", "independent", "increasing", "decreasing")
@@ -59,21 +58,6 @@ NAMED: dict[str, tuple[str, str]] = {
     "dropedge++": ("increasing", "kernel"),
 }
 NAMES: tuple[str, ...] = tuple(NAMED)
-
-#: The version of each named sampler's random stream (the masks a seed draws), where it is
-#: not 1. Bump a sampler's version whenever a change makes a seed draw other masks (the law
-#: may stay the same): the version enters the run key (:func:`dropedge_core.store.run_key`),
-#: so runs of an older stream stop counting for today's configs and are re-run, and
-#: ``tests/studies/test_bundled_fingerprints.py`` names every bundled run a change alters.
-#: 2 for DropEdge++: the nested draws' rewrite (``nested_draws._largest`` over a floor, the
-#: lazily compacted pool) ranks keys in another order from L = 6 on (identical masks below).
-STREAMS: dict[str, int] = {"dropedge++": 2}
-
-
-def stream_version(name: str) -> int:
-    """The random stream version of the named sampler ``name`` (1 unless :data:`STREAMS` says
-    otherwise)."""
-    return STREAMS.get(name, 1)
 
 
 class SamplerError(ValueError):

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
 from dropedge_core import databases, locations, paths
-from dropedge_core.method import samplers
+from dropedge_core.method import streams
 from dropedge_core.store import schema, versions
 from dropedge_core.store.claims import Claims
 from dropedge_core.store.connection import StoreError, error_message, sqlite_engine, use_wal
@@ -242,7 +242,7 @@ def _row(result: RunResult) -> dict:
     row.update({name: int(row[name]) for name in schema.BOOL_COLUMNS})
     row.update({name: summary.get(name) for name in schema.METRIC_COLUMNS if name != "ran_on"})
     row["ran_on"] = result.device
-    row["stream"] = samplers.stream_version(result.config.sampler)
+    row["stream"] = streams.stream_version(result.config.sampler)
     row["config_json"] = schema.canonical_json(result.config)
     row["history_json"] = json.dumps(result.history)
     row["diagnostics_json"] = json.dumps(result.diagnostics)

@@ -17,7 +17,7 @@ import json
 import sqlalchemy as sa
 
 from dropedge_core import databases
-from dropedge_core.method import samplers
+from dropedge_core.method import streams
 from dropedge_core.training import TrainConfig
 
 TABLE = "runs"
@@ -33,7 +33,7 @@ METRIC_COLUMNS: dict[str, type] = {
     "reason": sa.Text, "message": sa.Text, "best_epoch": sa.BigInteger, "best_val_acc": sa.Float,
     "test_acc": sa.Float, "epochs_run": sa.BigInteger, "total_time": sa.Float,
     "mean_epoch_time": sa.Float, "mean_sample_time": sa.Float, "ran_on": sa.Text,
-    # the sampler's stream version the run drew from (samplers.stream_version; rows written
+    # the sampler's stream version the run drew from (streams.stream_version; rows written
     # before the column existed read as 1, the version their keys hash)
     "stream": sa.BigInteger,
 }
@@ -59,7 +59,7 @@ def run_key(config: TrainConfig | dict, stream: int | None = None) -> str:
     Args:
         config: the run's config (or its dict).
         stream: the stream version the run drew its masks from; default the version the code
-            draws today (:func:`dropedge_core.method.samplers.stream_version`). A run of an
+            draws today (:func:`dropedge_core.method.streams.stream_version`). A run of an
             older stream has another key than today's run of the same config, so it never
             counts for a config asked for today; version 1 adds nothing (the keys written
             before streams were versioned are version 1's).
@@ -67,7 +67,7 @@ def run_key(config: TrainConfig | dict, stream: int | None = None) -> str:
     values = config.to_dict() if isinstance(config, TrainConfig) else TrainConfig.from_dict(config).to_dict()
     for name in NOT_IN_KEY:
         values.pop(name, None)
-    stream = samplers.stream_version(values["sampler"]) if stream is None else int(stream)
+    stream = streams.stream_version(values["sampler"]) if stream is None else int(stream)
     if stream != 1:
         values["stream"] = stream
     return hashlib.sha256(json.dumps(values, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

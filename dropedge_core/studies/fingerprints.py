@@ -9,7 +9,7 @@ initial weights) at the code that runs now; :func:`drifted` lists the rows whose
 fingerprint the code no longer gives — runs it could not produce again.
 
 A row's ``stream`` is the sampler stream version it was drawn from
-(:data:`dropedge_core.method.samplers.STREAMS`). Only rows of today's version count in a
+(:data:`dropedge_core.method.streams.STREAMS`). Only rows of today's version count in a
 table or a verdict (:func:`~dropedge_core.studies.runs.current`, re-exported here); rows of an
 older stream stay bundled, labelled, for comparison.
 """

@@ -4,7 +4,7 @@ A bundled row carries its sampler stream and its fingerprint (the masks its seed
 first epochs, its initial weights). Here every row's config is rebuilt from its columns
 (proven by its key) and its fingerprint recomputed with the code under test: a change that
 makes any bundled run's seed draw other masks or other weights fails, naming the runs, until
-they are re-run or their stream is bumped (``samplers.STREAMS``) on purpose.
+they are re-run or their stream is bumped (``streams.STREAMS``) on purpose.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import torch
 
-from dropedge_core.method import samplers
+from dropedge_core.method import samplers, streams
 from dropedge_core.store import run_key
 from dropedge_core.studies import fingerprints, runs
 from dropedge_core.training import TrainConfig
@@ -61,7 +61,7 @@ def test_bundled_fingerprints_are_those_of_the_code_that_ships(cora, citeseer):
     changed = fingerprints.drifted(rows)
     assert changed.empty, (
         f"{len(changed)} bundled run(s) are no longer produced by this code (masks or initial weights "
-        "changed): re-run them, or bump samplers.STREAMS and label them as an older stream: "
+        "changed): re-run them, or bump streams.STREAMS and label them as an older stream: "
         + "; ".join(f"{_name(r)} masks {r['masks_fp']}->{r['now_masks_fp']} "
                     f"init {r['init_fp']}->{r['now_init_fp']}" for _, r in changed.head(20).iterrows()))
 
@@ -70,7 +70,7 @@ def test_older_stream_rows_count_for_no_config_asked_today():
     rows = _bundled_rows()
     old = fingerprints.older(rows)
     assert len(old), "no older-stream rows: the labelled DropEdge++ runs before the rewrite are gone"
-    assert set(old["sampler"]) <= {name for name, v in samplers.STREAMS.items() if v > 1}
+    assert set(old["sampler"]) <= {name for name, v in streams.STREAMS.items() if v > 1}
     for _, row in old.head(40).iterrows():
         config = fingerprints.row_config(row)
         assert run_key(config) != row["key"], _name(row)  # today's key: another run
@@ -129,7 +129,7 @@ def test_a_changed_init_names_the_runs(monkeypatch):
 def test_a_bumped_stream_takes_rows_out_of_the_verdicts(monkeypatch):
     rows = _karate_rows("lid")
     assert len(fingerprints.current(rows)) == 2
-    monkeypatch.setitem(samplers.STREAMS, "lid", 2)
+    monkeypatch.setitem(streams.STREAMS, "lid", 2)
     assert fingerprints.current(rows).empty and len(fingerprints.older(rows)) == 2
     config = fingerprints.row_config(rows.iloc[0])  # the row's own stream still proves its key
     assert run_key(config) != rows.iloc[0]["key"]
