@@ -27,6 +27,7 @@ from dropedge_core.studies.runs import (
     run_row,
     store_runs,
 )
+from dropedge_core.method.streams import stream_version
 from dropedge_core.training import TrainConfig, authors
 from tests.helpers.runs import _fake_train, result_of
 
@@ -36,7 +37,7 @@ def run_rows(cells: dict[tuple[str, int], list[float]], dataset: str = "cora",
     """Run CSV rows: ``{(sampler, layers): [test_acc per seed]}``."""
     rows = [{"dataset": dataset, "split": split, "backbone": backbone, "sampler": s, "layers": L,
              "seed": seed, "test_acc": acc, "best_val_acc": 0.7, "epochs_run": 200,
-             "key": f"{s}-{L}-{seed}"}
+             "key": f"{s}-{L}-{seed}", "stream": stream_version(s)}
             for (s, L), accs in cells.items() for seed, acc in enumerate(accs)]
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
 
@@ -129,6 +130,18 @@ def test_a_run_csv_from_before_appnp_star_reads_as_appnp_star(tmp_path):
     df = bundled_results(tmp_path)
     assert list(df["backbone"]) == ["appnp_star", "appnp_star"]
     assert list(depth_table(df)["backbone"]) == ["appnp_star"]
+
+
+def test_bundled_results_keep_an_older_streams_runs_out(tmp_path):
+    """A file without the stream column is stream 1: its DropEdge++ rows (stream 2 today) are
+    left out of bundled_results (never pooled with today's runs) unless asked for; its NoDrop
+    rows (stream 1 today) count."""
+    run_rows({("dropedge++", 4): [0.83, 0.84], ("nodrop", 4): [0.8]}).drop(columns="stream") \
+        .to_csv(tmp_path / "old.csv", index=False)
+    assert list(bundled_results(tmp_path)["sampler"]) == ["nodrop"]
+    every = bundled_results(tmp_path, include_older=True)
+    assert sorted(every["sampler"]) == ["dropedge++", "dropedge++", "nodrop"]
+    assert list(every["stream"]) == [1, 1, 1]
 
 
 def test_bundled_results_default_folder_and_bad_files(tmp_path, monkeypatch):
