@@ -27,8 +27,8 @@ from dropedge_core.training import TrainConfig
 from dropedge_core.training.fingerprint import FingerprintCache
 from dropedge_core.training.recipes import RecipeError, parse_settings_label
 
-__all__ = ["FingerprintError", "CONFIG_COLUMNS", "row_config", "current", "older", "fingerprint_rows",
-           "drifted"]
+__all__ = ["FingerprintError", "CONFIG_COLUMNS", "row_config", "current", "older", "fingerprint_configs",
+           "fingerprint_rows", "drifted"]
 
 #: Config fields a row may carry as columns, overriding its settings label: the ablation's file
 #: has the keep rates; the per-cell search's best runs have the searched values in full (a
@@ -101,10 +101,10 @@ def row_config(row) -> TrainConfig:
     return config
 
 
-def fingerprint_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with ``masks_fp`` and ``init_fp`` computed now for each row (from
-    :func:`row_config`; each graph loaded once, each distinct half computed once). No
-    training: a few milliseconds a row."""
+def fingerprint_configs(configs: list[TrainConfig]) -> list:
+    """:class:`~dropedge_core.training.fingerprint.Fingerprint` of each config, computed now
+    (each graph loaded once, each distinct half computed once). No training: a few
+    milliseconds a run."""
     graphs: dict = {}
 
     def graph_of(config: TrainConfig):
@@ -114,7 +114,15 @@ def fingerprint_rows(df: pd.DataFrame) -> pd.DataFrame:
         return graphs[where]
 
     compute = FingerprintCache(graph_of)
-    prints = [compute(row_config(row)) for _, row in df.iterrows()]
+    return [compute(c) for c in configs]
+
+
+def fingerprint_rows(df: pd.DataFrame, configs: list[TrainConfig] | None = None) -> pd.DataFrame:
+    """``df`` with ``masks_fp`` and ``init_fp`` computed now for each row, from ``configs``
+    (one per row) or else each row's :func:`row_config`."""
+    if configs is None:
+        configs = [row_config(row) for _, row in df.iterrows()]
+    prints = fingerprint_configs(configs)
     return df.assign(masks_fp=[p.masks for p in prints], init_fp=[p.init for p in prints])
 
 
