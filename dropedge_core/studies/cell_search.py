@@ -130,10 +130,14 @@ SEARCH_DIR = paths.ASSETS / "search"
 
 
 def bundled_summary(directory: str | None = None) -> pd.DataFrame:
-    """Every bundled search summary (``cell_search_*.csv``), one row per cell."""
+    """Every bundled search summary (``cell_search_*.csv``), one row per cell searched with
+    today's stream of its sampler (:func:`~dropedge_core.studies.runs.current`: a search drawn
+    from an older stream is left out, as its runs are)."""
     folder = Path(directory) if directory else SEARCH_DIR
     files = sorted(folder.glob("cell_search_*.csv"))
-    return pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else pd.DataFrame()
+    if not files:
+        return pd.DataFrame()
+    return runs.current(pd.concat([pd.read_csv(f) for f in files], ignore_index=True)).reset_index(drop=True)
 
 
 def bundled_best_runs(directory: str | None = None) -> pd.DataFrame:

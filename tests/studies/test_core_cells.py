@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from dropedge_core.studies import cells
+from dropedge_core.method.streams import stream_version
 from dropedge_core.studies.runs import RUN_COLUMNS
 
 
@@ -17,7 +18,7 @@ def _runs(rows: list[tuple]) -> pd.DataFrame:
     """Run rows ``(sampler, layers, test_acc, best_val_acc, source)`` of one cora/semi/gcn study."""
     df = pd.DataFrame([{"dataset": "cora", "split": "semi", "backbone": "gcn", "sampler": s, "layers": L,
                         "seed": i, "test_acc": t, "best_val_acc": b, "epochs_run": 200, "settings": "",
-                        "key": f"k{i}",
+                        "key": f"k{i}", "stream": stream_version(s), "masks_fp": "", "init_fp": "",
                         "source": src} for i, (s, L, t, b, src) in enumerate(rows)])
     return df[[*RUN_COLUMNS, "source"]]
 
