@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import pytest
 
-from dropedge_core.studies import cells
 from dropedge_core.method.streams import stream_version
+from dropedge_core.studies import cells
 from dropedge_core.studies.runs import RUN_COLUMNS
 
 
