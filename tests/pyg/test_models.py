@@ -111,7 +111,7 @@ def test_gcn_with_jk_trains_through_the_wrapper(csbm):
         loss = F.cross_entropy(model(data.x, data.edge_index)[data.train_mask], data.y[data.train_mask])
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     with torch.no_grad():
         acc = (model.eval()(data.x, data.edge_index).argmax(1) == data.y)[data.test_mask].float().mean()
     assert losses[-1] < 0.5 * losses[0] and float(acc) > 1.5 / csbm.num_classes
