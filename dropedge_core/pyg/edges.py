@@ -37,12 +37,13 @@ from dropedge_core.method.graph import Graph, l1_normalize_rows
 from dropedge_core.pyg.checks import check_edge_index, check_edge_values, check_features, check_generator
 
 __all__ = [
-    "DEFAULT_KEEP_MIN", "DEFAULT_KEEP_MAX", "KERNEL_SAMPLERS", "normalized_features", "check_edge_index",
-    "make_sampler", "EdgeIndexer", "layer_dropout_edge",
+    "DEFAULT_KEEP_MIN", "DEFAULT_KEEP_MAX", "KERNEL_SAMPLERS", "normalized_features", "make_sampler",
+    "EdgeIndexer", "layer_dropout_edge",
 ]
 
 #: The default keep rates of the sparsest and densest layer (the paper's p_min, p_max).
-DEFAULT_KEEP_MIN, DEFAULT_KEEP_MAX = 0.3, 0.8
+DEFAULT_KEEP_MIN = 0.3
+DEFAULT_KEEP_MAX = 0.8
 
 #: The samplers that weigh edges by a kernel of their end points' features (need ``x``).
 KERNEL_SAMPLERS = tuple(name for name, (_, w) in samplers.NAMED.items() if w == "kernel")

@@ -22,6 +22,7 @@ from dropedge_core.pyg import (
     to_pyg,
 )
 from tests.helpers import REPO
+from tests.pyg.references import dense_formula
 
 L = 5
 
@@ -227,18 +228,8 @@ def test_the_module_caches_what_depends_on_the_graph_only(csbm, monkeypatch):
 
 # --- normalisations ----------------------------------------------------------------------
 
-def _dense_formula(a: torch.Tensor, method: str) -> torch.Tensor:
-    """The paper's formulas on a dense symmetric A (row = target)."""
-    eye = torch.eye(a.size(0), dtype=a.dtype)
-    deg, deg_t = a.sum(1), (a + eye).sum(1)
-    inv = torch.where(deg > 0, deg.pow(-0.5), torch.zeros_like(deg))
-    na = inv[:, None] * a * inv[None, :]
-    an = deg_t.pow(-0.5)[:, None] * (a + eye) * deg_t.pow(-0.5)[None, :]
-    return {"NA": na, "FOG": eye + na, "AN": an, "ANS": eye + an, "ARW": (a + eye) / deg_t[:, None]}[method]
-
-
 @pytest.mark.parametrize("method", normalization.METHODS)
-def test_normalize_matches_the_dense_formula(method):
+def test_normalize_matches_thedense_formula(method):
     torch.manual_seed(0)
     n = 9
     a = (torch.rand(n, n) < 0.35).double().triu(1)
@@ -249,7 +240,7 @@ def test_normalize_matches_the_dense_formula(method):
     dense = torch.zeros(n, n, dtype=torch.float64)
     dense.index_put_((ei[1], ei[0]), w.double(), accumulate=True)  # PyG: row = target
     assert torch.isfinite(w).all()
-    assert torch.allclose(dense, _dense_formula(a, method), atol=1e-6)
+    assert torch.allclose(dense, dense_formula(a, method), atol=1e-6)
 
 
 def test_gcn_norm_of_each_layer_equals_the_projects_an(csbm):

@@ -8,7 +8,7 @@ from torch_geometric.nn import GCNConv
 
 from dropedge_core import normalization
 from dropedge_core.pyg import LayerDropEdge, layer_dropout_edge, normalize, to_pyg
-from tests.pyg.test_pyg import _dense_formula
+from tests.pyg.references import dense_formula
 
 L = 4
 
@@ -61,13 +61,13 @@ def _weighted_graph(n: int = 9, seed: int = 0) -> tuple[torch.Tensor, torch.Tens
 
 
 @pytest.mark.parametrize("method", normalization.METHODS)
-def test_weighted_normalize_matches_the_dense_formula(method):
+def test_weighted_normalize_matches_thedense_formula(method):
     n = 9
     edge_index, weight, a = _weighted_graph(n)
     ei, w = normalize(edge_index, n, method, edge_weight=weight)
     dense = torch.zeros(n, n, dtype=torch.float64).index_put_((ei[1], ei[0]), w.double(), accumulate=True)
     assert torch.isfinite(w).all()
-    assert torch.allclose(dense, _dense_formula(a, method), atol=1e-5)
+    assert torch.allclose(dense, dense_formula(a, method), atol=1e-5)
 
 
 def test_weighted_an_is_gcnconvs_own_normalisation():
@@ -89,9 +89,9 @@ def test_normalization_with_edge_weights_gives_each_layers_weighted_adjacency(me
     for adj, mask in zip(drop(edge_index, num_nodes=n, edge_weight=weight), masks):
         kept = torch.zeros(n, n, dtype=torch.float64)
         kept[edge_index[1, mask], edge_index[0, mask]] = weight[mask].double()
-        assert torch.allclose(adj.to_dense().double(), _dense_formula(kept, method), atol=1e-5)
+        assert torch.allclose(adj.to_dense().double(), dense_formula(kept, method), atol=1e-5)
     full = drop.eval()(edge_index, num_nodes=n, edge_weight=weight)
     whole = torch.zeros(n, n, dtype=torch.float64).index_put_((edge_index[1], edge_index[0]), weight.double())
-    assert torch.allclose(full[0].to_dense().double(), _dense_formula(whole, method), atol=1e-5)
+    assert torch.allclose(full[0].to_dense().double(), dense_formula(whole, method), atol=1e-5)
     with pytest.raises(ValueError, match="normalization= returns adjacencies, which carry edge weights only"):
         drop(edge_index, num_nodes=n, edge_attr=torch.ones(edge_index.size(1), 2))
