@@ -34,6 +34,7 @@ from torch import Tensor
 
 from dropedge_core.method import samplers
 from dropedge_core.method.graph import Graph, l1_normalize_rows
+from dropedge_core.pyg.batch import check_batch, sample_per_graph
 from dropedge_core.pyg.checks import check_edge_index, check_edge_values, check_features, check_generator
 
 __all__ = [
@@ -195,6 +196,7 @@ class EdgeIndexer:
                            undirected_edges=self.undirected, train_mask=never, val_mask=never,
                            test_mask=never, num_classes=0)
         self.has_features = x is not None
+        self.part_cache: dict = {}  # the per-graph parts of a batch (pyg.batch), for these features
 
     def with_features(self, x: Tensor | None) -> EdgeIndexer:
         """The same mapping over new features ``x`` (no new ``torch.unique``)."""
@@ -211,13 +213,22 @@ class EdgeIndexer:
         padded[:, :width] = graph_masks
         return padded[:, self.columns[width]]
 
-    def sample(self, sampler: samplers.EdgeSampler, num_layers: int,
-               generator: torch.Generator | None = None) -> Tensor:
-        """``(L, E)`` bool: the input's columns kept at each layer (row 0: the input layer)."""
+    def graph_masks(self, sampler: samplers.EdgeSampler, num_layers: int,
+                    generator: torch.Generator | None = None, ptr: Tensor | None = None) -> Tensor:
+        """``(L, M)`` (``(L, 2M)`` if directed) masks of :attr:`graph`; with ``ptr`` (a
+        batch's node ranges, :func:`~dropedge_core.pyg.batch.check_batch`) each graph of
+        the batch keeps its own share of its own edges."""
         if sampler.weighting == "kernel" and not self.has_features:
             raise ValueError(f"sampler {sampler.name!r} weighs edges by a kernel of the node features: "
                              "pass x (the node features)")
-        return self.masks(sampler.sample(self.graph, num_layers, generator=generator))
+        if ptr is None:
+            return sampler.sample(self.graph, num_layers, generator=generator)
+        return sample_per_graph(self.graph, ptr, sampler, num_layers, generator, self.part_cache)
+
+    def sample(self, sampler: samplers.EdgeSampler, num_layers: int,
+               generator: torch.Generator | None = None, ptr: Tensor | None = None) -> Tensor:
+        """``(L, E)`` bool: the input's columns kept at each layer (row 0: the input layer)."""
+        return self.masks(self.graph_masks(sampler, num_layers, generator, ptr))
 
 
 def layer_dropout_edge(edge_index: Tensor, num_layers: int, x: Tensor | None = None,
@@ -225,7 +236,8 @@ def layer_dropout_edge(edge_index: Tensor, num_layers: int, x: Tensor | None = N
                        keep_max: float | None = None, p: float | None = None, kernel: str = "linear",
                        directed: bool | None = None, force_undirected: bool | None = None,
                        num_nodes: int | None = None, generator: torch.Generator | None = None,
-                       training: bool = True, edge_attr: Tensor | None = None, **unknown,
+                       training: bool = True, edge_attr: Tensor | None = None,
+                       batch: Tensor | None = None, **unknown,
                        ) -> list[tuple[Tensor, ...]]:
     r"""Drops edges layer by layer with one of DropEdge++'s samplers.
 
@@ -269,6 +281,9 @@ def layer_dropout_edge(edge_index: Tensor, num_layers: int, x: Tensor | None = N
             (after validation). (default: :obj:`True`)
         edge_attr (Tensor, optional): Edge weights :obj:`(E,)` or features
             :obj:`(E, D)`, returned per layer beside the kept edges. (default: :obj:`None`)
+        batch (LongTensor, optional): PyG's graph id of every node :obj:`(N,)`: each graph
+            of the batch keeps its own share of its own edges (:mod:`~dropedge_core.pyg.batch`).
+            (default: :obj:`None`: the rates apply to all edges together)
 
     :rtype: list of (:class:`LongTensor`, :class:`BoolTensor`), or of
         (:class:`LongTensor`, :class:`Tensor`, :class:`BoolTensor`) with :obj:`edge_attr`
@@ -294,13 +309,14 @@ def layer_dropout_edge(edge_index: Tensor, num_layers: int, x: Tensor | None = N
     num_nodes = check_edge_index(edge_index, num_nodes, x)
     check_edge_values("edge_attr", edge_attr, edge_index.size(1))
     check_generator(generator, edge_index.device)
+    ptr = None if batch is None else check_batch(batch, num_nodes, edge_index)
     if s.weighting == "kernel" and x is None:
         raise ValueError(f"sampler {s.name!r} weighs edges by a kernel of the node features: pass x")
     if not training:
         masks = torch.ones(num_layers, edge_index.size(1), dtype=torch.bool, device=edge_index.device)
     else:
         masks = EdgeIndexer(edge_index, num_nodes, x if s.weighting == "kernel" else None).sample(
-            s, num_layers, generator)
+            s, num_layers, generator, ptr)
     if edge_attr is None:
         return [(edge_index if not training else edge_index[:, row], row) for row in masks]
     return [(edge_index, edge_attr, row) if not training else (edge_index[:, row], edge_attr[row], row)

@@ -16,6 +16,7 @@ from torch_geometric.transforms import BaseTransform
 
 from dropedge_core.method import samplers
 from dropedge_core.method.normalization import check_method
+from dropedge_core.pyg.batch import check_batch
 from dropedge_core.pyg.checks import check_edge_index, check_edge_values, check_generator, check_homogeneous
 from dropedge_core.pyg.edges import EdgeIndexer, _refuse_unknown, make_sampler
 from dropedge_core.pyg.norm import normalize
@@ -185,14 +186,17 @@ class LayerDropEdge(nn.Module):
         feats = x if self.sampler.weighting == "kernel" else None
         return self._cache.get(edge_index, num_nodes, feats)
 
-    def masks(self, edge_index: Tensor, x: Tensor | None = None,
-              num_nodes: int | None = None) -> Tensor:
-        """A fresh ``(L, E)`` bool sample over the columns of ``edge_index`` (any mode)."""
-        return self._indexer(edge_index, x, num_nodes).sample(self.sampler, self.num_layers,
-                                                              self.generator)
+    def masks(self, edge_index: Tensor, x: Tensor | None = None, num_nodes: int | None = None,
+              batch: Tensor | None = None) -> Tensor:
+        """A fresh ``(L, E)`` bool sample over the columns of ``edge_index`` (any mode);
+        with ``batch`` (PyG's graph id per node), each graph keeps its own share."""
+        indexer = self._indexer(edge_index, x, num_nodes)
+        ptr = None if batch is None else check_batch(batch, indexer.num_nodes, edge_index)
+        return indexer.sample(self.sampler, self.num_layers, self.generator, ptr)
 
     def forward(self, edge_index: Tensor, x: Tensor | None = None, num_nodes: int | None = None,
-                edge_weight: Tensor | None = None, edge_attr: Tensor | None = None) -> list:
+                edge_weight: Tensor | None = None, edge_attr: Tensor | None = None,
+                batch: Tensor | None = None) -> list:
         """The kept ``edge_index`` of every layer (training), or ``edge_index`` ``L`` times (eval).
 
         Args:
@@ -203,6 +207,9 @@ class LayerDropEdge(nn.Module):
                 gets its kept ones. (default: :obj:`None`)
             edge_attr (Tensor, optional): Edge features :obj:`(E, D)`; each layer gets its
                 kept rows. (default: :obj:`None`)
+            batch (LongTensor, optional): PyG's graph id of every node :obj:`(N,)`: each
+                graph of a mini-batch keeps its own share of its own edges (per-graph keep
+                counts, :mod:`dropedge_core.pyg.batch`). (default: :obj:`None`)
 
         :rtype: list of :class:`LongTensor`; with :obj:`edge_weight`/:obj:`edge_attr`,
             list of tuples :obj:`(edge_index, edge_weight, edge_attr)` holding the given
@@ -214,22 +221,24 @@ class LayerDropEdge(nn.Module):
             if edge_attr is not None:
                 raise ValueError("normalization= returns adjacencies, which carry edge weights only: "
                                  "pass edge_weight, or normalization=None to get edge_attr per layer")
-            return self._adjacencies(edge_index, x, num_nodes, edge_weight)
+            return self._adjacencies(edge_index, x, num_nodes, edge_weight, batch)
         extra = [t for t in (edge_weight, edge_attr) if t is not None]
         if not self.training:
             check_edge_index(edge_index, num_nodes, x)  # the same errors in both modes
             check_generator(self.generator, edge_index.device)
             return [(edge_index, *extra) if extra else edge_index] * self.num_layers
-        masks = self.masks(edge_index, x, num_nodes)
+        masks = self.masks(edge_index, x, num_nodes, batch)
         if not extra:
             return [edge_index[:, row] for row in masks]
         return [(edge_index[:, row], *(t[row] for t in extra)) for row in masks]
 
     def _adjacencies(self, edge_index: Tensor, x: Tensor | None, num_nodes: int | None,
-                     edge_weight: Tensor | None) -> list[Tensor]:
+                     edge_weight: Tensor | None, batch: Tensor | None) -> list[Tensor]:
         indexer = self._indexer(edge_index, x, num_nodes)
+        ptr = None if batch is None else check_batch(batch, indexer.num_nodes, edge_index)
         if edge_weight is not None:
-            rows = self.masks(edge_index, x, num_nodes) if self.training else [None] * self.num_layers
+            rows = (indexer.sample(self.sampler, self.num_layers, self.generator, ptr) if self.training
+                    else [None] * self.num_layers)
             n = indexer.num_nodes
             return [_csr(*normalize(edge_index if row is None else edge_index[:, row], n,
                                     self.normalization, edge_weight if row is None else edge_weight[row]),
@@ -241,7 +250,7 @@ class LayerDropEdge(nn.Module):
             if cache.full is None:
                 cache.full = cache.builder.full()
             return [cache.full] * self.num_layers
-        return cache.builder(self.sampler.sample(indexer.graph, self.num_layers, self.generator))
+        return cache.builder(indexer.graph_masks(self.sampler, self.num_layers, self.generator, ptr))
 
     def extra_repr(self) -> str:
         s = self.sampler

@@ -74,8 +74,8 @@ class LayerWiseEdges(nn.Module):
                 edge_attr: Tensor | None = None, **kwargs):
         """Runs :obj:`model(x, edge_index, *args, **kwargs)`, layer :obj:`i` on its edges."""
         extra = {k: v for k, v in (("edge_weight", edge_weight), ("edge_attr", edge_attr)) if v is not None}
-        if self.training:
-            layers = self.drop(edge_index, x=x, **extra)
+        if self.training:  # a mini-batch's graphs keep their own shares (PyG's batch=)
+            layers = self.drop(edge_index, x=x, batch=kwargs.get("batch"), **extra)
             self._full = (edge_index, edge_weight, edge_attr)
             self._layers = [_triple(layer, edge_weight, edge_attr) for layer in layers]
         try:
