@@ -319,6 +319,11 @@ def test_on_cuda_the_masks_are_the_graph_paths_and_a_gcn_trains(csbm, name):
     assert out.is_cuda and torch.isfinite(conv.lin.weight.grad).all()
     with pytest.raises(ValueError, match="generator is on cpu"):
         LayerDropEdge(L, name, generator=gen(0))(data.edge_index, x=data.x)
+    moved = LayerDropEdge(L, name, generator=gen(0)).to("cuda")  # .to() moves the generator too
+    assert moved.generator.device.type == "cuda" and moved.masks(data.edge_index, x=data.x).is_cuda
+    again = LayerDropEdge(L, name, generator=gen(0)).to("cuda")  # seeded from the old one: repeatable
+    assert torch.equal(again.masks(data.edge_index, x=data.x), LayerDropEdge(
+        L, name, generator=gen(0)).to("cuda").masks(data.edge_index, x=data.x))
 
 
 def test_cora_at_16_layers_gives_the_graph_paths_masks_epoch_after_epoch(cora):
