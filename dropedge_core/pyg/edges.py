@@ -23,7 +23,13 @@ How an arbitrary ``edge_index`` is read (the hostile cases):
 * **isolated nodes** need ``num_nodes`` (or ``x``) to be counted; they change nothing;
 * **empty** ``edge_index`` (``(2, 0)``): every layer is empty;
 * ids out of ``[0, num_nodes)``, negative ids, a float or bool dtype, a shape other than
-  ``(2, E)``: :class:`ValueError` naming the value, before anything is drawn.
+  ``(2, E)``, ids or a ``num_nodes`` whose graph would not fit in memory, NaN/inf
+  features for a kernel sampler: :class:`ValueError` naming the value, before anything
+  is drawn or allocated (:mod:`dropedge_core.pyg.checks`).
+
+Unlike PyG's ``dropout_edge(force_undirected=True)``, which returns both directions of
+every kept edge (adding the missing one), a kept edge here keeps exactly the input's
+columns of it: the output is always a subset of the input's columns.
 """
 from __future__ import annotations
 
