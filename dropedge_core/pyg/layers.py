@@ -224,8 +224,10 @@ class LayerDropEdge(nn.Module):
             return self._adjacencies(edge_index, x, num_nodes, edge_weight, batch)
         extra = [t for t in (edge_weight, edge_attr) if t is not None]
         if not self.training:
-            check_edge_index(edge_index, num_nodes, x)  # the same errors in both modes
+            n = check_edge_index(edge_index, num_nodes, x)  # the same errors in both modes
             check_generator(self.generator, edge_index.device)
+            if batch is not None:
+                check_batch(batch, n, edge_index)
             return [(edge_index, *extra) if extra else edge_index] * self.num_layers
         masks = self.masks(edge_index, x, num_nodes, batch)
         if not extra:

@@ -109,3 +109,5 @@ def test_a_bad_batch_is_named(batch, message):
         check_batch(batch, 4, ei)
     with pytest.raises(ValueError, match=message):
         LayerDropEdge(2, "li")(ei, batch=batch)
+    with pytest.raises(ValueError, match=message):  # the same errors in eval mode
+        LayerDropEdge(2, "li").eval()(ei, batch=batch)
