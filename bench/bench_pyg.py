@@ -15,7 +15,14 @@ machine is shared; wall time is printed beside it):
 Prints the median per-epoch costs and the ratios to the trainer; the verdict is on the
 plain ``pyg`` path (target <= 1.10x); exit 1 when missed.
 
+``--section cache`` (issue 36) times one ``LayerDropEdge`` call (16 layers, DropEdge++, Cora)
+when the cache hits (the same ``edge_index``), when an equal ``edge_index`` arrives in a
+new tensor (content check, a hit), and when every call brings a new graph (a miss: the
+mapping and the kernel weights rebuilt); and a mini-batch of 64 small graphs sampled
+over the whole batch vs per graph (``batch=``).
+
     DROPEDGE_DATA=../shared/data python bench/bench_pyg.py [--epochs 20] [--rounds 3] [--layers 16]
+        [--section epoch|cache|all] [--calls 20]
 """
 from __future__ import annotations
 
@@ -58,14 +65,69 @@ class Clock:
         self.last = now
 
 
+def _per_call(fn, calls: int) -> tuple[float, float]:
+    """Median CPU and wall seconds of ``fn()`` over ``calls`` calls (after one warm-up)."""
+    fn()
+    cpu, wall = [], []
+    for _ in range(calls):
+        t = (time.process_time(), time.perf_counter())
+        fn()
+        cpu.append(time.process_time() - t[0])
+        wall.append(time.perf_counter() - t[1])
+    return statistics.median(cpu), statistics.median(wall)
+
+
+def cache_and_batch(layers: int, calls: int) -> None:
+    """What a cache hit, an equal new tensor, a miss and the batch path cost per call."""
+    from torch_geometric.data import Batch, Data
+
+    from dropedge_core.pyg import LayerDropEdge
+
+    data = to_pyg(datasets.load("cora", split="semi"))
+    ei, x = data.edge_index, data.x
+    drop = LayerDropEdge(layers, "dropedge++", generator=torch.Generator().manual_seed(0))
+    shuffled = [ei[:, torch.randperm(ei.size(1), generator=torch.Generator().manual_seed(s))]
+                for s in range(calls + 1)]  # equal graphs, different columns: every call a miss
+    turn = iter(range(10**9))
+    rows = {
+        "hit (same edge_index)": lambda: drop(ei, x=x),
+        "equal edge_index, new tensor": lambda: drop(ei.clone(), x=x),
+        "miss (a new graph every call)": lambda: drop(shuffled[next(turn) % len(shuffled)], x=x),
+    }
+    print(f"LayerDropEdge, Cora, {layers} layers, DropEdge++, {torch.get_num_threads()} thread(s), "
+          f"median of {calls} calls")
+    for name, fn in rows.items():
+        cpu, wall = _per_call(fn, calls)
+        print(f"  {name:32s} {cpu * 1e3:7.2f} ms CPU ({wall * 1e3:7.2f} ms wall)")
+    gen = torch.Generator().manual_seed(1)
+    graphs = []
+    for _ in range(64):  # molecule-sized graphs: 10..30 nodes, about 2 edges per node
+        n = int(torch.randint(10, 31, (1,), generator=gen))
+        pairs = torch.randint(0, n, (2, 2 * n), generator=gen)
+        graphs.append(Data(x=torch.rand(n, 16, generator=gen),
+                           edge_index=torch.cat([pairs, pairs.flip(0)], dim=1), num_nodes=n))
+    batch = Batch.from_data_list(graphs)
+    small = LayerDropEdge(layers, "dropedge++", generator=torch.Generator().manual_seed(0))
+    for name, kw in (("batch as one graph", {}), ("batch per graph (batch=)", {"batch": batch.batch})):
+        cpu, wall = _per_call(lambda kw=kw: small(batch.edge_index, x=batch.x, **kw), calls)
+        print(f"  {name:32s} {cpu * 1e3:7.2f} ms CPU ({wall * 1e3:7.2f} ms wall), 64 graphs, "
+              f"{batch.num_nodes} nodes, {batch.edge_index.size(1)} columns")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--layers", type=int, default=16)
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--section", choices=["epoch", "cache", "all"], default="all")
+    ap.add_argument("--calls", type=int, default=20)
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.section in ("cache", "all"):
+        cache_and_batch(args.layers, args.calls)
+    if args.section == "cache":
+        return 0
     example = _example()
     graph = datasets.load("cora", split="semi")
     data = to_pyg(graph)

@@ -117,8 +117,11 @@ def fit_pyg(conv: str, data, config: TrainConfig, x_conv: torch.Tensor, adjacenc
     """Train the PyG model with the trainer's loop and model selection; return its outcome.
     ``adjacency``: LayerDropEdge hands GCNConv(normalize=False) the normalised sparse
     adjacencies; ``on_epoch(epoch)`` is called after every epoch (the benchmark's clock)."""
-    drop = LayerDropEdge(config.num_layers, config.sampler, p_min=config.p_min, p_max=config.p_max,
-                         p=config.p, kernel=config.kernel, directed=config.directed,
+    # the trainer's config holds the paper's keep rates: hand LayerDropEdge the core sampler
+    # itself (in the PyG front end, p would be PyG's drop probability)
+    sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
+                            kernel=config.kernel, directed=config.directed)
+    drop = LayerDropEdge(config.num_layers, sampler,
                          generator=torch.Generator().manual_seed(config.seed),  # as the trainer's
                          normalization=config.normalization if adjacency else None)
     torch.manual_seed(config.seed)  # SAGEConv/GATConv: PyG's own initialisation, from the seed

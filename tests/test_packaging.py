@@ -135,3 +135,44 @@ def test_installed_command_line_runs(installed):
         proc = _run(argv, outside, env)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert "usage:" in proc.stdout and "men" in proc.stdout
+
+
+# runs in the venv's python: what the installed package declares, and the PyG front end
+METADATA = r"""
+import json
+from importlib.metadata import requires
+
+import torch
+from dropedge_core.pyg import LayerDropEdge
+
+reqs = requires("dropedge-explorer")
+edges = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+kept = LayerDropEdge(2, "dropedge", p=0.5, generator=torch.Generator().manual_seed(0))(edges)
+print(json.dumps({"requires": reqs, "kept": [k.size(1) for k in kept]}))
+"""
+
+
+def test_installed_metadata_declares_the_tested_ranges_and_keeps_the_app_optional(installed):
+    """``pip install .`` is the library: torch and torch_geometric in the range CI tests
+    (the pins of requirements.txt inside it, older and newer releases outside), the app's
+    Streamlit only under the ``app`` extra; the PyG front end runs from the install."""
+    from packaging.requirements import Requirement
+
+    venv, python, env, outside = installed
+    proc = _run([python, "-c", METADATA], outside, env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["kept"] == [2, 2]  # p is PyG's drop probability: half of the 2 edges' 4 columns
+    reqs = [Requirement(r) for r in got["requires"]]
+    core = {r.name.lower().replace("_", "-"): r for r in reqs if r.marker is None}
+    extras = {r.name.lower(): str(r.marker) for r in reqs if r.marker is not None}
+    assert "streamlit" not in core and 'extra == "app"' in extras["streamlit"]
+    pins = {}
+    for line in (REPO / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        if "==" in line and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[name.strip().lower().replace("_", "-")] = version.strip()
+    for name, outside_range in (("torch", ["2.12.1", "3.0.0"]), ("torch-geometric", ["2.7.0", "3.0.0"])):
+        spec = core[name].specifier
+        assert spec.contains(pins[name]), (name, str(spec), pins[name])
+        assert not any(spec.contains(v) for v in outside_range), (name, str(spec))

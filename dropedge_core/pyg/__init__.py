@@ -1,7 +1,11 @@
 """DropEdge++ for PyTorch Geometric users.
 
 The project's samplers, where a PyG model works: on an ``edge_index`` (and ``x``), with
-PyG's conventions (``training=``, ``num_nodes``, ``generator``, validation first).
+PyG's conventions (``training=``, ``num_nodes``, ``generator``, ``force_undirected``,
+validation first). Rates say their unit: ``p`` is PyG's **drop** probability (DropEdge,
+FD: ``p=0.2`` keeps 80% of the edges, as ``dropout_edge(p=0.2)``); the layer-wise keep
+rates of LI/LID/LDD/DropEdge++ are ``keep_min``/``keep_max`` (the paper's ``p_min``/
+``p_max``, refused under those names here); a rate the sampler would ignore is refused.
 
 * :func:`layer_dropout_edge` — :func:`torch_geometric.utils.dropout_edge` made
   layer-wise: one kept ``edge_index`` and mask per layer, from any of the seven samplers;
@@ -10,7 +14,10 @@ PyG's conventions (``training=``, ``num_nodes``, ``generator``, validation first
   ``normalization="AN"`` (or NA/FOG/ANS/ARW) every layer's normalised sparse adjacency
   instead, for layers with ``normalize=False`` (the trainer's speed);
 * :class:`SampleLayerEdges` — a :class:`~torch_geometric.transforms.BaseTransform`;
-* :func:`normalize` — NA, FOG, AN (PyG's ``gcn_norm``), ANS, ARW for one layer;
+* :class:`LayerWiseEdges` — PyG's own models (``GCN``, ``GraphSAGE``, ``GAT``, with
+  ``jk``; a ``GCN2Conv`` stack) with DropEdge++, their ``forward`` unchanged;
+* :func:`normalize` — NA, FOG, AN (PyG's ``gcn_norm``), ANS, ARW for one layer, with
+  edge weights;
 * :func:`from_pyg`, :func:`to_pyg` — ``Data`` to the project's ``Graph`` and back.
 
 For the same generator state the masks are those of the ``Graph`` path
@@ -24,14 +31,16 @@ Example:
     >>> import torch
     >>> from dropedge_core.pyg import layer_dropout_edge
     >>> edge_index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
-    >>> layers = layer_dropout_edge(edge_index, num_layers=2, sampler="li", p_min=0.5, p_max=1.0)
+    >>> layers = layer_dropout_edge(edge_index, num_layers=2, sampler="li", keep_min=0.5, keep_max=1.0)
     >>> [int(mask.sum()) for _, mask in layers]  # 1 of 2 edges (both directions), then 2 of 2
     [2, 4]
 """
+from dropedge_core.pyg.checks import check_edge_index
 from dropedge_core.pyg.convert import from_pyg, to_pyg
-from dropedge_core.pyg.edges import EdgeIndexer, check_edge_index, layer_dropout_edge
+from dropedge_core.pyg.edges import EdgeIndexer, layer_dropout_edge, make_sampler
 from dropedge_core.pyg.layers import LayerDropEdge, SampleLayerEdges
+from dropedge_core.pyg.models import LayerWiseEdges
 from dropedge_core.pyg.norm import normalize
 
-__all__ = ["EdgeIndexer", "LayerDropEdge", "SampleLayerEdges", "check_edge_index", "from_pyg",
-           "layer_dropout_edge", "normalize", "to_pyg"]
+__all__ = ["EdgeIndexer", "LayerDropEdge", "LayerWiseEdges", "SampleLayerEdges", "check_edge_index",
+           "from_pyg", "layer_dropout_edge", "make_sampler", "normalize", "to_pyg"]

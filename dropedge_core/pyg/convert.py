@@ -12,7 +12,8 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from dropedge_core.method.graph import Graph, simple_undirected_edges
-from dropedge_core.pyg.edges import check_edge_index, normalized_features
+from dropedge_core.pyg.checks import check_edge_index, check_homogeneous
+from dropedge_core.pyg.edges import normalized_features
 
 __all__ = ["SPLITS", "from_pyg", "to_pyg"]
 
@@ -35,13 +36,15 @@ def from_pyg(data: Data, name: str = "pyg") -> Graph:
         name (str, optional): The graph's name. (default: :obj:`"pyg"`)
 
     Raises:
-        ValueError: a malformed :obj:`edge_index`, :obj:`x`, :obj:`y` or mask, named.
+        ValueError: a malformed :obj:`edge_index`, :obj:`x`, :obj:`y` or mask, named; a
+            :class:`~torch_geometric.data.HeteroData`.
 
     Example:
         >>> from torch_geometric.datasets import KarateClub
         >>> from_pyg(KarateClub()[0], name="karate").num_edges  # 156 columns, 78 edges
         78
     """
+    check_homogeneous(data)
     x = data.x
     num_nodes = check_edge_index(data.edge_index, data.num_nodes, x)
     device = data.edge_index.device

@@ -23,20 +23,34 @@ How an arbitrary ``edge_index`` is read (the hostile cases):
 * **isolated nodes** need ``num_nodes`` (or ``x``) to be counted; they change nothing;
 * **empty** ``edge_index`` (``(2, 0)``): every layer is empty;
 * ids out of ``[0, num_nodes)``, negative ids, a float or bool dtype, a shape other than
-  ``(2, E)``: :class:`ValueError` naming the value, before anything is drawn.
+  ``(2, E)``, ids or a ``num_nodes`` whose graph would not fit in memory, NaN/inf
+  features for a kernel sampler: :class:`ValueError` naming the value, before anything
+  is drawn or allocated (:mod:`dropedge_core.pyg.checks`).
+
+Unlike PyG's ``dropout_edge(force_undirected=True)``, which returns both directions of
+every kept edge (adding the missing one), a kept edge here keeps exactly the input's
+columns of it: the output is always a subset of the input's columns.
 """
 from __future__ import annotations
+
+import copy
 
 import torch
 from torch import Tensor
 
 from dropedge_core.method import samplers
 from dropedge_core.method.graph import Graph, l1_normalize_rows
+from dropedge_core.pyg.batch import check_batch, sample_per_graph
+from dropedge_core.pyg.checks import check_edge_index, check_edge_values, check_features, check_generator
 
 __all__ = [
-    "KERNEL_SAMPLERS", "normalized_features", "check_edge_index", "make_sampler", "EdgeIndexer",
-    "layer_dropout_edge",
+    "DEFAULT_KEEP_MIN", "DEFAULT_KEEP_MAX", "KERNEL_SAMPLERS", "normalized_features", "make_sampler",
+    "EdgeIndexer", "layer_dropout_edge",
 ]
+
+#: The default keep rates of the sparsest and densest layer (the paper's p_min, p_max).
+DEFAULT_KEEP_MIN = 0.3
+DEFAULT_KEEP_MAX = 0.8
 
 #: The samplers that weigh edges by a kernel of their end points' features (need ``x``).
 KERNEL_SAMPLERS = tuple(name for name, (_, w) in samplers.NAMED.items() if w == "kernel")
@@ -54,68 +68,92 @@ def normalized_features(x: Tensor) -> Tensor:
     return x if bool(done.all()) else torch.where(done, x, l1_normalize_rows(x))
 
 
-def check_edge_index(edge_index: Tensor, num_nodes: int | None = None,
-                     x: Tensor | None = None) -> int:
-    r"""Validate ``edge_index`` (and ``num_nodes``, ``x``); return the number of nodes.
+def _refuse_unknown(unknown: dict) -> None:
+    # p_min/p_max are the core's (the paper's) keep rates; a PyG user reads a ``p`` as a
+    # drop probability, so at this boundary they are spelled keep_min/keep_max
+    paper = sorted(set(unknown) & {"p_min", "p_max"})
+    if paper:
+        raise ValueError(f"{'/'.join(paper)}: in dropedge_core.pyg the layer-wise keep rates are "
+                         "keep_min/keep_max (the fraction of edges KEPT, the paper's p_min/p_max); "
+                         "p is PyG's drop probability (dropedge, fd)")
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s) {sorted(unknown)}")
+
+
+def _resolve_directed(directed: bool | None, force_undirected: bool | None) -> bool:
+    if force_undirected is None:
+        return bool(directed)
+    if directed is not None and bool(directed) == bool(force_undirected):
+        raise ValueError(f"directed={directed} contradicts force_undirected={force_undirected}; "
+                         "pass one of them")
+    return not force_undirected
+
+
+def make_sampler(sampler: str | samplers.EdgeSampler = "dropedge++", keep_min: float | None = None,
+                 keep_max: float | None = None, p: float | None = None, kernel: str = "linear",
+                 directed: bool | None = None, force_undirected: bool | None = None,
+                 ) -> samplers.EdgeSampler:
+    r"""The core sampler for PyG-style rates, refusing a rate the sampler would ignore.
 
     Args:
-        edge_index (LongTensor): The edge indices, shape :obj:`(2, E)`, any integer dtype.
-        num_nodes (int, optional): The number of nodes. (default: :obj:`x.size(0)` when
-            :obj:`x` is given, else :obj:`max_id + 1`)
-        x (Tensor, optional): Node features, shape :obj:`(N, C)`. (default: :obj:`None`)
+        sampler (str or EdgeSampler): A name of :data:`dropedge_core.method.samplers.NAMES`,
+            or a core :class:`~dropedge_core.method.samplers.EdgeSampler` taken as it is
+            (its own keep rates; no rate may be passed beside it).
+        keep_min (float, optional): Fraction of the edges **kept** at the sparsest layer
+            (the paper's :obj:`p_min`) of :obj:`"li"`, :obj:`"lid"`, :obj:`"ldd"`,
+            :obj:`"dropedge++"`. (default: :obj:`0.3`)
+        keep_max (float, optional): Fraction **kept** at the densest layer (the paper's
+            :obj:`p_max`). (default: :obj:`0.8`)
+        p (float, optional): PyG's **drop** probability of :obj:`"dropedge"`/:obj:`"fd"`
+            (as in :func:`torch_geometric.utils.dropout_edge`: :obj:`p=0.2` keeps 80% of the
+            edges, at every layer). (default: :obj:`1 - (keep_min + keep_max) / 2 = 0.45`)
+        kernel (str): :obj:`"linear"`, :obj:`"poly"`, :obj:`"rbf"` or :obj:`"reverse"`.
+        directed (bool, optional): Sample the two directions of an edge separately.
+        force_undirected (bool, optional): PyG's name for :obj:`not directed`.
 
     Raises:
-        ValueError: the first defect found, naming the value and what is allowed.
+        ValueError: a rate out of :obj:`[0, 1]`, or one the sampler would ignore.
 
     Example:
-        >>> check_edge_index(torch.tensor([[0, 1], [1, 2]]))
-        3
-        >>> check_edge_index(torch.tensor([[0, 1], [1, 5]]), num_nodes=3)
+        >>> make_sampler("dropedge", p=0.2).p  # kept: 1 - 0.2
+        0.8
+        >>> make_sampler("dropedge++", p=0.2)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: edge_index holds node id 5 but num_nodes=3; ids must be in [0, 3)
+        ValueError: p=0.2 (PyG's drop probability) would be ignored by 'dropedge++', ...
     """
-    if not isinstance(edge_index, Tensor):
-        raise ValueError("edge_index must be a torch.Tensor of shape (2, E) "
-                         f"(got {type(edge_index).__name__})")
-    if edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise ValueError(f"edge_index must have shape (2, E) (got {tuple(edge_index.shape)})")
-    if edge_index.dtype == torch.bool or edge_index.is_floating_point() or edge_index.is_complex():
-        raise ValueError(f"edge_index must hold integer node ids (got dtype {edge_index.dtype}); "
-                         "use edge_index.long()")
-    if x is not None:
-        if not isinstance(x, Tensor) or x.dim() != 2:
-            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(f"x must be a (num_nodes, num_features) tensor (got {shape})")
-        if not x.is_floating_point():
-            raise ValueError(f"x must hold floating point features (got dtype {x.dtype})")
-    if num_nodes is not None and (isinstance(num_nodes, bool) or not isinstance(num_nodes, int)
-                                  or num_nodes < 0):
-        raise ValueError(f"num_nodes must be a non-negative integer (got {num_nodes!r})")
-    if num_nodes is None:
-        num_nodes = int(x.size(0)) if x is not None else (
-            int(edge_index.max()) + 1 if edge_index.numel() else 0)
-    if x is not None and x.size(0) != num_nodes:
-        raise ValueError(f"x has {x.size(0)} rows but num_nodes={num_nodes}; one row per node is needed")
-    if edge_index.numel():
-        low, high = int(edge_index.min()), int(edge_index.max())
-        if low < 0:
-            raise ValueError(f"edge_index holds a negative node id ({low}); ids must be in [0, {num_nodes})")
-        if high >= num_nodes:
-            raise ValueError(f"edge_index holds node id {high} but num_nodes={num_nodes}; "
-                             f"ids must be in [0, {num_nodes})")
-    return num_nodes
-
-
-def make_sampler(sampler: str | samplers.EdgeSampler = "dropedge++", **params) -> samplers.EdgeSampler:
-    """A sampler by name (:data:`dropedge_core.method.samplers.NAMES`) with ``params``
-    (``p_min``, ``p_max``, ``p``, ``kernel``, ``gamma``, ``directed``), or an
-    :class:`~dropedge_core.method.samplers.EdgeSampler` as it is (its own settings win;
-    ``params`` are then ignored). Bad names and rates raise
-    :class:`~dropedge_core.method.samplers.SamplerError`, a :class:`ValueError` naming them."""
+    given = {name: v for name, v in (("keep_min", keep_min), ("keep_max", keep_max), ("p", p))
+             if v is not None}
+    directed = _resolve_directed(directed, force_undirected)
     if isinstance(sampler, samplers.EdgeSampler):
+        if given:
+            raise ValueError(f"{', '.join(given)} would be ignored: the EdgeSampler {sampler.name!r} "
+                             "passed carries its own keep rates")
         return sampler
-    return samplers.make(sampler, **params)
+    s = samplers.make(sampler, directed=directed, kernel=kernel)
+    if s.relation == "all" and given:
+        raise ValueError(f"{', '.join(given)} would be ignored by {s.name!r}, which keeps every edge")
+    if s.relation == "shared":
+        if keep_min is not None or keep_max is not None:
+            raise ValueError(f"keep_min/keep_max would be ignored by {s.name!r}, which drops every layer's "
+                             "edges at one rate: pass p (PyG's drop probability)")
+        if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0):
+            raise ValueError(f"p is a drop probability and must be in [0, 1] (got {p!r})")
+        keep = 1.0 - p if p is not None else (DEFAULT_KEEP_MIN + DEFAULT_KEEP_MAX) / 2
+        return samplers.make(sampler, directed=directed, kernel=kernel, p=keep)
+    if p is not None:
+        raise ValueError(f"p={p} (PyG's drop probability) would be ignored by {s.name!r}, which keeps "
+                         "keep_min..keep_max of the edges layer by layer; pass keep_min/keep_max "
+                         "(fractions kept)")
+    keep_min = DEFAULT_KEEP_MIN if keep_min is None else keep_min
+    keep_max = DEFAULT_KEEP_MAX if keep_max is None else keep_max
+    for name, value in (("keep_min", keep_min), ("keep_max", keep_max)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} is a fraction of edges kept and must be in [0, 1] (got {value!r})")
+    if keep_min > keep_max:
+        raise ValueError(f"keep_min must be <= keep_max (got keep_min={keep_min}, keep_max={keep_max}): "
+                         "the sparsest layer keeps the fewest edges")
+    return samplers.make(sampler, directed=directed, kernel=kernel, p_min=keep_min, p_max=keep_max)
 
 
 class EdgeIndexer:
@@ -131,36 +169,48 @@ class EdgeIndexer:
         num_nodes (int): the number of nodes.
         x (Tensor, optional): node features; row-L1-normalised here as the ``Graph``
             path normalises them (:func:`normalized_features`), so the kernel weights are
-            the same. (default: :obj:`None`)
+            the same; NaN/inf refused (:func:`~dropedge_core.pyg.checks.check_features`).
+            (default: :obj:`None`)
     """
 
     def __init__(self, edge_index: Tensor, num_nodes: int, x: Tensor | None = None):
-        device = edge_index.device
+        if x is not None:
+            check_features(x)  # before the work below
         src, dst = edge_index.long()
         loop = src == dst
         lo, hi = torch.minimum(src, dst), torch.maximum(src, dst)
         key = lo * max(num_nodes, 1) + hi
         # the same sorted unique keys as graph.simple_undirected_edges: the same edge order
         unique, inverse = torch.unique(key[~loop], return_inverse=True)
-        undirected = torch.stack([unique // max(num_nodes, 1), unique % max(num_nodes, 1)])
+        self.undirected = torch.stack([unique // max(num_nodes, 1), unique % max(num_nodes, 1)])
+        self.num_nodes = num_nodes
         m = unique.numel()
-        if x is None:
-            feats = torch.zeros(num_nodes, 0, device=device)
-        else:
-            feats = normalized_features(x)
-        self.graph = Graph(name="edge_index", x=feats, y=torch.full((num_nodes,), -1, device=device),
-                           undirected_edges=undirected,
-                           train_mask=torch.zeros(num_nodes, dtype=torch.bool, device=device),
-                           val_mask=torch.zeros(num_nodes, dtype=torch.bool, device=device),
-                           test_mask=torch.zeros(num_nodes, dtype=torch.bool, device=device),
-                           num_classes=0)
-        self.has_features = x is not None
+        self._set_features(x)
         undirected_column = torch.full_like(src, m)  # column m: the always-kept pad
         undirected_column[~loop] = inverse
         # graph.edge_index's column j is (u_j, v_j) with u < v; column j + M the reverse
         directed_column = torch.where(src > dst, undirected_column + m, undirected_column)
         directed_column[loop] = 2 * m
         self.columns = {m: undirected_column, 2 * m: directed_column}
+
+    def _set_features(self, x: Tensor | None) -> None:
+        n, device = self.num_nodes, self.undirected.device
+        feats = torch.zeros(n, 0, device=device) if x is None else normalized_features(x)
+        never = torch.zeros(n, dtype=torch.bool, device=device)
+        # a fresh Graph: its memo (kernel weights) belongs to these features only
+        self.graph = Graph(name="edge_index", x=feats, y=torch.full((n,), -1, device=device),
+                           undirected_edges=self.undirected, train_mask=never, val_mask=never,
+                           test_mask=never, num_classes=0)
+        self.has_features = x is not None
+        self.part_cache: dict = {}  # the per-graph parts of a batch (pyg.batch), for these features
+
+    def with_features(self, x: Tensor | None) -> EdgeIndexer:
+        """The same mapping over new features ``x`` (no new ``torch.unique``)."""
+        if x is not None:
+            check_features(x)
+        other = copy.copy(self)
+        other._set_features(x)
+        return other
 
     def masks(self, graph_masks: Tensor) -> Tensor:
         """``(L, M)`` or ``(L, 2M)`` masks of :attr:`graph` → ``(L, E)`` masks over the input."""
@@ -169,74 +219,111 @@ class EdgeIndexer:
         padded[:, :width] = graph_masks
         return padded[:, self.columns[width]]
 
-    def sample(self, sampler: samplers.EdgeSampler, num_layers: int,
-               generator: torch.Generator | None = None) -> Tensor:
-        """``(L, E)`` bool: the input's columns kept at each layer (row 0: the input layer)."""
+    def graph_masks(self, sampler: samplers.EdgeSampler, num_layers: int,
+                    generator: torch.Generator | None = None, ptr: Tensor | None = None) -> Tensor:
+        """``(L, M)`` (``(L, 2M)`` if directed) masks of :attr:`graph`; with ``ptr`` (a
+        batch's node ranges, :func:`~dropedge_core.pyg.batch.check_batch`) each graph of
+        the batch keeps its own share of its own edges."""
         if sampler.weighting == "kernel" and not self.has_features:
             raise ValueError(f"sampler {sampler.name!r} weighs edges by a kernel of the node features: "
                              "pass x (the node features)")
-        return self.masks(sampler.sample(self.graph, num_layers, generator=generator))
+        if ptr is None:
+            return sampler.sample(self.graph, num_layers, generator=generator)
+        return sample_per_graph(self.graph, ptr, sampler, num_layers, generator, self.part_cache)
+
+    def sample(self, sampler: samplers.EdgeSampler, num_layers: int,
+               generator: torch.Generator | None = None, ptr: Tensor | None = None) -> Tensor:
+        """``(L, E)`` bool: the input's columns kept at each layer (row 0: the input layer)."""
+        return self.masks(self.graph_masks(sampler, num_layers, generator, ptr))
 
 
 def layer_dropout_edge(edge_index: Tensor, num_layers: int, x: Tensor | None = None,
-                       sampler: str | samplers.EdgeSampler = "dropedge++", p_min: float = 0.3,
-                       p_max: float = 0.8, p: float | None = None, kernel: str = "linear",
-                       directed: bool = False, num_nodes: int | None = None,
-                       generator: torch.Generator | None = None, training: bool = True,
-                       ) -> list[tuple[Tensor, Tensor]]:
+                       sampler: str | samplers.EdgeSampler = "dropedge++", keep_min: float | None = None,
+                       keep_max: float | None = None, p: float | None = None, kernel: str = "linear",
+                       directed: bool | None = None, force_undirected: bool | None = None,
+                       num_nodes: int | None = None, generator: torch.Generator | None = None,
+                       training: bool = True, edge_attr: Tensor | None = None,
+                       batch: Tensor | None = None, **unknown,
+                       ) -> list[tuple[Tensor, ...]]:
     r"""Drops edges layer by layer with one of DropEdge++'s samplers.
 
     Returns one pair per layer (layer :obj:`0` is the input layer): (1) the retained
     :obj:`edge_index` of that layer, (2) its mask over the columns of the input
-    :obj:`edge_index`. Rates are **keep** rates: layer :obj:`l` keeps
-    :obj:`floor(M * (p_min + (p_max - p_min) * l / (L - 1)))` of the :obj:`M` undirected
-    edges (LI, LID, LDD, DropEdge++), or :obj:`floor(M * p)` at every layer (DropEdge, FD).
+    :obj:`edge_index`; with :obj:`edge_attr`, a triple: the kept :obj:`edge_index`, the
+    kept rows of :obj:`edge_attr`, the mask. Layer :obj:`l` of :obj:`"li"`, :obj:`"lid"`,
+    :obj:`"ldd"`, :obj:`"dropedge++"` **keeps**
+    :obj:`floor(M * (keep_min + (keep_max - keep_min) * l / (L - 1)))` of the :obj:`M`
+    undirected edges; :obj:`"dropedge"` and :obj:`"fd"` **drop** a fraction :obj:`p` at
+    every layer, PyG's meaning (they keep :obj:`floor(M * (1 - p))`). A rate the sampler
+    would ignore is refused (:func:`make_sampler`).
     See :mod:`dropedge_core.pyg.edges` for self-loops, duplicates and one-way edges.
 
     Args:
         edge_index (LongTensor): The edge indices.
         num_layers (int): The number of layers :obj:`L`.
         x (Tensor, optional): Node features; needed by :obj:`"fd"` and
-            :obj:`"dropedge++"` (kernel weights). (default: :obj:`None`)
+            :obj:`"dropedge++"` (kernel weights); NaN/inf refused. (default: :obj:`None`)
         sampler (str or EdgeSampler, optional): :obj:`"nodrop"`, :obj:`"dropedge"`,
             :obj:`"li"`, :obj:`"lid"`, :obj:`"ldd"`, :obj:`"fd"` or :obj:`"dropedge++"`,
             or any :class:`~dropedge_core.method.samplers.EdgeSampler`.
             (default: :obj:`"dropedge++"`)
-        p_min (float, optional): Keep rate of the sparsest layer. (default: :obj:`0.3`)
-        p_max (float, optional): Keep rate of the densest layer. (default: :obj:`0.8`)
-        p (float, optional): Keep rate of :obj:`"dropedge"`/:obj:`"fd"`.
-            (default: :obj:`(p_min + p_max) / 2`)
+        keep_min (float, optional): Fraction of edges kept at the sparsest layer.
+            (default: :obj:`0.3`)
+        keep_max (float, optional): Fraction of edges kept at the densest layer.
+            (default: :obj:`0.8`)
+        p (float, optional): Drop probability of :obj:`"dropedge"`/:obj:`"fd"`.
+            (default: :obj:`0.45`)
         kernel (str, optional): :obj:`"linear"`, :obj:`"poly"`, :obj:`"rbf"` or
             :obj:`"reverse"`. (default: :obj:`"linear"`)
         directed (bool, optional): If set to :obj:`True`, samples the two directions of
             an edge separately. (default: :obj:`False`: both kept or dropped together)
+        force_undirected (bool, optional): PyG's name for :obj:`not directed`.
+            (default: :obj:`True`, unlike :func:`~torch_geometric.utils.dropout_edge`:
+            the paper samples undirected edges)
         num_nodes (int, optional): The number of nodes. (default: :obj:`None`)
         generator (torch.Generator, optional): The random source, on the device of
             :obj:`edge_index`. (default: :obj:`None`: torch's global one)
         training (bool, optional): If set to :obj:`False`, this operation is a no-op
             (after validation). (default: :obj:`True`)
+        edge_attr (Tensor, optional): Edge weights :obj:`(E,)` or features
+            :obj:`(E, D)`, returned per layer beside the kept edges. (default: :obj:`None`)
+        batch (LongTensor, optional): PyG's graph id of every node :obj:`(N,)`: each graph
+            of the batch keeps its own share of its own edges (:mod:`~dropedge_core.pyg.batch`).
+            (default: :obj:`None`: the rates apply to all edges together)
 
-    :rtype: list of (:class:`LongTensor`, :class:`BoolTensor`)
+    :rtype: list of (:class:`LongTensor`, :class:`BoolTensor`), or of
+        (:class:`LongTensor`, :class:`Tensor`, :class:`BoolTensor`) with :obj:`edge_attr`
 
     Example:
         >>> edge_index = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 0],
         ...                            [1, 0, 2, 1, 3, 2, 0, 3]])
         >>> layers = layer_dropout_edge(edge_index, num_layers=3, sampler="lid",
-        ...                             p_min=0.25, p_max=0.75,
+        ...                             keep_min=0.25, keep_max=0.75,
         ...                             generator=torch.Generator().manual_seed(0))
         >>> [int(mask.sum()) // 2 for _, mask in layers]  # undirected edges kept
         [1, 2, 3]
         >>> bool((layers[0][1] <= layers[1][1]).all())  # LID: nested, bottom sparsest
         True
+        >>> layers = layer_dropout_edge(edge_index, 2, sampler="dropedge", p=0.25)  # PyG's p: drop
+        >>> [int(mask.sum()) // 2 for _, mask in layers]  # 4 edges, 1 - 0.25 kept
+        [3, 3]
     """
-    s = make_sampler(sampler, p_min=p_min, p_max=p_max, p=p, kernel=kernel, directed=directed)
+    _refuse_unknown(unknown)
+    s = make_sampler(sampler, keep_min=keep_min, keep_max=keep_max, p=p, kernel=kernel, directed=directed,
+                     force_undirected=force_undirected)
     samplers.check_layers(num_layers)
     num_nodes = check_edge_index(edge_index, num_nodes, x)
+    check_edge_values("edge_attr", edge_attr, edge_index.size(1))
+    check_generator(generator, edge_index.device)
+    ptr = None if batch is None else check_batch(batch, num_nodes, edge_index)
     if s.weighting == "kernel" and x is None:
         raise ValueError(f"sampler {s.name!r} weighs edges by a kernel of the node features: pass x")
     if not training:
-        keep = torch.ones(edge_index.size(1), dtype=torch.bool, device=edge_index.device)
-        return [(edge_index, keep)] * num_layers
-    masks = EdgeIndexer(edge_index, num_nodes, x if s.weighting == "kernel" else None).sample(
-        s, num_layers, generator)
-    return [(edge_index[:, row], row) for row in masks]
+        masks = torch.ones(num_layers, edge_index.size(1), dtype=torch.bool, device=edge_index.device)
+    else:
+        masks = EdgeIndexer(edge_index, num_nodes, x if s.weighting == "kernel" else None).sample(
+            s, num_layers, generator, ptr)
+    if edge_attr is None:
+        return [(edge_index if not training else edge_index[:, row], row) for row in masks]
+    return [(edge_index, edge_attr, row) if not training else (edge_index[:, row], edge_attr[row], row)
+            for row in masks]

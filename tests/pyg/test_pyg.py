@@ -22,6 +22,7 @@ from dropedge_core.pyg import (
     to_pyg,
 )
 from tests.helpers import REPO
+from tests.pyg.references import dense_formula
 
 L = 5
 
@@ -41,6 +42,14 @@ def graph_path(g, name, num_layers=L, seed=0, directed=False):
     return g.directed_mask(sampler.sample(g, num_layers, gen(seed)))
 
 
+def pyg_rates(name):
+    """graph_path's rates in the PyG front end's terms: keep_min/keep_max (kept), p (dropped)."""
+    relation = samplers.NAMED[name][0]
+    if relation == "all":
+        return {}
+    return {"p": 1 - 0.55} if relation == "shared" else {"keep_min": 0.2, "keep_max": 0.9}
+
+
 def pairs(edge_index):
     return set(map(tuple, edge_index.t().tolist()))
 
@@ -50,12 +59,12 @@ def pairs(edge_index):
 def test_masks_are_the_graph_paths_for_the_same_seed(csbm, name, directed):
     data = to_pyg(csbm)
     expected = graph_path(csbm, name, directed=directed)
-    layers = layer_dropout_edge(data.edge_index, L, x=data.x, sampler=name, p_min=0.2, p_max=0.9,
+    layers = layer_dropout_edge(data.edge_index, L, x=data.x, sampler=name, **pyg_rates(name),
                                 directed=directed, generator=gen())
     assert torch.equal(torch.stack([m for _, m in layers]), expected)
     for (kept, _), row in zip(layers, expected):
         assert torch.equal(kept, csbm.edge_index[:, row])
-    drop = LayerDropEdge(L, name, p_min=0.2, p_max=0.9, directed=directed, generator=gen())
+    drop = LayerDropEdge(L, name, **pyg_rates(name), directed=directed, generator=gen())
     assert torch.equal(drop.masks(data.edge_index, x=data.x), expected)
 
 
@@ -66,7 +75,7 @@ def test_shuffled_columns_keep_the_same_edges(csbm):
     expected = graph_path(csbm, "dropedge++")
     perm = torch.randperm(data.edge_index.size(1), generator=gen(5))
     shuffled = data.edge_index[:, perm]
-    layers = layer_dropout_edge(shuffled, L, x=data.x, p_min=0.2, p_max=0.9, generator=gen())
+    layers = layer_dropout_edge(shuffled, L, x=data.x, keep_min=0.2, keep_max=0.9, generator=gen())
     for (kept, _), row in zip(layers, expected):
         assert pairs(kept) == pairs(csbm.edge_index[:, row])
 
@@ -74,8 +83,8 @@ def test_shuffled_columns_keep_the_same_edges(csbm):
 def test_keep_counts_and_nesting_follow_the_paper(csbm):
     data = to_pyg(csbm)
     m = csbm.num_edges
-    masks = torch.stack([mk for _, mk in layer_dropout_edge(data.edge_index, L, x=data.x, p_min=0.2,
-                                                            p_max=0.9, generator=gen(2))])
+    masks = torch.stack([mk for _, mk in layer_dropout_edge(data.edge_index, L, x=data.x, keep_min=0.2,
+                                                            keep_max=0.9, generator=gen(2))])
     expected = [2 * math.floor(m * (0.2 + 0.7 * l / (L - 1)) + 1e-9) for l in range(L)]
     assert masks.sum(1).tolist() == expected
     assert bool((masks[:-1] <= masks[1:]).all())  # DropEdge++ nests: bottom layer sparsest
@@ -122,8 +131,8 @@ def test_training_false_is_a_no_op_after_validation():
     ei = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
     layers = layer_dropout_edge(ei, 3, sampler="li", training=False)
     assert all(kept is ei and bool(mask.all()) for kept, mask in layers)
-    with pytest.raises(ValueError, match="p_min must be <= p_max"):
-        layer_dropout_edge(ei, 3, sampler="li", p_min=0.9, p_max=0.1, training=False)
+    with pytest.raises(ValueError, match="keep_min must be <= keep_max"):
+        layer_dropout_edge(ei, 3, sampler="li", keep_min=0.9, keep_max=0.1, training=False)
     with pytest.raises(ValueError, match="node id 2 but num_nodes=2"):
         layer_dropout_edge(ei, 3, sampler="li", num_nodes=2, training=False)
 
@@ -144,7 +153,8 @@ def test_self_loops_are_kept_at_every_layer_and_not_counted():
 def test_duplicates_are_one_edge_kept_or_dropped_together():
     dup = torch.cat([RING, RING[:, [0, 3]], RING[:, [0]].flip(0)], dim=1)  # 0-1 twice more, 2-1 again
     for _ in range(5):
-        masks = torch.stack([m for _, m in layer_dropout_edge(dup, 3, sampler="li", p_min=0.25, p_max=0.75)])
+        masks = torch.stack([m for _, m in layer_dropout_edge(dup, 3, sampler="li", keep_min=0.25,
+                                                              keep_max=0.75)])
         assert torch.equal(masks[:, 8], masks[:, 0]) and torch.equal(masks[:, 10], masks[:, 0])
         assert torch.equal(masks[:, 9], masks[:, 3])
         assert masks[:, :8].sum(1).tolist() == [2, 4, 6]  # counts over the 4 distinct edges
@@ -152,7 +162,7 @@ def test_duplicates_are_one_edge_kept_or_dropped_together():
 
 def test_one_direction_only_keeps_the_given_direction_at_the_keep_rate():
     one_way = RING[:, ::2]  # (0,1), (1,2), (2,3), (3,0): 4 edges, one column each
-    layers = layer_dropout_edge(one_way, 3, sampler="lid", p_min=0.25, p_max=0.75, generator=gen())
+    layers = layer_dropout_edge(one_way, 3, sampler="lid", keep_min=0.25, keep_max=0.75, generator=gen())
     assert [int(m.sum()) for _, m in layers] == [1, 2, 3]
     assert all(pairs(kept) <= pairs(one_way) for kept, _ in layers)
 
@@ -218,18 +228,8 @@ def test_the_module_caches_what_depends_on_the_graph_only(csbm, monkeypatch):
 
 # --- normalisations ----------------------------------------------------------------------
 
-def _dense_formula(a: torch.Tensor, method: str) -> torch.Tensor:
-    """The paper's formulas on a dense symmetric A (row = target)."""
-    eye = torch.eye(a.size(0), dtype=a.dtype)
-    deg, deg_t = a.sum(1), (a + eye).sum(1)
-    inv = torch.where(deg > 0, deg.pow(-0.5), torch.zeros_like(deg))
-    na = inv[:, None] * a * inv[None, :]
-    an = deg_t.pow(-0.5)[:, None] * (a + eye) * deg_t.pow(-0.5)[None, :]
-    return {"NA": na, "FOG": eye + na, "AN": an, "ANS": eye + an, "ARW": (a + eye) / deg_t[:, None]}[method]
-
-
 @pytest.mark.parametrize("method", normalization.METHODS)
-def test_normalize_matches_the_dense_formula(method):
+def test_normalize_matches_thedense_formula(method):
     torch.manual_seed(0)
     n = 9
     a = (torch.rand(n, n) < 0.35).double().triu(1)
@@ -240,7 +240,7 @@ def test_normalize_matches_the_dense_formula(method):
     dense = torch.zeros(n, n, dtype=torch.float64)
     dense.index_put_((ei[1], ei[0]), w.double(), accumulate=True)  # PyG: row = target
     assert torch.isfinite(w).all()
-    assert torch.allclose(dense, _dense_formula(a, method), atol=1e-6)
+    assert torch.allclose(dense, dense_formula(a, method), atol=1e-6)
 
 
 def test_gcn_norm_of_each_layer_equals_the_projects_an(csbm):
@@ -257,7 +257,7 @@ def test_gcn_norm_of_each_layer_equals_the_projects_an(csbm):
 
 def test_the_transform_stores_one_mask_row_per_edge_and_leaves_the_input_alone(csbm):
     data = to_pyg(csbm)
-    out = SampleLayerEdges(L, "dropedge++", p_min=0.2, p_max=0.9, generator=gen())(data)
+    out = SampleLayerEdges(L, "dropedge++", keep_min=0.2, keep_max=0.9, generator=gen())(data)
     assert "edge_layer_mask" not in data and out.edge_layer_mask.shape == (data.num_edges, L)
     assert torch.equal(out.edge_layer_mask.t(), graph_path(csbm, "dropedge++"))
     assert out.is_edge_attr("edge_layer_mask")  # follows edge_index through PyG's utilities
@@ -319,6 +319,11 @@ def test_on_cuda_the_masks_are_the_graph_paths_and_a_gcn_trains(csbm, name):
     assert out.is_cuda and torch.isfinite(conv.lin.weight.grad).all()
     with pytest.raises(ValueError, match="generator is on cpu"):
         LayerDropEdge(L, name, generator=gen(0))(data.edge_index, x=data.x)
+    moved = LayerDropEdge(L, name, generator=gen(0)).to("cuda")  # .to() moves the generator too
+    assert moved.generator.device.type == "cuda" and moved.masks(data.edge_index, x=data.x).is_cuda
+    again = LayerDropEdge(L, name, generator=gen(0)).to("cuda")  # seeded from the old one: repeatable
+    assert torch.equal(again.masks(data.edge_index, x=data.x), LayerDropEdge(
+        L, name, generator=gen(0)).to("cuda").masks(data.edge_index, x=data.x))
 
 
 def test_cora_at_16_layers_gives_the_graph_paths_masks_epoch_after_epoch(cora):

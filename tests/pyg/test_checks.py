@@ -1,0 +1,143 @@
+"""Inputs checked before any work (issue 36 (b), (c)): one ValueError each, naming the value,
+for non-finite features, node ids or num_nodes beyond memory, a bad generator, HeteroData
+and edge values that do not match the edges; nothing drawn, nothing large allocated."""
+from __future__ import annotations
+
+import resource
+
+import pytest
+import torch
+from torch_geometric.data import Data, HeteroData
+
+from dropedge_core.pyg import (
+    LayerDropEdge,
+    LayerWiseEdges,
+    SampleLayerEdges,
+    from_pyg,
+    layer_dropout_edge,
+    normalize,
+)
+
+RING = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 0], [1, 0, 2, 1, 3, 2, 0, 3]])
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def _features_with(bad_rows: list[int], n: int = 8) -> torch.Tensor:
+    x = torch.rand(n, 3, generator=gen(1))
+    for i, row in enumerate(bad_rows):
+        x[row, i % 3] = (float("nan"), float("inf"), -float("inf"))[i % 3]
+    return x
+
+
+def _callers(x, g):
+    """Every front-end path that reads features, as (name, call)."""
+    from torch_geometric.nn.models import GCN
+
+    ei = torch.cat([RING, RING + 4], dim=1)
+    model = LayerWiseEdges(GCN(3, 4, num_layers=2), LayerDropEdge(2, "fd", generator=g))
+    return [
+        ("layer_dropout_edge", lambda: layer_dropout_edge(ei, 2, x=x, sampler="dropedge++", generator=g)),
+        ("LayerDropEdge", lambda: LayerDropEdge(2, "fd", generator=g)(ei, x=x)),
+        ("normalization=", lambda: LayerDropEdge(2, "dropedge++", generator=g, normalization="AN")(ei, x=x)),
+        ("SampleLayerEdges", lambda: SampleLayerEdges(2, generator=g)(Data(x=x, edge_index=ei))),
+        ("LayerWiseEdges", lambda: model(x, ei)),
+    ]
+
+
+@pytest.mark.parametrize("path", range(5))
+def test_non_finite_features_are_named_by_every_kernel_sampler_path(path):
+    g = gen()
+    before = g.get_state()
+    name, call = _callers(_features_with([2, 5, 6]), g)[path]
+    with pytest.raises(ValueError, match=r"x holds NaN or inf in 3 row\(s\) \(node 2, 5, 6\)"):
+        call()
+    assert torch.equal(g.get_state(), before), name  # nothing drawn
+
+
+def test_uniform_samplers_do_not_read_features_and_accept_them():
+    kept = layer_dropout_edge(RING, 2, x=_features_with([1], n=4), sampler="li", generator=gen())
+    assert len(kept) == 2
+
+
+def test_finite_features_keep_every_node_reachable():
+    """The reason for the check: with a NaN row the kernel weight is NaN and the node's
+    edges are never drawn; finite features of the same graph draw them."""
+    x = torch.rand(4, 3, generator=gen(2))
+    counts = torch.zeros(RING.size(1))
+    for s in range(30):
+        counts += layer_dropout_edge(RING, 1, x=x, sampler="fd", p=0.5, generator=gen(s))[0][1]
+    assert bool((counts > 0).all())
+
+
+@pytest.mark.parametrize("edge_index, num_nodes, size", [
+    (torch.tensor([[0, 2_000_000_000], [1, 0]]), None, "node id 2000000000"),
+    (torch.tensor([[0, 1], [1, 0]]), 10**10, "num_nodes=10000000000"),
+    (torch.tensor([[0, 2**63 - 1], [1, 0]]), None, "node id 9223372036854775807"),
+    (torch.tensor([[0, 1], [1, 0]]), 10**30, "num_nodes=10"),
+])
+def test_huge_ids_and_num_nodes_are_refused_before_allocating(edge_index, num_nodes, size):
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    calls = [
+        lambda: layer_dropout_edge(edge_index, 2, sampler="li", num_nodes=num_nodes),
+        lambda: layer_dropout_edge(edge_index, 2, sampler="li", num_nodes=num_nodes, training=False),
+        lambda: LayerDropEdge(2, "li")(edge_index, num_nodes=num_nodes),
+        lambda: LayerDropEdge(2, "li").eval()(edge_index, num_nodes=num_nodes),
+        lambda: normalize(edge_index, num_nodes),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=rf"{size}.*(would need about .* above the limit|"
+                                             r"above the \d+ an edge key can address)"):
+            call()
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak  # KiB
+    assert grown < 200 * 1024, f"peak RSS grew by {grown} KiB"
+
+
+@pytest.mark.parametrize("bad", [42, "cuda", torch.Generator().manual_seed(0).get_state()])
+def test_a_generator_of_the_wrong_type_is_refused_at_once(bad):
+    message = rf"generator must be a torch.Generator or None \(got {type(bad).__name__}"
+    with pytest.raises(ValueError, match=message):
+        LayerDropEdge(2, "li", generator=bad)
+    with pytest.raises(ValueError, match=message):
+        layer_dropout_edge(RING, 2, sampler="li", generator=bad)
+    with pytest.raises(ValueError, match=message):
+        SampleLayerEdges(2, "li", generator=bad)
+
+
+def test_the_generator_stays_when_the_module_stays_on_its_device():
+    g = gen()
+    drop = LayerDropEdge(2, "li", generator=g)
+    assert drop.to("cpu").generator is g and drop.double().generator is g
+
+
+def test_heterodata_and_edge_type_dicts_are_refused_clearly():
+    hetero = HeteroData()
+    hetero["paper"].x = torch.rand(4, 3)
+    hetero["paper", "cites", "paper"].edge_index = RING
+    with pytest.raises(ValueError, match="HeteroData is not supported.*one edge type at a time"):
+        SampleLayerEdges(2, "li")(hetero)
+    with pytest.raises(ValueError, match="HeteroData is not supported"):
+        from_pyg(hetero)
+    with pytest.raises(ValueError, match=r"\(got dict\); a heterogeneous graph: one edge type at a time"):
+        LayerDropEdge(2, "li")(hetero.edge_index_dict)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"edge_weight": torch.ones(7)}, r"edge_weight must have shape \(8,\).*\(got \(7,\)\)"),
+    ({"edge_weight": torch.ones(8, 1)}, r"edge_weight must have shape \(8,\).*\(got \(8, 1\)\)"),
+    ({"edge_weight": torch.tensor([1.0] * 7 + [float("nan")])},
+     r"edge_weight holds NaN or inf at column\(s\) 7"),
+    ({"edge_attr": torch.ones(9, 2)}, r"edge_attr must have 8 rows.*\(got \(9, 2\)\)"),
+])
+def test_edge_values_that_do_not_match_the_edges_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LayerDropEdge(2, "li")(RING, **kwargs)
+    with pytest.raises(ValueError, match=message):
+        LayerDropEdge(2, "li").eval()(RING, **kwargs)
+
+
+def test_normalize_refuses_negative_weights():
+    with pytest.raises(ValueError, match=r"negative weight \(-1.0\)"):
+        normalize(RING, 4, "NA", edge_weight=torch.tensor([1.0] * 7 + [-1.0]))
