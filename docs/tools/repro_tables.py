@@ -678,10 +678,12 @@ def ordering_text() -> str:
                 for r in claims[claims["verdict"] != "not shown"].itertuples()]
         deep = [_claim_phrase(r, t) for r, t in rows if r.layers >= 8]
         shallow = [_claim_phrase(r, t) for r, t in rows if r.layers < 8]
+        untested = ("" if (runs["sampler"] == "dropedge++").any() else
+                    f" No DropEdge++ run of today's stream in {label}: its claims are not tested yet.")
         out.append(f"\nCorrected rejections in {label} at L ≥ 8: "
                    + ("; ".join(deep) if deep else "none — the paper's DropEdge++ ≥ DropEdge ≥ NoDrop is "
                       "not shown, nor contradicted, at any of these depths") + "."
-                   + (f" Shallower: {'; '.join(shallow)}." if shallow else ""))
+                   + (f" Shallower: {'; '.join(shallow)}." if shallow else "") + untested)
     return "\n".join(out)
 
 
@@ -850,6 +852,9 @@ def claims7_text() -> str:
                         + "**" if len(reversed_) else "**not reversed at any depth ≥ 8**")
     ordering_verdict += ("; shown at " + "; ".join(_claim_phrase(r, r.table) for r in shown.itertuples())
                          if len(shown) else "; no claim shown at any depth ≥ 8")
+    if not (_depth_runs("gcn")["sampler"] == "dropedge++").any():
+        ordering_verdict = ("**DropEdge++ not tested yet** (no run of today's stream); DropEdge ≥ NoDrop: "
+                            + ordering_verdict)
     rows = [("LID has the lowest MEN",
              "**true**: lowest at every depth on both datasets" if not lid_low else
              f"**not everywhere**: another sampler is lower at {where(lid_low)}",
