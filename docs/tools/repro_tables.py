@@ -32,11 +32,11 @@ import pandas as pd
 from dropedge_core import paths
 from dropedge_core.data import reference
 from dropedge_core.figures import BACKBONE_LABELS
-from dropedge_core.method import samplers
+from dropedge_core.method import streams
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.studies import authors, cell_search, fingerprints, ordering
 from dropedge_core.studies.cells import paper_rows
-from dropedge_core.studies.runs import bundled_results
+from dropedge_core.studies.runs import bundled_results, empty_runs, read_runs
 
 LABELS = {"nodrop": "NoDrop", "dropedge": "DropEdge", "dropedge++": "DropEdge++"}
 BACKBONES_BY_LABEL = {label: key for key, label in BACKBONE_LABELS.items()}
@@ -45,7 +45,14 @@ BACKBONES_BY_LABEL = {label: key for key, label in BACKBONE_LABELS.items()}
 @functools.lru_cache(maxsize=1)
 def _every() -> pd.DataFrame:
     """Every bundled run row, of every stream (read once per process)."""
-    return bundled_results()
+    return bundled_results(include_older=True)
+
+
+def every_best_run() -> pd.DataFrame:
+    """Every bundled best-point run of the per-cell search, of every stream
+    (:func:`cell_search.bundled_best_runs` keeps today's only)."""
+    files = sorted(cell_search.SEARCH_DIR.glob("cell_best_*.csv"))
+    return pd.concat([read_runs(f) for f in files], ignore_index=True) if files else empty_runs()
 
 
 def current_runs() -> pd.DataFrame:
@@ -134,7 +141,7 @@ def search_table(summary, best, paper, dataset: str, split: str, backbone: str =
                     & (best["layers"] == r.num_layers) & (best["sampler"] == r.sampler)]
         recipe_point = "yes" if r.best_is_recipe_point else "no"
         # the summary files carry no stream column: their trials are of stream 1
-        stale = " (trials of an older sampler stream)" if samplers.stream_version(r.sampler) > 1 else ""
+        stale = " (trials of an older sampler stream)" if streams.stream_version(r.sampler) > 1 else ""
         lines.append(f"| {r.num_layers} | {LABELS.get(r.sampler, r.sampler)}{stale} | {r.trials} "
                      f"({r.complete} / {r.pruned}) | {100 * r.best_val_acc:.1f} | {recipe_point} | "
                      f"{r.settings} ({keep}) | {_cell(runs['test_acc'].tolist())} | "
@@ -876,7 +883,7 @@ def older_text() -> str:
     """Every bundled run of an older sampler stream than today's, per cell: its count and mean
     beside today's-stream runs of the same cell. None of these rows is used anywhere else."""
     every = _every()
-    best = cell_search.bundled_best_runs()
+    best = every_best_run()
     ablation = pd.read_csv(ABLATION)
     frames = [every.assign(source=every["settings"]), best.assign(source="search: " + best["settings"])]
     arm = ablation.apply(lambda r: _arm(r["sampler"], r["p_min"], r["p_max"], bool(r["directed"])), axis=1)
@@ -896,7 +903,7 @@ def older_text() -> str:
                      f"{100 * part['test_acc'].mean():.1f} | "
                      + (f"{int(hit['count'])} | {100 * hit['mean']:.1f} |" if hit is not None else "0 | – |"))
     return (f"{len(old)} bundled runs of an older stream in {old.groupby(keys).ngroups} cells (today's "
-            "streams: `dropedge_core.method.samplers.STREAMS`). **Not used in any table or verdict of "
+            "streams: `dropedge_core.method.streams.STREAMS`). **Not used in any table or verdict of "
             "this document**; listed for comparison only.\n\n" + "\n".join(lines))
 
 

@@ -132,7 +132,7 @@ def test_the_headline_and_the_coverage_count_agree_with_a_direct_count():
 
 
 def test_the_not_run_rows_name_the_missing_depths(tool):
-    every = bundled_results().query("settings == 'depth'")
+    every = bundled_results(include_older=True).query("settings == 'depth'")
     now, old = fingerprints.current(every), fingerprints.older(every)
     cells = _cells(now)
     key = ["dataset", "split", "backbone", "sampler", "layers"]
@@ -168,7 +168,8 @@ def test_the_depth_tables_count_todays_stream_only():
     now = _current().query("settings == 'depth'")
     label = {"gcn": "GCN", "resgcn": "ResGCN", "jknet": "JKNet", "appnp_star": "APPNP*"}
     names = ["NoDrop", "DropEdge", "DropEdge++"]
-    for (dataset, split, backbone), part in bundled_results().query("settings == 'depth'").groupby(
+    every = bundled_results(include_older=True).query("settings == 'depth'")
+    for (dataset, split, backbone), part in every.groupby(
             ["dataset", "split", "backbone"]):
         block = _block(text, f"depth {dataset} {split} {backbone}")
         assert f"#### {dataset} / {split}, {label[backbone]}, settings 'depth'" in block
@@ -191,9 +192,11 @@ def test_the_depth_tables_count_todays_stream_only():
 def test_the_older_stream_list_counts_every_older_row():
     """The older-stream block counts every bundled row of an older stream (runs, search, ablation)."""
     from dropedge_core.studies import cell_search
+    from dropedge_core.studies.runs import read_runs
 
+    best = pd.concat([read_runs(f) for f in sorted(cell_search.SEARCH_DIR.glob("cell_best_*.csv"))])
     old = sum(len(fingerprints.older(rows)) for rows in (
-        bundled_results(), cell_search.bundled_best_runs(), pd.read_csv(ABLATION)))
+        bundled_results(include_older=True), best, pd.read_csv(ABLATION)))
     block = _block(DOC.read_text(encoding="utf-8"), "older")
     if old:
         assert f"{old} bundled runs of an older stream in " in block
