@@ -32,7 +32,6 @@ import pandas as pd
 from dropedge_core import paths
 from dropedge_core.data import reference
 from dropedge_core.figures import BACKBONE_LABELS
-from dropedge_core.method import streams
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.studies import authors, cell_search, fingerprints, ordering
 from dropedge_core.studies.cells import paper_rows
@@ -126,8 +125,8 @@ def claims_table(runs, dataset: str, split: str, backbone: str = "gcn") -> str:
 def search_table(summary, best, paper, dataset: str, split: str, backbone: str = "gcn") -> str:
     """One row per searched cell: budget, best validation accuracy, whether the best is the
     recipe's own point (trial 0), what it changed, and its test accuracy over the seeds of
-    ``best`` (today's-stream runs of the best point only; a cell whose sampler's stream has
-    changed since its trials is labelled, its trials being of the older stream)."""
+    ``best`` (today's-stream runs of the best point only; ``summary`` from
+    :func:`cell_search.bundled_summary`, which leaves out a search of an older stream)."""
     part = summary[(summary["dataset"] == dataset) & (summary["split"] == split)
                    & (summary["backbone"] == backbone)].sort_values(["num_layers", "sampler"])
     ref = paper_rows(paper, dataset, split, [backbone])
@@ -140,9 +139,7 @@ def search_table(summary, best, paper, dataset: str, split: str, backbone: str =
         runs = best[(best["dataset"] == dataset) & (best["split"] == split) & (best["backbone"] == backbone)
                     & (best["layers"] == r.num_layers) & (best["sampler"] == r.sampler)]
         recipe_point = "yes" if r.best_is_recipe_point else "no"
-        # the summary files carry no stream column: their trials are of stream 1
-        stale = " (trials of an older sampler stream)" if streams.stream_version(r.sampler) > 1 else ""
-        lines.append(f"| {r.num_layers} | {LABELS.get(r.sampler, r.sampler)}{stale} | {r.trials} "
+        lines.append(f"| {r.num_layers} | {LABELS.get(r.sampler, r.sampler)} | {r.trials} "
                      f"({r.complete} / {r.pruned}) | {100 * r.best_val_acc:.1f} | {recipe_point} | "
                      f"{r.settings} ({keep}) | {_cell(runs['test_acc'].tolist())} | "
                      + (f"{float(hit.iloc[0]):.1f}" if len(hit) else "–") + " |")
@@ -654,7 +651,8 @@ def search_vs_recipe_text() -> str:
                      f"(keep rates {r.p_min:.2f} → {r.p_max:.2f}; {r.settings}) "
                      f"{_cell(searched)}, the recipe {_cell(recipe)}, the paper "
                      f"{_paper_number(paper, r.dataset, r.split, 'gcn', r.sampler, r.num_layers):.1f}")
-    return "\n".join(lines) or "No DropEdge++ cell was searched."
+    return "\n".join(lines) or ("No DropEdge++ search of today's sampler stream is bundled (a search of "
+                                "an older stream is left out with its runs).")
 
 
 HEADLINE_WORDS = {"reversed": "**shown below** DropEdge", "shown": "**shown above** DropEdge",
@@ -886,7 +884,8 @@ def older_text() -> str:
     best = every_best_run()
     ablation = pd.read_csv(ABLATION)
     frames = [every.assign(source=every["settings"]), best.assign(source="search: " + best["settings"])]
-    arm = ablation.apply(lambda r: _arm(r["sampler"], r["p_min"], r["p_max"], bool(r["directed"])), axis=1)
+    arm = ablation.apply(lambda r: _arm(r["sampler"], r["p_min"], r["p_max"],
+                                        str(r["directed"]).strip().lower() == "true"), axis=1)
     frames.append(ablation.assign(source="ablation: " + arm, settings="depth"))
     rows = pd.concat(frames, ignore_index=True)
     rows["stream"] = rows["stream"].fillna(1).astype(int) if "stream" in rows else 1
@@ -902,9 +901,16 @@ def older_text() -> str:
         lines.append("| " + " | ".join(str(k) for k in key[:-1]) + f" | {key[-1]} | {len(part)} | "
                      f"{100 * part['test_acc'].mean():.1f} | "
                      + (f"{int(hit['count'])} | {100 * hit['mean']:.1f} |" if hit is not None else "0 | – |"))
+    files = sorted(cell_search.SEARCH_DIR.glob("cell_search_*.csv"))
+    searched = pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else pd.DataFrame()
+    stale = fingerprints.older(searched) if len(searched) else searched
+    trials = (" The per-cell search's trials of an older stream are left out as well: "
+              + "; ".join(f"{LABELS.get(r.sampler, r.sampler)} L = {r.num_layers} ({r.trials} trials)"
+                          for r in stale.sort_values(["sampler", "num_layers"]).itertuples()) + "."
+              if len(stale) else "")
     return (f"{len(old)} bundled runs of an older stream in {old.groupby(keys).ngroups} cells (today's "
             "streams: `dropedge_core.method.streams.STREAMS`). **Not used in any table or verdict of "
-            "this document**; listed for comparison only.\n\n" + "\n".join(lines))
+            f"this document**; listed for comparison only.{trials}\n\n" + "\n".join(lines))
 
 
 @functools.lru_cache(maxsize=1)
