@@ -47,8 +47,10 @@ class DepthRequest:
     directed: bool
 
 
-def request_widgets() -> tuple[DepthRequest, object]:
-    """The page's settings widgets; returns the request and the column for the recipe caption."""
+def request_widgets(default_seeds: int = depth.FEWEST_DEFAULT_SEEDS) -> tuple[DepthRequest, object]:
+    """The page's settings widgets; returns the request and the column for the recipe caption.
+    ``default_seeds``: the "Seeds" box's default (:func:`dropedge_core.studies.depth.default_seeds`:
+    every cached seed of the requested cells)."""
     # a multiselect keeps its chips on one line: the depths' six and the three samplers' need
     # half the page each (in three columns at 1280 px, "64" and "DropEdge++" hid under the
     # clear icon); the backbones (one chip by default) open the next row
@@ -63,8 +65,10 @@ def request_widgets() -> tuple[DepthRequest, object]:
                                  format_func=backbone_label,
                                  help="One panel each: GCN, ResGCN, JKNet, APPNP*.")
     c = c[1:] + [st.container()]  # seeds, epochs, settings, kernel; the recipe caption below
-    seeds = int(c[0].number_input("Seeds", 1, 20, 3, key="ds_seeds",
-                                  help="Seeds 0 … n−1 per cell: the mean ± std is over them."))
+    seeds = int(c[0].number_input("Seeds", 1, depth.MOST_SEEDS, default_seeds, key="ds_seeds",
+                                  help="Seeds 0 … n−1 per cell: the mean ± std is over them. Opens on "
+                                       "every bundled or stored seed of the cells asked for (as "
+                                       "docs/REPRODUCTION.md uses them)."))
     epochs = int(c[1].number_input("Epochs", 0, 5000, 0, key="ds_epochs",
                                    help="Epochs per run; 0: the recipe's (the depth recipe: 200 up to "
                                         "L = 8, 300 up to 16, 400 beyond, early stopping after half)."))

@@ -6,6 +6,7 @@ A *cell* is one ``(dataset, split, backbone, sampler, layers)``
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -187,6 +188,8 @@ def reproduction_notes(path: str | Path | None = None,
         text = path.read_text(encoding="utf-8")
     except OSError:
         return f"({path} is missing.)"
+    # the generator's block markers are HTML comments: a page's Markdown would print them
+    text = re.sub(r"^<!-- /?repro_tables: [^>]*-->\n", "", text, flags=re.M)
     parts = text.split("\n## ")
     chosen = ["## " + p.strip() for p in parts[1:] if p.lstrip().startswith(tuple(sections))]
     return "\n\n".join(chosen) or text

@@ -337,6 +337,30 @@ def requested_runs(configs: Sequence[TrainConfig], cached: pd.DataFrame) -> pd.D
     return out[[*RUN_COLUMNS, "source"]]
 
 
+#: The "Seeds" box's range, and its default where no requested cell has a cached run.
+MOST_SEEDS, FEWEST_DEFAULT_SEEDS = 20, 3
+
+
+def default_seeds(dataset: str, split: str | None, backbones: Sequence[str], layers: Sequence[int],
+                  samplers: Sequence[str], cached: pd.DataFrame, mode: str = "depth recipe",
+                  p_min: float = 0.3, p_max: float = 0.8, kernel: str = "linear",
+                  directed: bool = False) -> int:
+    """The seed count the Depth study opens on: enough seeds (``0 .. n-1``) that every cached
+    run of every requested cell is in the view — so the page's verdicts are those of
+    docs/REPRODUCTION.md, which uses every bundled seed — and at least
+    :data:`FEWEST_DEFAULT_SEEDS` (at most :data:`MOST_SEEDS`, the box's limit).
+
+    A run counts when its key is a requested config's (so only runs of today's sampler
+    stream, the mode, keep rates, kernel and direction asked for); a cell with fewer cached
+    seeds than another shows as partly measured.
+    """
+    configs = depth_configs(dataset, split, backbones, layers, samplers, MOST_SEEDS, None, mode=mode,
+                            p_min=p_min, p_max=p_max, kernel=kernel, directed=directed)
+    found = requested_runs(configs, cached)
+    found = found[(found["source"] != "missing") & found["test_acc"].notna()]
+    return max(FEWEST_DEFAULT_SEEDS, int(found["seed"].max()) + 1 if len(found) else 0)
+
+
 def other_runs(cached: pd.DataFrame, requested: pd.DataFrame, dataset: str, split: str) -> int:
     """How many cached runs of ``dataset``/``split`` are not among ``requested`` (made
     with other settings, seeds or depths)."""
@@ -346,6 +370,6 @@ def other_runs(cached: pd.DataFrame, requested: pd.DataFrame, dataset: str, spli
     return int((~here["key"].isin(set(requested["key"]))).sum())
 
 
-__all__ = ["DEPTHS", "KEEP_GRID", "MODES", "STUDY_FIXED", "STUDY_SAMPLERS", "cached_settings",
-           "depth_configs", "describe_settings", "nearest_settings", "other_runs", "requested_runs",
-           "study_settings", "sweep_commands"]
+__all__ = ["DEPTHS", "FEWEST_DEFAULT_SEEDS", "KEEP_GRID", "MODES", "MOST_SEEDS", "STUDY_FIXED",
+           "STUDY_SAMPLERS", "cached_settings", "default_seeds", "depth_configs", "describe_settings",
+           "nearest_settings", "other_runs", "requested_runs", "study_settings", "sweep_commands"]

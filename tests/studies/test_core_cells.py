@@ -120,6 +120,13 @@ def test_reproduction_notes_picks_the_named_sections(tmp_path):
     assert cells.reproduction_notes(doc, sections=("9.",)) == NOTES
 
 
+def test_reproduction_notes_leave_out_the_generators_markers(tmp_path):
+    doc = tmp_path / "REPRODUCTION.md"
+    doc.write_text("# Doc\n## 1. GCN\ntext\n<!-- repro_tables: ordering -->\n\n- a verdict\n\n"
+                   "<!-- /repro_tables: ordering -->\nmore\n", encoding="utf-8")
+    assert cells.reproduction_notes(doc, sections=("1.",)) == "## 1. GCN\ntext\n\n- a verdict\n\nmore"
+
+
 def test_reproduction_notes_default_path_and_a_missing_file(tmp_path, monkeypatch):
     doc = tmp_path / "REPRODUCTION.md"
     doc.write_text(NOTES, encoding="utf-8")

@@ -1,6 +1,7 @@
-"""docs/REPRODUCTION.md against the bundled CSVs: its generated blocks are what
-``docs/tools/repro_tables.py --write`` prints today, and the front matter's counts agree with
-counts made here directly from the CSVs (pandas merges, not the tool's loops)."""
+"""docs/REPRODUCTION.md against the bundled CSVs: the document is what
+``docs/tools/repro_tables.py --write`` prints today, no number is written outside its generated
+blocks, and the blocks' counts agree with counts made here directly from the CSVs (pandas
+merges and scipy, not the tool's loops), today's sampler streams only."""
 from __future__ import annotations
 
 import importlib.util
@@ -12,10 +13,32 @@ import pandas as pd
 import pytest
 
 from dropedge_core.data import reference
+from dropedge_core.studies import fingerprints, ordering
 from dropedge_core.studies.runs import bundled_results
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "REPRODUCTION.md"
+ABLATION = ROOT / "dropedge_core" / "assets" / "ablation" / "gcn32_cora_semi.csv"
+
+#: A generated block: from its opening marker to its closing one, each on a line of its own.
+GENERATED = re.compile(r"^<!-- repro_tables: (?P<name>[^>]+?) -->$.*?^<!-- /repro_tables: (?P=name) -->$",
+                       re.S | re.M)
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)  # commands to run: inputs, not results
+CODE = re.compile(r"`[^`\n]+`")  # paths, flags, identifiers (`gcn32_cora_semi.csv`, `--seeds 0 1`)
+DEPTH = r"(?:2|4|8|16|32|64)"  # the paper's depths: a depth label names one of them
+#: The only numbers allowed outside generated blocks, code and code spans: structure, not results.
+STRUCTURE = [
+    re.compile(r"^#{2,} \d+[a-z]?\. ", re.M),  # a heading's section number ("## 1b. ")
+    # "section 1b", "sections 1 and 1c"
+    re.compile(r"\b[Ss]ections?\s+\d+[a-z]?(?:(?:,\s+|\s+and\s+|\s+or\s+)\d+[a-z]?)*\b"),
+    re.compile(r"\bissue \d+(?:,? item \d+)?\b"),  # "issue 25, item 7"
+    re.compile(rf"\bL = {DEPTH}(?:(?:, | and | or ){DEPTH})*\b"),  # "L = 4", "L = 8 vs L = 4"
+    re.compile(rf"\b(?:GCN|ResGCN|JKNet|APPNP\\?\*)-{DEPTH}\b"),  # "GCN-32", "APPNP\*-64"
+    # "32 layers", "8-64-layer", "16 and 64 layers", "8 / 16 / 32 layers"
+    re.compile(rf"\b{DEPTH}(?:(?:,\s+|\s+and\s+|\s+or\s+|-|\s+to\s+|\s+/\s+){DEPTH})*(?:-|\s+)layers?\b"),
+]
+#: What counts as a number: a digit, a superscript digit (10¹²), a vulgar fraction.
+DIGIT = re.compile(r"[0-9⁰¹²³⁴⁵⁶⁷⁸⁹½]")
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +49,14 @@ def tool():
     return module
 
 
+def stray_numbers(text: str) -> list[str]:
+    """The lines of ``text`` with a number outside generated blocks, code and :data:`STRUCTURE`."""
+    text = CODE.sub("", FENCE.sub("", GENERATED.sub("", text)))
+    for pattern in STRUCTURE:
+        text = pattern.sub("", text)
+    return [line for line in text.splitlines() if DIGIT.search(line)]
+
+
 def test_the_document_is_what_the_tool_prints_from_the_csvs(tool, tmp_path):
     copy = tmp_path / "REPRODUCTION.md"
     shutil.copy(DOC, copy)
@@ -34,9 +65,39 @@ def test_the_document_is_what_the_tool_prints_from_the_csvs(tool, tmp_path):
         "docs/REPRODUCTION.md is stale: run python docs/tools/repro_tables.py --write docs/REPRODUCTION.md")
 
 
-def _cells():
+def test_no_number_is_written_outside_a_generated_block():
+    stray = stray_numbers(DOC.read_text(encoding="utf-8"))
+    assert not stray, ("numbers outside generated blocks (print them from repro_tables.py or remove "
+                       "them):\n" + "\n".join(stray))
+
+
+@pytest.mark.parametrize("line", [
+    "The CLI's defaults train GCN-16 on Cora to 75.8 ± 1.3% with DropEdge++ (5 seeds).",
+    "| 32 | **−11.6** | −2.7 |",
+    "first training loss 5·10¹² without batch norm",
+    "Cora semi has 3 seeds at 2-8 layers",  # a seed count beside a depth label
+    "from 5 layers on",  # not one of the paper's depths
+    "## 9. Results (10 seeds)",
+])
+def test_the_number_check_sees_a_hand_written_number(line):
+    """Each line, added outside the blocks, is caught: the allowed structure is no loophole."""
+    assert stray_numbers(DOC.read_text(encoding="utf-8") + "\n" + line + "\n") == [
+        stray_numbers(line + "\n")[0]]
+
+
+def test_every_block_is_closed_and_named_once():
+    text = DOC.read_text(encoding="utf-8")
+    opened = re.findall(r"^<!-- repro_tables: ([^>]+?) -->$", text, re.M)
+    closed = re.findall(r"^<!-- /repro_tables: ([^>]+?) -->$", text, re.M)
+    assert opened == closed and len(set(opened)) == len(opened)
+
+
+def _current() -> pd.DataFrame:
+    return fingerprints.current(bundled_results())
+
+
+def _cells(runs: pd.DataFrame) -> pd.DataFrame:
     """Accuracy-by-depth cells with our mean under the depth recipe, merged with the paper's."""
-    runs = bundled_results()
     runs = runs[runs["settings"] == "depth"]
     ours = runs.groupby(["dataset", "split", "backbone", "sampler", "layers"], as_index=False).agg(
         ours=("test_acc", "mean"), seeds=("seed", "nunique"))
@@ -48,15 +109,18 @@ def _cells():
 
 
 def test_the_headline_and_the_coverage_count_agree_with_a_direct_count():
-    cells = _cells()
+    cells = _cells(_current())
     plus = cells[(cells["sampler"] == "dropedge++") & cells["ours"].notna()]
     below = int((100 * plus["ours"] < plus["test_accuracy"]).sum())
     text = DOC.read_text(encoding="utf-8")
-    assert f"**DropEdge++ is below the paper in {below} of {len(plus)} cells**" in text
-    # every cell of the four paper tables is counted once; run = a bundled run of it
+    if len(plus):
+        assert f"**DropEdge++ is below the paper in {below} of {len(plus)} cells**" in text
+    else:
+        assert "**No cell of the accuracy-by-depth table has a DropEdge++ run of today's sampler" in text
+    # every cell of the four paper tables is counted once; run = a bundled run of today's stream
     total = (len(cells) + len(reference.paper_best_accuracy()) + len(reference.paper_men())
              + 3 * 3)  # the epoch-time table: 3 phases × 3 samplers
-    best = bundled_results()
+    best = _current()
     best = best[best["settings"] == "paper"]
     run = int(cells["ours"].notna().sum()) + best.groupby(["dataset", "split", "backbone"]).ngroups + 24
     row = re.search(r"\| \*\*all\*\* \| \*\*(\d+)\*\* \| \*\*(\d+) \((\d+)%\)\*\*", text)
@@ -68,37 +132,117 @@ def test_the_headline_and_the_coverage_count_agree_with_a_direct_count():
 
 
 def test_the_not_run_rows_name_the_missing_depths(tool):
-    cells = _cells()
-    rows = {r[0]: r for r in tool._depth_coverage(
-        bundled_results().query("settings == 'depth'"), reference.paper_accuracy_by_depth())}
+    every = bundled_results(include_older=True).query("settings == 'depth'")
+    now, old = fingerprints.current(every), fingerprints.older(every)
+    cells = _cells(now)
+    key = ["dataset", "split", "backbone", "sampler", "layers"]
+    stale = set(map(tuple, old[key].itertuples(index=False)))
+    rows = {r[0]: r for r in tool._depth_coverage(now, reference.paper_accuracy_by_depth(), old)}
     for (dataset, split, backbone), part in cells[cells["dataset"].isin(["cora", "citeseer"])].groupby(
             ["dataset", "split", "backbone"]):
-        missing = sorted(part.loc[part["ours"].isna(), "layers"].unique())
+        gone = part[part["ours"].isna()]
         name = {"cora": "Cora", "citeseer": "CiteSeer"}[dataset]
         label = {"gcn": "GCN", "resgcn": "ResGCN", "jknet": "JKNet", "appnp_star": "APPNP*"}[backbone]
         row = rows[f"accuracy by depth, {name} {split}, {label}"]
         assert row[2] == int(part["ours"].notna().sum())
-        assert (row[5] == "–") == (not missing)
-        if missing:
-            assert row[5].startswith(f"L = {', '.join(map(str, missing))}:")
+        assert (row[5] == "–") == gone.empty
+        is_old = [(dataset, split, backbone, s, L) in stale for s, L in zip(gone["sampler"], gone["layers"])]
+        for flag, reason in ((True, tool.STALE), (False, tool.NOT_REACHED)):
+            depths = sorted(set(gone["layers"][[f == flag for f in is_old]]))
+            if depths:
+                assert f"L = {', '.join(map(str, depths))} (" in row[5] and reason in row[5]
         seeds = part["seeds"].dropna().astype(int)
         if len(seeds):
             lo, hi = seeds.min(), seeds.max()
             assert row[4] == (str(lo) if lo == hi else f"{lo}-{hi}")
 
 
+def _block(text: str, name: str) -> str:
+    return text[text.index(f"<!-- repro_tables: {name} -->"):text.index(f"<!-- /repro_tables: {name} -->")]
+
+
+def test_the_depth_tables_count_todays_stream_only():
+    """Each cell's n in every depth-recipe table is the number of today's-stream seeds: an
+    older-stream row bundled beside them is never pooled."""
+    text = DOC.read_text(encoding="utf-8")
+    now = _current().query("settings == 'depth'")
+    label = {"gcn": "GCN", "resgcn": "ResGCN", "jknet": "JKNet", "appnp_star": "APPNP*"}
+    names = ["NoDrop", "DropEdge", "DropEdge++"]
+    every = bundled_results(include_older=True).query("settings == 'depth'")
+    for (dataset, split, backbone), part in every.groupby(
+            ["dataset", "split", "backbone"]):
+        block = _block(text, f"depth {dataset} {split} {backbone}")
+        assert f"#### {dataset} / {split}, {label[backbone]}, settings 'depth'" in block
+        head = next(line for line in block.splitlines() if line.startswith("| L | NoDrop"))
+        columns = [c.strip() for c in head.split("|")[1:-1]]
+        for L in sorted(part["layers"].unique()):
+            row = next(line for line in block.splitlines() if line.startswith(f"| {L} | "))
+            cells = [c.strip() for c in row.split("|")[1:-1]]
+            for sampler, name in zip(("nodrop", "dropedge", "dropedge++"), names):
+                n = now[(now["dataset"] == dataset) & (now["split"] == split) & (now["backbone"] == backbone)
+                        & (now["sampler"] == sampler) & (now["layers"] == L)]["seed"].nunique()
+                if name not in columns:
+                    assert n == 0
+                    continue
+                cell = cells[columns.index(name)]
+                where = (dataset, split, backbone, L, name)
+                assert (cell == "–") if n == 0 else cell.endswith(f"(n={n})"), where
+
+
+def test_the_older_stream_list_counts_every_older_row():
+    """The older-stream block counts every bundled row of an older stream (runs, search, ablation)."""
+    from dropedge_core.studies import cell_search
+    from dropedge_core.studies.runs import read_runs
+
+    best = pd.concat([read_runs(f) for f in sorted(cell_search.SEARCH_DIR.glob("cell_best_*.csv"))])
+    old = sum(len(fingerprints.older(rows)) for rows in (
+        bundled_results(include_older=True), best, pd.read_csv(ABLATION)))
+    block = _block(DOC.read_text(encoding="utf-8"), "older")
+    if old:
+        assert f"{old} bundled runs of an older stream in " in block
+        assert "**Not used in any table or verdict of this document**" in block
+    else:
+        assert "No run of an older sampler stream is bundled." in block
+
+
+def _runs(means: dict[str, list[float]]) -> pd.DataFrame:
+    rows = [{"dataset": "cora", "split": "semi", "backbone": "gcn", "layers": 32, "sampler": s, "seed": i,
+             "test_acc": v} for s, values in means.items() for i, v in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("plus, verdict", [
+    ([0.60, 0.61, 0.59, 0.62, 0.60], "**shown below** DropEdge"),
+    ([0.80, 0.81, 0.79, 0.82, 0.80], "**shown above** DropEdge"),
+    ([0.70, 0.72, 0.69, 0.71, 0.70], "**not shown to differ** from DropEdge"),
+])
+def test_the_headline_verdict_is_phrased_from_the_data_whichever_way(tool, plus, verdict):
+    runs = _runs({"dropedge++": plus, "dropedge": [0.70, 0.71, 0.70, 0.71, 0.705],
+                  "nodrop": [0.60, 0.62, 0.61, 0.63, 0.6]})
+    sentence = tool.headline_verdict("Cora semi", ordering.compare_samplers(runs))
+    assert sentence.startswith(f"- Cora semi, L = 32: DropEdge++ is {verdict} (")
+
+
 def test_the_ablation_table_agrees_with_scipy_and_a_hand_holm():
-    """Section 1d recomputed from the bundled ablation CSV: each arm's paired difference by
-    scipy's ``ttest_rel`` and the Holm step-down written out here, row by row as printed."""
+    """Section 1d recomputed from the bundled ablation CSV (today's-stream rows): each arm's
+    paired difference by scipy's ``ttest_rel`` and the Holm step-down written out here, row by
+    row as printed."""
     from scipy import stats
 
-    text = DOC.read_text(encoding="utf-8")
-    block = text[text.index("<!-- repro_tables: ablation -->"):text.index("<!-- /repro_tables: ablation -->")]
+    block = _block(DOC.read_text(encoding="utf-8"), "ablation")
     rows = [r.split("|")[1:-1] for r in block.splitlines()
             if r.startswith("| ") and "(the reference)" not in r]
     rows = [[c.strip() for c in r] for r in rows[2:]]  # no header, no rule
-    assert rows, "the ablation block is empty"
-    runs = pd.read_csv(ROOT / "dropedge_core" / "assets" / "ablation" / "gcn32_cora_semi.csv")
+    runs = fingerprints.current(pd.read_csv(ABLATION))
+    # every arm against DropEdge at the recipe's rates; DropEdge++ at other rates against its own
+    arms = runs.groupby(["sampler", "p_min", "p_max", "directed"]).ngroups
+    plus = runs[runs["sampler"] == "dropedge++"].groupby(["p_min", "p_max", "directed"]).ngroups
+
+    def has(sampler: str) -> bool:
+        return bool(((runs["sampler"] == sampler) & (runs["p_min"] == 0.3) & (runs["p_max"] == 0.8)
+                     & ~runs["directed"].astype(bool)).any())
+
+    assert len(rows) == (arms - 1 if has("dropedge") else 0) + (plus - 1 if has("dropedge++") else 0)
 
     def arm(name: str) -> pd.Series:
         sampler = {"NoDrop": "nodrop", "DropEdge": "dropedge", "LID": "lid", "FD": "fd",
@@ -130,15 +274,16 @@ def test_the_ablation_table_agrees_with_scipy_and_a_hand_holm():
 
 
 def test_the_authors_table_agrees_with_a_direct_count():
-    """Section 3b: each cell's authors-recipe mean and seed count, from a pandas groupby of the
-    bundled CSVs, is the one printed in its row."""
-    runs = bundled_results()
+    """Section 3b: each cell's authors-recipe mean and seed count (today's stream), from a pandas
+    groupby of the bundled CSVs, is the one printed in its row; a cell without is "–"."""
+    runs = _current()
     runs = runs[runs["settings"] == "authors"]
-    assert len(runs), "no authors-recipe runs bundled"
-    text = DOC.read_text(encoding="utf-8")
+    block = _block(DOC.read_text(encoding="utf-8"), "authors")
     label = {"gcn": "GCN", "resgcn": "ResGCN", "jknet": "JKNet", "appnp_star": r"APPNP\*"}
     cells = runs.groupby(["dataset", "split", "backbone", "layers"])["test_acc"].agg(["mean", "count"])
     for (dataset, split, backbone, layers), row in cells.iterrows():
         pattern = (rf"^\| {split} \| {dataset} \| {label[backbone]} \| {layers} \| [^|]+ \| "
                    rf"{100 * row['mean']:.1f}( ± [0-9.]+)? \(n={int(row['count'])}\) \|")
-        assert re.search(pattern, text, re.M), (dataset, split, backbone, layers)
+        assert re.search(pattern, block, re.M), (dataset, split, backbone, layers)
+    printed = [r for r in block.splitlines() if re.match(r"^\| (semi|full) \|", r)]
+    assert sum(r.split("|")[6].strip() != "–" for r in printed) == len(cells)
