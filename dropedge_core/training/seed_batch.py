@@ -217,7 +217,7 @@ def _step(batch: _Batch, epoch: int) -> tuple[torch.Tensor, torch.Tensor, torch.
                         reduction="none").view(s, -1).mean(1)
     finite = torch.isfinite(losses.detach())
     for position in torch.nonzero(~finite).flatten().tolist():
-        value = float(losses[position])
+        value = float(losses.detach()[position])
         _end(batch, position, "nan", _nan_message("training", value, epoch, config), training=True)
     losses[finite].sum().backward()  # each seed's slice: the gradient of its own loss
     batch.optimizer.step()

@@ -4,6 +4,9 @@ sampler hands them out (recorded per stream), initial weights against a single r
 ``_prepare``, outcomes (selected epoch, accuracies, early stops) and curves per seed."""
 from __future__ import annotations
 
+import copy
+import math
+
 import pytest
 import torch
 
@@ -43,12 +46,13 @@ def assert_same_runs(singles, batched, tol: float = 1e-5) -> None:
             assert torch.allclose(many.model.state_dict()[name].float(), value.float(), atol=1e-4), name
 
 
-@pytest.mark.parametrize("backbone, sampler", [("gcn", "dropedge++"), ("resgcn", "lid"),
-                                               ("jknet", "dropedge"), ("appnp_star", "ldd"),
-                                               ("gcn", "nodrop")])
-def test_the_depth_recipe_batched_selects_the_epochs_and_accuracies_of_single_runs(backbone, sampler):
-    cells = configs(backbone=backbone, sampler=sampler, dropout=0.0)  # APPNP* keeps 0.5 in the recipe
-    assert_same_runs([train(c, graph=KARATE) for c in cells], train_seeds(cells, graph=KARATE))
+@pytest.mark.parametrize("backbone, sampler, graph", [
+    ("gcn", "dropedge++", KARATE), ("resgcn", "lid", KARATE), ("jknet", "dropedge", KARATE),
+    ("appnp_star", "ldd", KARATE), ("gcn", "nodrop", KARATE), ("jknet", "li", CSBM)])
+def test_the_depth_recipe_batched_selects_the_epochs_and_accuracies_of_single_runs(backbone, sampler, graph):
+    cells = configs(dataset=graph.name, backbone=backbone, sampler=sampler,
+                    dropout=0.0)  # APPNP* keeps 0.5 in the recipe
+    assert_same_runs([train(c, graph=graph) for c in cells], train_seeds(cells, graph=graph))
 
 
 @pytest.mark.parametrize("graph, dataset", [(KARATE, "karate"), (CSBM, "csbm")])
@@ -66,6 +70,23 @@ def test_seeds_that_stop_early_keep_their_selected_epoch_and_leave_the_batch():
     reasons = [r.reason for r in singles]
     assert "early_stop" in reasons and "finished" in reasons  # the case under test happens
     assert_same_runs(singles, train_seeds(cells, graph=KARATE), tol=1e-4)
+
+
+def _nan_features():
+    graph = copy.copy(KARATE)
+    graph.x = KARATE.x.clone()
+    graph.x[0, 0] = math.nan
+    return graph
+
+
+@pytest.mark.parametrize("graph, settings, loss", [
+    (KARATE, {"num_layers": 16, "lr": 10.0}, "validation"),  # diverges in the first step
+    (_nan_features(), {"num_layers": 2}, "training")])
+def test_a_seed_whose_loss_is_not_finite_ends_as_its_single_run(graph, settings, loss):
+    cells = configs(recipe="quick", self_loop=True, epochs=3, diag_every=0, **settings)
+    singles = [train(c, graph=graph) for c in cells]
+    assert {r.reason for r in singles} == {"nan"} and singles[0].message.startswith(f"{loss} loss")
+    assert_same_runs(singles, train_seeds(cells, graph=graph))
 
 
 def _recorded_masks(monkeypatch, run) -> dict[int, list[torch.Tensor]]:
