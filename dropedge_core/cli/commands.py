@@ -93,6 +93,8 @@ def cmd_train(args: argparse.Namespace) -> int:
           f"dropout={c.dropout:g} lr={c.lr:g} wd={c.weight_decay:g} loop={c.self_loop} "
           f"epochs={c.epochs} patience={c.patience} device={results[0].device}")
     print(f"settings: {c.settings} (recipe {c.recipe!r}; --recipe and the training flags change them)")
+    if args.batch_seeds:
+        print("seeds trained in one batch (--batch-seeds): a seed's times are its share of the batch's")
     for r in results:
         print(f"  seed {r.config.seed}: test {pct(r.test_acc)} (best val {pct(r.best_val_acc)} at "
               f"epoch {r.best_epoch}; {r.epochs_run} epochs, {r.total_time:.1f} s, "
