@@ -15,6 +15,7 @@ from dropedge_core.training import (
     TrainConfig,
     recipes,
 )
+from dropedge_core.training.checks import seeds_per_batch
 
 __all__ = [
     "DEFAULT_DATASET", "UPLOAD_SPLIT_SEED", "MAX_RUNS", "MAX_SOURCES", "MAX_TRIALS", "CLIError",
@@ -174,6 +175,10 @@ def train_batched_runs(configs: list[TrainConfig], graph, args, store=None, desc
     """``--batch-seeds``: the configs' seeds trained in one batch (or as many as memory
     holds), stored one row per seed as single runs are; one bar over every seed's epochs."""
     seeds = " ".join(str(c.seed) for c in configs)
+    size = seeds_per_batch(configs[0], graph, len(configs))
+    if size < len(configs):  # train_seeds splits the same way
+        sys.stderr.write(f"note: the memory limit holds {size} of the {len(configs)} seeds at once; "
+                         f"training them in {-(-len(configs) // size)} batches\n")
     bar = progress_bar(sum(c.epochs for c in configs), f"{desc} seeds {seeds} (batched)", args)
 
     def on_event(event):

@@ -159,7 +159,7 @@ def test_a_stopped_batch_ends_every_seed_and_stores_none(tmp_path):
     assert [r.reason for r in results] == ["stopped"] * 3 and len(store) == 0
 
 
-def test_the_cli_stores_one_row_per_seed_as_single_runs_do(capsys, tmp_path):
+def test_the_cli_stores_one_row_per_seed_as_single_runs_do(capsys, tmp_path, monkeypatch):
     from dropedge_core.store import ResultStore
 
     flags = ["train", "--dataset", "karate", "--layers", "5", "--epochs", "8", "--seeds", "0", "1",
@@ -173,6 +173,10 @@ def test_the_cli_stores_one_row_per_seed_as_single_runs_do(capsys, tmp_path):
         a, b = single.get(key), batched.get(key)
         for column in ("best_epoch", "best_val_acc", "test_acc", "epochs_run", "reason", "config"):
             assert b[column] == a[column], column
+    per_seed = check_memory(TrainConfig(**{**single.get(key)["config"], "seed": 0}), KARATE)
+    monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", f"{1.5 * per_seed / (1 << 30):.9f}")
+    code, _, err = run_cli(capsys, *flags, "--batch-seeds")
+    assert code == 0 and "holds 1 of the 2 seeds at once; training them in 2 batches" in err
     line = refused_line(capsys, "train", "--dataset", "cora", "--recipe", "authors", "--seeds", "0", "1",
                         "--batch-seeds", "--no-progress")
     assert "authors recipe" in line
