@@ -20,7 +20,11 @@ single run would be.
 
 Equal up to float rounding: batched products sum in another order, so logits agree to
 ~1e-6 and a depth-recipe run (dropout 0) selects the same epoch with the same accuracy
-(``tests/training/test_seed_batch.py`` checks this against single runs).
+(``tests/training/test_seed_batch.py`` checks this against single runs). One known
+amplifier: with batch norm, a graph convolution's bias before it has an exactly zero
+gradient, so its computed gradient is rounding noise that Adam normalises into full steps;
+JKNet with batch norm then drifts from its single run by ~1e-3 in the validation loss
+within a few epochs (karate), and may select a neighbouring epoch.
 
 Times: a seed's ``epoch_time`` / ``sample_time`` are the batch epoch's divided by the
 seeds then in the batch, its ``total_time`` the batch's wall time up to its end divided by
