@@ -38,6 +38,7 @@ from dropedge_core.training import (
     check_memory,
     check_trainable,
 )
+from dropedge_core.training.seed_batch import check_batchable
 
 __all__ = ["cmd_datasets", "cmd_train", "cmd_men", "sweep_grid", "cmd_sweep", "cmd_tune", "cmd_search"]
 
@@ -62,6 +63,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     configs = [make_config(args, dataset, args.backbone, num_layers=args.layers,
                            sampler=args.sampler, seed=seed) for seed in args.seeds]
     warn_preset_depth(configs)
+    if args.batch_seeds:  # refused before the graph is loaded
+        check_batchable(configs)
     if args.store and dataset == UPLOAD_DATASET:
         raise CLIError("--store keeps runs under their dataset's name, which an uploaded graph (--edges) "
                        "does not have; use --json to keep the results")
@@ -90,6 +93,8 @@ def cmd_train(args: argparse.Namespace) -> int:
           f"dropout={c.dropout:g} lr={c.lr:g} wd={c.weight_decay:g} loop={c.self_loop} "
           f"epochs={c.epochs} patience={c.patience} device={results[0].device}")
     print(f"settings: {c.settings} (recipe {c.recipe!r}; --recipe and the training flags change them)")
+    if args.batch_seeds:
+        print("seeds trained in one batch (--batch-seeds): a seed's times are its share of the batch's")
     for r in results:
         print(f"  seed {r.config.seed}: test {pct(r.test_acc)} (best val {pct(r.best_val_acc)} at "
               f"epoch {r.best_epoch}; {r.epochs_run} epochs, {r.total_time:.1f} s, "

@@ -9,17 +9,18 @@ import sys
 from collections.abc import Sequence
 
 from dropedge_core.data import csv_graph, datasets, presets
-from dropedge_core.studies.sweep import train_and_store
+from dropedge_core.studies.sweep import train_and_store, train_seeds_and_store
 from dropedge_core.training import (
     UPLOAD_DATASET,
     TrainConfig,
     recipes,
 )
+from dropedge_core.training.checks import seeds_per_batch
 
 __all__ = [
     "DEFAULT_DATASET", "UPLOAD_SPLIT_SEED", "MAX_RUNS", "MAX_SOURCES", "MAX_TRIALS", "CLIError",
     "progress_bar", "recipe_of", "make_config", "warn_preset_depth", "pct", "print_json", "load_dataset",
-    "dataset_of", "graph_of", "upload_summary", "train_runs",
+    "dataset_of", "graph_of", "upload_summary", "train_runs", "train_batched_runs",
 ]
 
 DEFAULT_DATASET = "cora"
@@ -148,7 +149,10 @@ def upload_summary(graph) -> dict:
 
 
 def train_runs(configs: list[TrainConfig], graph, args, store=None, desc="train"):
-    """Train each config (graph shared), with a per-run epoch progress bar."""
+    """Train each config (graph shared), with a per-run epoch progress bar; with
+    ``--batch-seeds`` the seeds together (:func:`train_batched_runs`)."""
+    if getattr(args, "batch_seeds", False):
+        return train_batched_runs(configs, graph, args, store=store, desc=desc)
     results = []
     for config in configs:
         bar = progress_bar(config.epochs, f"{desc} seed {config.seed}", args)
@@ -165,3 +169,25 @@ def train_runs(configs: list[TrainConfig], graph, args, store=None, desc="train"
             bar.close()
         results.append(result)
     return results
+
+
+def train_batched_runs(configs: list[TrainConfig], graph, args, store=None, desc="train"):
+    """``--batch-seeds``: the configs' seeds trained in one batch (or as many as memory
+    holds), stored one row per seed as single runs are; one bar over every seed's epochs."""
+    seeds = " ".join(str(c.seed) for c in configs)
+    size = seeds_per_batch(configs[0], graph, len(configs))
+    if size < len(configs):  # train_seeds splits the same way
+        sys.stderr.write(f"note: the memory limit holds {size} of the {len(configs)} seeds at once; "
+                         f"training them in {-(-len(configs) // size)} batches\n")
+    bar = progress_bar(sum(c.epochs for c in configs), f"{desc} seeds {seeds} (batched)", args)
+
+    def on_event(event):
+        if event["type"] == "epoch":
+            bar.update(1)
+        elif event["type"] == "end":  # a seed that ends early leaves its epochs undone
+            bar.update(configs[0].epochs - event["epochs_run"])
+
+    try:
+        return train_seeds_and_store(configs, store, graph=graph, on_event=on_event)
+    finally:
+        bar.close()

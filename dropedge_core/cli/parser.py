@@ -119,6 +119,10 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
                                    "at the best-validation epoch, per seed and averaged.")
     _add_cell_flags(p)
     _add_run_flags(p)
+    p.add_argument("--batch-seeds", action="store_true",
+                   help="train the seeds together, weights stacked on a seed dimension (each seed draws "
+                        "the masks, weights and dropout of its single run; as many per batch as the "
+                        "memory limit holds; not for --recipe authors)")
     p.add_argument("--store", default=None, metavar="PATH|URL",
                    help="also store the runs in this results store (a SQLite file or postgresql://...)")
     _add_upload_flags(p)

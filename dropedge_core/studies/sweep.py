@@ -28,6 +28,7 @@ from dropedge_core.method.graph import Graph
 from dropedge_core.store import ResultStore, StoreError
 from dropedge_core.studies.cells import cell_summary
 from dropedge_core.training import RunResult, TrainConfig, train
+from dropedge_core.training.seed_batch import train_seeds
 
 #: ``(config, graph, on_event, stop_event) -> RunResult``: how a run is trained (tests pass fakes).
 TrainFn = Callable[[TrainConfig, Graph | None, Callable | None, object], RunResult]
@@ -101,6 +102,29 @@ def train_and_store(config: TrainConfig, store: ResultStore | None, graph: Graph
     if store is not None and result.reason != "stopped":
         store_run(store, result)  # one transaction per run: a kill loses at most the run in flight
     return result
+
+
+#: ``(configs, graph, on_event, stop_event) -> [RunResult]``: how a batch of seeds is trained.
+SeedsTrainFn = Callable[[list[TrainConfig], Graph | None, Callable | None, object], list[RunResult]]
+
+
+def default_train_seeds(configs: list[TrainConfig], graph: Graph | None, on_event: Callable | None,
+                        stop_event) -> list[RunResult]:
+    return train_seeds(configs, graph=graph, on_event=on_event, stop_event=stop_event)
+
+
+def train_seeds_and_store(configs: list[TrainConfig], store: ResultStore | None, graph: Graph | None = None,
+                          on_event: Callable | None = None, stop_event=None,
+                          train_fn: SeedsTrainFn = default_train_seeds) -> list[RunResult]:
+    """Train the seeds of one cell together (:func:`~dropedge_core.training.seed_batch.train_seeds`)
+    and put each finished run into ``store`` as :func:`train_and_store` puts a single run
+    (one row per seed, :func:`store_run`; a stopped run is not stored)."""
+    results = train_fn(configs, graph, on_event, stop_event)
+    if store is not None:
+        for result in results:
+            if result.reason != "stopped":
+                store_run(store, result)
+    return results
 
 
 @dataclass

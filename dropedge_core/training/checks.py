@@ -6,7 +6,7 @@ from dropedge_core import memory
 from dropedge_core.method.graph import Graph
 from dropedge_core.training.config import ConfigError, TrainConfig, resolve_device
 
-__all__ = ["check_memory", "check_trainable"]
+__all__ = ["check_memory", "check_trainable", "seeds_per_batch"]
 
 
 def check_memory(config: TrainConfig, graph: Graph) -> int:
@@ -25,6 +25,17 @@ def check_memory(config: TrainConfig, graph: Graph) -> int:
         f"training {config.backbone} L={config.num_layers} hidden={config.hidden} on {graph.name} "
         f"(N={graph.num_nodes}, M={graph.num_edges}, {graph.num_features} features)",
         "use fewer layers, a smaller hidden width or a smaller graph", device=device)
+
+
+def seeds_per_batch(config: TrainConfig, graph: Graph, seeds: int) -> int:
+    """How many of ``seeds`` seeds of ``config`` one batch may train together
+    (:mod:`dropedge_core.training.seed_batch`): the seed's estimate (:func:`check_memory`,
+    which refuses a seed that alone is above the limit) times the batch's seeds stays under
+    the device's limit (:func:`dropedge_core.memory.device_limit`). Conservative: the graph
+    and its structures, counted in every seed's estimate, are held once."""
+    per_seed = check_memory(config, graph)
+    limit, _ = memory.device_limit(resolve_device(config.device))
+    return max(1, min(seeds, limit // max(per_seed, 1)))
 
 
 def check_trainable(config: TrainConfig, graph: Graph) -> None:

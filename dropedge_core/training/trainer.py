@@ -242,8 +242,10 @@ def build_model(config: TrainConfig, g: Graph, device: torch.device) -> torch.nn
                      generator=torch.Generator(device=device).manual_seed(config.seed + 1)).to(device)
 
 
-def _prepare(config: TrainConfig, graph: Graph | None) -> _Run:
-    """Load and check the graph, then build the sampler, adjacencies, model and optimiser."""
+def _prepare_graph(config: TrainConfig, graph: Graph | None
+                   ) -> tuple[torch.device, Graph, samplers.EdgeSampler, AdjacencyBuilder]:
+    """Load and check the graph, then build what every seed of ``config`` shares: ``(device,
+    graph on the device, sampler with its kernel weights, adjacency builder)``."""
     device = resolve_device(config.device)
     if graph is None:
         if config.dataset == UPLOAD_DATASET:
@@ -255,13 +257,24 @@ def _prepare(config: TrainConfig, graph: Graph | None) -> _Run:
     builder = AdjacencyBuilder(g, config.normalization)
     if not bool(g.train_mask.any()):
         raise ConfigError(f"{g.name} has no training nodes in split {config.split!r}")
+    return device, g, sampler, builder
+
+
+def _seed_streams(config: TrainConfig, device: torch.device) -> tuple[torch.Generator, torch.Generator]:
+    """A run's ``(edge samples', diagnostics')`` generators, seeded from ``config.seed`` (the
+    weights' and dropout's come from :func:`build_model`); batched seeds take theirs here too."""
+    return sample_generator(config, device), torch.Generator().manual_seed(config.seed + 2)
+
+
+def _prepare(config: TrainConfig, graph: Graph | None) -> _Run:
+    """Load and check the graph, then build the sampler, adjacencies, model and optimiser."""
+    device, g, sampler, builder = _prepare_graph(config, graph)
     model = build_model(config, g, device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    sample_gen, diag_gen = _seed_streams(config, device)
     return _Run(config=config, device=device, graph=g, sampler=sampler, builder=builder,
                 full_adjs=[builder.full()] * config.num_layers, x=prepare_features(g.x), model=model,
-                optimizer=optimizer,
-                sample_gen=sample_generator(config, device),
-                diag_gen=torch.Generator().manual_seed(config.seed + 2))
+                optimizer=optimizer, sample_gen=sample_gen, diag_gen=diag_gen)
 
 
 def _nll(log_probs: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> float:
