@@ -109,6 +109,7 @@ class TrainingSession:
         self._changes: list[tuple[str, RunRecord]] = []  # ("started" | "ended", run), in order
         self._changes_dropped = 0  # changes before self._changes[0]
         self._own_cursor = 0
+        self._stop_note: str | None = None  # why the running run was told to stop (stored on it)
 
     # -- state ------------------------------------------------------------------------
     @property
@@ -216,15 +217,16 @@ class TrainingSession:
                     return
             time.sleep(self.drive_every)
 
-    def stop(self) -> None:
-        """Stop the running run (it ends with reason ``stopped`` at its next epoch) and
-        drop the queued ones."""
+    def stop(self, reason: str = "stopped (Stop)") -> None:
+        """Stop the running run (it ends with reason ``stopped`` at its next epoch, and
+        ``reason`` as its note: who stopped it) and drop the queued ones."""
         with self._lock:
             for record, _ in self._pending:
-                record.status, record.note = "stopped", "dropped from the queue (Stop)"
+                record.status, record.note = "stopped", f"dropped from the queue: {reason}"
                 self._changed("ended", record)
             self._pending.clear()
             if self._worker is not None:
+                self._stop_note = reason
                 self._worker.stop()
 
     def clear(self) -> None:
@@ -268,7 +270,8 @@ class TrainingSession:
         record.status = end["reason"] if end else "error"
         if record.status == "error" and not record.error:
             record.events.append({"type": "error", "message": "the run ended without an end event"})
-        record.note = dog.message
+        record.note = dog.message or (self._stop_note if record.status == "stopped" else None)
+        self._stop_note = None
         record.watchdog_stopped = dog.message is not None
         self._store(record, getattr(self._worker, "result", None))
         self._current, self._worker = None, None

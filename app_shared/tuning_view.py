@@ -13,7 +13,8 @@ from dropedge_core.studies import tuned, tuning
 from dropedge_core.training import TrainConfig
 
 __all__ = [
-    "LIVE_PAGE", "ss", "current_job", "start_job", "surface_note", "best_point", "study_handle",
+    "LIVE_PAGE", "ss", "controls", "current_job", "leave_job", "read_only_note", "start_job", "stop_job",
+    "surface_note", "best_point", "study_handle",
     "trials_table", "settle_study_name",
 ]
 
@@ -30,6 +31,34 @@ def current_job():
         ss.update(tune_job=found, tune_base=found.base, tune_study=found.study_name, tune_keep_name=True)
         ss.pop("tune_reported", None)
     return ss.get("tune_job")
+
+
+def controls() -> bool:
+    """Whether this browser session may stop the study job the page shows, or start one
+    beside it (its own; :func:`app_shared.job_links.controls`)."""
+    return job_links.controls(PAGE)
+
+
+def stop_job(job) -> None:
+    """The owner's Stop (a visitor's is refused: the page draws none for them)."""
+    if job is not None and controls():
+        job.stop()
+
+
+def leave_job() -> None:
+    """Stop watching another session's study (it goes on): this session's own page, with
+    its own default study name (not the watched study's: its trials are the owner's)."""
+    job_links.leave(PAGE)
+    for key in ("tune_job", "tune_base", "tune_reported", "tune_study", "tune_study_auto", "tune_keep_name"):
+        ss.pop(key, None)
+
+
+def read_only_note(job) -> None:
+    """For a visitor: whose study this is, and the way back to the session's own."""
+    st.info(f"You are watching the tuning study **{job.study_name}** of another browser session, "
+            "read-only: its trials and results, no Start or Stop here.")
+    st.button("Tune my own study", key="tune_leave", on_click=leave_job,
+              help="Leave this study (it goes on) and show this session's own page.")
 
 
 def start_job(job) -> bool:
