@@ -381,6 +381,24 @@ def test_registry_finds_jobs_by_id_and_bounds_what_it_keeps():
     assert reg2.register(f, "training") == idf
 
 
+def test_each_job_has_its_own_owner_token_and_an_id_is_not_one():
+    """A job's owner token: 128 random bits, one per job, kept when the same job is
+    registered again, out of the entry's repr; neither its id nor another job's token is
+    accepted."""
+    from app_shared.registry import JobRegistry
+
+    reg = JobRegistry()
+    a, b = Switch(), Switch()
+    ida, idb = reg.register(a, "training"), reg.register(b, "sweep")
+    ta, tb = reg.owner_token(ida), reg.owner_token(idb)
+    assert len(ta) >= 22 and ta != tb and reg.register(a, "training") == ida and reg.owner_token(ida) == ta
+    assert reg.is_owner(ida, ta) and reg.is_owner(idb, tb)
+    assert not any(reg.is_owner(ida, t) for t in (tb, ida, "", None, ta[:-1], ta + "x"))
+    assert not reg.is_owner("unknown", ta) and reg.owner_token("unknown") is None
+    assert reg.id_of(a) == ida and reg.id_of(Switch()) is None
+    assert ta not in repr(reg.entries())
+
+
 def test_an_autonomous_session_trains_its_queue_to_the_end_unpolled(karate, tmp_path):
     """Nobody polls (the tab closed): the driver thread works off the whole queue and
     stores every run; a late poller with its own cursor still sees every change once."""
