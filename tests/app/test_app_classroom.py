@@ -44,6 +44,7 @@ def _texts(at) -> list[str]:
 def _long_run(at):
     """Start a run on karate that trains until stopped; the page's session and its id."""
     at.number_input(key="lt_epochs").set_value(5000).run()
+    at.number_input(key="lt_patience").set_value(0).run()  # no early stop: it trains until stopped
     at.number_input(key="lt_diag_every").set_value(0).run()
     at.button(key="lt_start").click().run()
     _ok(at)
