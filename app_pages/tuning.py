@@ -115,10 +115,11 @@ def show_study() -> None:
     """Poll the job, draw the study; rerun the page once when the job ends."""
     current = ss.get("tune_job")
     mine = current is not None and current.study_name == name
-    if current is not None:
+    if current is not None and not current.done:
         current.heartbeat()
-        box = (st.info if not current.done else st.error if current.error
-               else st.warning if current.stopped else st.success)
+        tv.progress(current)
+    elif current is not None:
+        box = st.error if current.error else st.warning if current.stopped else st.success
         box(f"Study **{current.study_name}**: {current.status}.")
     try:
         study = current.study if mine else tv.study_handle(name, STORAGE_URL)
@@ -144,7 +145,7 @@ def show_study() -> None:
                       lambda: TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone,
                                           num_layers=sel.layers, sampler=sel.sampler, hidden=hidden,
                                           epochs=epochs, seed=sel.seed, kernel=kernel, directed=directed))
-        tv.trials_table(df)
+        tv.trials_table(df, name)
     if current is not None and current.done and not ss.get("tune_reported"):
         ss["tune_reported"] = True  # once: the page's buttons follow the finished job
         st.rerun()

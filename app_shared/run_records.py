@@ -143,4 +143,13 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     return pd.DataFrame([r.row() for r in runs], columns=list(SESSION_RUN_COLUMNS))
 
 
-__all__ = ["SESSION_RUN_COLUMNS", "RunRecord", "run_label", "runs_frame"]
+def history_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
+    """Every epoch of the runs, one row each: the run, its sampler and seed, then the
+    epoch's numbers as the trainer reported them (losses, accuracies as fractions)."""
+    rows = [{"run": r.label, "sampler": r.sampler, "seed": r.config.seed}
+            | {k: v for k, v in e.items() if k != "type" and not isinstance(v, (list, dict))}
+            for r in runs for e in r.history]
+    return pd.DataFrame(rows)
+
+
+__all__ = ["SESSION_RUN_COLUMNS", "RunRecord", "history_frame", "run_label", "runs_frame"]

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from app_shared import jobs, live_runs, registry, urlstate
+from app_shared.run_records import history_frame
 from dropedge_core import figures, normalization, samplers
 from dropedge_core.training import UPLOAD_DATASET, ConfigError, TrainConfig
 
@@ -192,7 +193,8 @@ def _diagnostic_views(live: jobs.TrainingSession, with_diag: list, labels: dict)
 
 
 def _runs_table(live: jobs.TrainingSession) -> None:
-    """One row per run of the session: status, epochs, accuracies, time, device."""
+    """One row per run of the session: status, epochs, accuracies, time, device; and
+    every epoch of every run as a CSV download."""
     num = st.column_config.NumberColumn
     st.dataframe(jobs.runs_frame(live.runs), hide_index=True, placeholder="—",
                  column_order=["run", "dataset", "status", "epochs", "best_epoch", "best_val_acc", "test_acc",
@@ -203,6 +205,10 @@ def _runs_table(live: jobs.TrainingSession) -> None:
                                 "time_s": num("time (s)", format="%.1f"),
                                 "epoch_s": num("s / epoch", format="%.3f"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f")})
+    runs = list(live.runs)  # built on a click only (a deferred download): the page polls every 0.7 s
+    st.download_button("Download the runs' history (CSV)", lambda: history_frame(runs).to_csv(index=False),
+                       file_name="live_training_history.csv", mime="text/csv", key="lt_download",
+                       help="One row per run and epoch: losses and accuracies (fractions) as trained.")
 
 
 def hyperparameter_widgets(fixed: bool, backbone: str, sampler: str) -> dict:

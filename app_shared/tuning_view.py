@@ -2,6 +2,7 @@
 "Train this" hand-off to Live training (:func:`dropedge_core.studies.tuned.train_request`)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pandas as pd
@@ -14,7 +15,7 @@ from dropedge_core.training import TrainConfig
 
 __all__ = [
     "LIVE_PAGE", "ss", "controls", "current_job", "leave_job", "read_only_note", "start_job", "stop_job",
-    "surface_note", "best_point", "study_handle",
+    "progress", "surface_note", "best_point", "study_handle",
     "trials_table", "settle_study_name",
 ]
 
@@ -139,14 +140,22 @@ def study_handle(study_name: str, storage_url: str):
     return handles[study_name]
 
 
-def trials_table(df: pd.DataFrame) -> None:
-    """Every trial of the study, one row each."""
+def trials_table(df: pd.DataFrame, study_name: str) -> None:
+    """Every trial of the study, one row each, and the table as a CSV download."""
     num = st.column_config.NumberColumn
     st.dataframe(df, hide_index=True, placeholder="—",
                  column_config={"val_acc": num("val acc", format="percent"),
                                 "test_acc": num("test acc", format="percent"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f"),
                                 "p_max_prime": num("p_max'", format="%.3f")})
+    st.download_button("Download the trials (CSV)", lambda: df.to_csv(index=False), mime="text/csv",
+                       file_name=f"tuning_{re.sub(r'[^A-Za-z0-9._-]+', '_', study_name)[:80]}.csv",
+                       key="tune_download", help="One row per trial; accuracies as fractions.")
+
+
+def progress(job) -> None:
+    """A running study's progress bar: its trials done of those asked for."""
+    st.progress(min(job.finished / job.n_trials, 1.0), text=f"Study **{job.study_name}**: {job.status}.")
 
 
 def settle_study_name(auto_name: str) -> None:
