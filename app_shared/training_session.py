@@ -249,7 +249,7 @@ class TrainingSession:
     # -- internals --------------------------------------------------------------------
     def _start_next(self) -> RunRecord:
         record, graph = self._pending.pop(0)
-        record.status = "running"
+        record.status, record.started_at = "running", time.monotonic()
         self._current, self._seen = record, 0
         self._changed("started", record)
         try:

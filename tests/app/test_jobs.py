@@ -443,3 +443,15 @@ def test_a_run_meeting_a_locked_store_is_stored_once_it_is_free_and_the_queue_go
     assert second.status == "finished" and second.stored_key
     assert "stored once the results store was free" in first.note
     assert store.get(first.config)["test_acc"] == first.end["test_acc"]
+
+
+def test_a_run_before_its_first_epoch_says_what_it_is_doing():
+    """A deep run's first epoch is its longest wait: the running run's line says so (and
+    how long it has waited) instead of "epoch 0 of N"; from the first epoch on, the count."""
+    from app_shared.run_records import RunRecord
+
+    record = RunRecord(1, TrainConfig(dataset="karate", num_layers=32, epochs=50), "#1")
+    record.status, record.started_at = "running", time.monotonic()
+    assert record.message.startswith("first epoch of 50 (32 layers)") and "s so far" in record.message
+    record.events.append({"type": "epoch", "epoch": 1, "time": 0.5})
+    assert record.message.startswith("epoch 1 of 50")
