@@ -183,11 +183,14 @@ class TrainingSession:
             if self._current is None and self._pending:  # a run was queued while idle
                 self._start_next()
             while self._current is not None:
+                # done is read before the events: a worker that ends in between has pushed its
+                # end event before it was done, so the run is never finished without it
+                done = self._worker.done
                 new = self._worker.events_since(self._seen)
                 self._seen += len(new)
                 self._current.events.extend(new)
                 new_events += len(new)
-                if not self._worker.done:
+                if not done:
                     break
                 record = self._finish()
                 if record.watchdog_stopped and self._pending:  # nobody is watching (not a store note)

@@ -255,6 +255,33 @@ class ScriptedWorker:
         self.stopped = True
 
 
+class EndingWorker(ScriptedWorker):
+    """Its thread ends (end event pushed, then done) just after the poller read its
+    events: the race a loaded machine showed as a stopped run marked "error"."""
+
+    def __init__(self, events, end):
+        super().__init__(list(events))
+        self.done, self._end = False, end
+
+    def events_since(self, i):
+        out = super().events_since(i)
+        if not self.done:
+            self._events.append(self._end)
+            self.done = True
+        return out
+
+
+def test_a_run_that_ends_between_two_looks_keeps_its_end():
+    end = {"type": "end", "reason": "stopped", "message": "stopped at epoch 1", "best_epoch": 1,
+           "best_val_acc": 0.5, "test_acc": 0.4, "epochs_run": 1, "total_time": 0.1}
+    events = [{"type": "start", "device": "cpu"}, {"type": "epoch", "epoch": 1}]
+    session = jobs.TrainingSession(worker_factory=lambda config, graph: EndingWorker(events, end), store=None)
+    (record,) = session.submit([_karate()])
+    session.poll()
+    session.poll()
+    assert record.status == "stopped" and not record.error and not session.active
+
+
 def test_session_reports_a_nan_end():
     end = {"type": "end", "reason": "nan", "message": "training loss became nan at epoch 3 (...)",
            "best_epoch": 2, "best_val_acc": 0.5, "test_acc": 0.4, "epochs_run": 2, "total_time": 0.1}
