@@ -12,7 +12,7 @@ import secrets
 import streamlit as st
 
 import app_shared as ui
-from app_shared import job_links, jobs
+from app_shared import jobs
 from app_shared import tuning_view as tv
 from dropedge_core import figures, paths, samplers
 from dropedge_core.memory import MemoryLimitError
@@ -88,10 +88,9 @@ if not tv.controls():  # another session's study (its link): watched, no Start, 
     tv.read_only_note(job)
 elif b[0].button("Start study", type="primary", key="tune_start", disabled=running or not name):
     try:
-        base = TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone,
-                           num_layers=sel.layers, sampler=sel.sampler, hidden=hidden,
-                           epochs=epochs, seed=sel.seed, diag_every=0, kernel=kernel,
-                           directed=directed)
+        base = TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone, num_layers=sel.layers,
+                           sampler=sel.sampler, hidden=hidden, epochs=epochs, seed=sel.seed, diag_every=0,
+                           kernel=kernel, directed=directed)
         space = tuning.SearchSpace(extra=tuple(extra))
         check_trainable(base, graph)
         new = jobs.TuningJob(base, int(trials), name, STORAGE_URL, search=search, seed=sel.seed,
@@ -104,10 +103,8 @@ elif b[0].button("Start study", type="primary", key="tune_start", disabled=runni
     else:
         if tv.start_job(new):  # registered (its id in the URL), then started
             st.rerun()
-if tv.controls() and b[1].button("Stop", key="tune_stop", disabled=not running):
-    tv.stop_job(job)
 if tv.controls():
-    job_links.owner_note(tv.PAGE, "study")
+    tv.stop_button(b[1], job, running)
 
 
 @st.fragment(run_every=POLL_S if running else None)
@@ -115,12 +112,9 @@ def show_study() -> None:
     """Poll the job, draw the study; rerun the page once when the job ends."""
     current = ss.get("tune_job")
     mine = current is not None and current.study_name == name
-    if current is not None and not current.done:
+    if current is not None:
         current.heartbeat()
-        tv.progress(current)
-    elif current is not None:
-        box = st.error if current.error else st.warning if current.stopped else st.success
-        box(f"Study **{current.study_name}**: {current.status}.")
+        tv.job_status(current)
     try:
         study = current.study if mine else tv.study_handle(name, STORAGE_URL)
     except tuning.TuningError as exc:  # not an Optuna storage, a server that refuses, ...

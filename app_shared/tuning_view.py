@@ -14,8 +14,8 @@ from dropedge_core.studies import tuned, tuning
 from dropedge_core.training import TrainConfig
 
 __all__ = [
-    "LIVE_PAGE", "ss", "controls", "current_job", "leave_job", "read_only_note", "start_job", "stop_job",
-    "progress", "surface_note", "best_point", "study_handle",
+    "LIVE_PAGE", "ss", "controls", "current_job", "leave_job", "read_only_note", "start_job", "stop_button",
+    "stop_job", "job_status", "surface_note", "best_point", "study_handle",
     "trials_table", "settle_study_name",
 ]
 
@@ -44,6 +44,13 @@ def stop_job(job) -> None:
     """The owner's Stop (a visitor's is refused: the page draws none for them)."""
     if job is not None and controls():
         job.stop()
+
+
+def stop_button(column, job, running: bool) -> None:
+    """The owner's Stop button in ``column`` and the note that this tab controls the study."""
+    if column.button("Stop", key="tune_stop", disabled=not running):
+        stop_job(job)
+    job_links.owner_note(PAGE, "study")
 
 
 def leave_job() -> None:
@@ -153,9 +160,13 @@ def trials_table(df: pd.DataFrame, study_name: str) -> None:
                        key="tune_download", help="One row per trial; accuracies as fractions.")
 
 
-def progress(job) -> None:
-    """A running study's progress bar: its trials done of those asked for."""
-    st.progress(min(job.finished / job.n_trials, 1.0), text=f"Study **{job.study_name}**: {job.status}.")
+def job_status(job) -> None:
+    """A running study's progress bar (its trials done of those asked for), or how it ended."""
+    if not job.done:
+        st.progress(min(job.finished / job.n_trials, 1.0), text=f"Study **{job.study_name}**: {job.status}.")
+        return
+    box = st.error if job.error else st.warning if job.stopped else st.success
+    box(f"Study **{job.study_name}**: {job.status}.")
 
 
 def settle_study_name(auto_name: str) -> None:
