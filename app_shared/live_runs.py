@@ -157,7 +157,8 @@ def _draw_others(others: list) -> None:
                     {r.label: r.history for r in runs}, samplers={r.label: r.sampler for r in runs})),
                     key=f"lt_other_{entry.job_id}")
             if st.button("Show on this page", key=f"lt_follow_{entry.job_id}",
-                         help="Follow these runs here (their id goes into the link)."):
+                         help="Watch these runs here, read-only (their id goes into the link); "
+                              "only the session that started them can stop or clear them."):
                 attach(live, entry.job_id)
                 st.rerun()
 

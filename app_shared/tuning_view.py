@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app_shared import job_links
+from app_shared.text import plain
 from dropedge_core import samplers
 from dropedge_core.studies import tuned, tuning
 from dropedge_core.training import TrainConfig
@@ -63,7 +64,7 @@ def leave_job() -> None:
 
 def read_only_note(job) -> None:
     """For a visitor: whose study this is, and the way back to the session's own."""
-    st.info(f"You are watching the tuning study **{job.study_name}** of another browser session, "
+    st.info(f"You are watching the tuning study **{plain(job.study_name)}** of another browser session, "
             "read-only: its trials and results, no Start or Stop here.")
     st.button("Tune my own study", key="tune_leave", on_click=leave_job,
               help="Leave this study (it goes on) and show this session's own page.")
@@ -162,11 +163,11 @@ def trials_table(df: pd.DataFrame, study_name: str) -> None:
 
 def job_status(job) -> None:
     """A running study's progress bar (its trials done of those asked for), or how it ended."""
+    line = f"Study **{plain(job.study_name)}**: {job.status}."  # a name typed by its owner: shown as written
     if not job.done:
-        st.progress(min(job.finished / job.n_trials, 1.0), text=f"Study **{job.study_name}**: {job.status}.")
+        st.progress(min(job.finished / job.n_trials, 1.0), text=line)
         return
-    box = st.error if job.error else st.warning if job.stopped else st.success
-    box(f"Study **{job.study_name}**: {job.status}.")
+    (st.error if job.error else st.warning if job.stopped else st.success)(line)
 
 
 def settle_study_name(auto_name: str) -> None:
