@@ -91,7 +91,7 @@ try:
     store_df = runs.store_runs(store)
 except (StoreError, LocationError) as exc:  # bad $DROPEDGE_RESULTS, not ours, a refusing server: one line
     store, store_error = None, str(exc)
-    st.error(f"Results store: {store_error}")
+    st.error(f"Results store: {ui.private(store_error)}")
 try:
     bundled_df = _bundled(runs.bundled_signature())
 except runs.ResultsError as exc:
@@ -146,8 +146,9 @@ with st.expander("The same runs from the command line"):
     st.code("\n".join(depth.sweep_commands(sel.dataset, sel.split, req.backbones, req.depths, req.samplers,
                                            req.seeds, req.epochs, mode=req.mode, p_min=sel.p_min,
                                            p_max=sel.p_max, kernel=req.kernel, directed=req.directed,
-                                           store=store.path if store is not None else None)),
+                                           store=None)),  # the server's store: its path stays private
             language="bash", wrap_lines=True)
-    st.caption("A sweep stores each run under the same key as this page, so its runs show here "
+    st.caption("Run them where the app runs, with its DROPEDGE_RESULTS. "
+               "A sweep stores each run under the same key as this page, so its runs show here "
                "(and an interrupted sweep resumes). `dropedge_core.studies.runs.export_runs(store, "
                "path)` writes them in the run CSV format for `dropedge_core/assets/results/`.")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from app_shared import jobs, live_runs
+from app_shared import job_links, jobs, live_runs
 from app_shared import training_view as tv
 from app_shared.training_view import DEFAULTS, MODES, OVERRIDE_KEYS
 from dropedge_core import figures
@@ -102,15 +102,20 @@ values = tv.hyperparameter_widgets(fixed, backbone, setting["sampler"]) | dict(
     dataset=sel.dataset, split=sel.split, backbone=backbone) | setting | (preset or {})
 values["recipe"] = recipe or "depth"  # custom: every setting given, recorded against the depth recipe
 
-b = st.columns([1, 1.6, 1, 1, 3])
-start = b[0].button("Start", type="primary", key="lt_start", disabled=live.active)
-compare = b[1].button("Compare samplers", key="lt_compare", disabled=live.active,
-                      help="Queue NoDrop, DropEdge and DropEdge++ with these settings and one "
-                           "seed, one after another.")
-if b[2].button("Stop", key="lt_stop", disabled=not live.active):
-    live.stop()
-if b[3].button("Clear runs", key="lt_clear", disabled=not any(r.over for r in live.runs)):
-    live.clear()
+start = compare = False
+if live_runs.controls():  # another session's runs (a link, the server's list): no buttons at all
+    b = st.columns([1, 1.6, 1, 1, 3])
+    start = b[0].button("Start", type="primary", key="lt_start", disabled=live.active)
+    compare = b[1].button("Compare samplers", key="lt_compare", disabled=live.active,
+                          help="Queue NoDrop, DropEdge and DropEdge++ with these settings and one "
+                               "seed, one after another.")
+    if b[2].button("Stop", key="lt_stop", disabled=not live.active):
+        live_runs.stop(live)
+    if b[3].button("Clear runs", key="lt_clear", disabled=not any(r.over for r in live.runs)):
+        live_runs.clear(live)
+    job_links.owner_note(live_runs.PAGE, "training run")
+else:
+    live_runs.read_only_note()
 if start or compare:
     try:
         config = TrainConfig(**values)

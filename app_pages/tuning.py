@@ -14,7 +14,7 @@ import streamlit as st
 import app_shared as ui
 from app_shared import jobs
 from app_shared import tuning_view as tv
-from dropedge_core import databases, figures, paths, samplers
+from dropedge_core import figures, paths, samplers
 from dropedge_core.memory import MemoryLimitError
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.studies import tuning
@@ -23,10 +23,10 @@ from dropedge_core.training import ConfigError, TrainConfig, check_trainable
 POLL_S = 1.0
 #: Defaults sized so that a study on Cora at L = 8 says something (see the epochs' help).
 DEFAULT_EPOCHS, DEFAULT_HIDDEN = 100, 64
-try:  # a malformed $DROPEDGE_TUNING_STORAGE is one line, not a traceback; STORAGE: shown, no password
-    STORAGE = databases.display(STORAGE_URL := tuning.storage_url(paths.tuning_storage()))
+try:  # a malformed $DROPEDGE_TUNING_STORAGE is one line, not a traceback; STORAGE: shown, no path
+    STORAGE = ui.store_label(STORAGE_URL := tuning.storage_url(paths.tuning_storage()))
 except ValueError as exc:
-    st.error(f"Tuning storage: {exc}")
+    st.error(f"Tuning storage: {ui.private(exc)}")
     st.stop()
 
 ss = st.session_state
@@ -80,29 +80,31 @@ tv.settle_study_name(auto_name)
 name = st.text_input("Study name", key="tune_study", max_chars=200,
                      help="Trials go into this study of the storage; an existing name "
                           "resumes it (its trials should share these settings).").strip()
-st.caption(f"Storage: `{STORAGE}` (DROPEDGE_TUNING_STORAGE changes it). Other "
+st.caption(f"Storage: {STORAGE} on the server (DROPEDGE_TUNING_STORAGE changes it). Other "
            "workers given the same storage and study name add their trials to this study.")
 
 b = st.columns([1, 1, 6])
-if b[0].button("Start study", type="primary", key="tune_start", disabled=running or not name):
+if not tv.controls():  # another session's study (its link): watched, no Start, no Stop
+    tv.read_only_note(job)
+elif b[0].button("Start study", type="primary", key="tune_start", disabled=running or not name):
     try:
-        base = TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone,
-                           num_layers=sel.layers, sampler=sel.sampler, hidden=hidden,
-                           epochs=epochs, seed=sel.seed, diag_every=0, kernel=kernel,
-                           directed=directed)
+        base = TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone, num_layers=sel.layers,
+                           sampler=sel.sampler, hidden=hidden, epochs=epochs, seed=sel.seed, diag_every=0,
+                           kernel=kernel, directed=directed)
         space = tuning.SearchSpace(extra=tuple(extra))
         check_trainable(base, graph)
         new = jobs.TuningJob(base, int(trials), name, STORAGE_URL, search=search, seed=sel.seed,
                              space=space, graph=graph, idle_timeout=None, start=False)
     except (ConfigError, tuning.TuningError, MemoryLimitError) as exc:
-        st.error(f"Cannot start the study: {exc}".splitlines()[0])
+        st.error(ui.private(f"Cannot start the study: {exc}".splitlines()[0]))
     except Exception as exc:  # the storage: unwritable folder, not an Optuna database, ...
-        st.error(f"Cannot open the study in {STORAGE}: {type(exc).__name__}: {exc}".splitlines()[0])
+        st.error(ui.private(f"Cannot open the study in {STORAGE}: {type(exc).__name__}: {exc}"
+                            .splitlines()[0]))
     else:
         if tv.start_job(new):  # registered (its id in the URL), then started
             st.rerun()
-if b[1].button("Stop", key="tune_stop", disabled=not running):
-    job.stop()
+if tv.controls():
+    tv.stop_button(b[1], job, running)
 
 
 @st.fragment(run_every=POLL_S if running else None)
@@ -112,16 +114,14 @@ def show_study() -> None:
     mine = current is not None and current.study_name == name
     if current is not None:
         current.heartbeat()
-        box = (st.info if not current.done else st.error if current.error
-               else st.warning if current.stopped else st.success)
-        box(f"Study **{current.study_name}**: {current.status}.")
+        tv.job_status(current)
     try:
         study = current.study if mine else tv.study_handle(name, STORAGE_URL)
     except tuning.TuningError as exc:  # not an Optuna storage, a server that refuses, ...
-        st.error(f"Cannot read the study: {exc}".splitlines()[0])
+        st.error(ui.private(f"Cannot read the study: {exc}".splitlines()[0]))
         return
     except Exception as exc:  # an unreadable storage is a message, not a traceback
-        st.error(f"Cannot read {STORAGE}: {type(exc).__name__}: {exc}".splitlines()[0])
+        st.error(ui.private(f"Cannot read {STORAGE}: {type(exc).__name__}: {exc}".splitlines()[0]))
         return
     df = tuning.trials_frame(study) if study is not None else None
     if df is None or df.empty:
@@ -139,7 +139,7 @@ def show_study() -> None:
                       lambda: TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone,
                                           num_layers=sel.layers, sampler=sel.sampler, hidden=hidden,
                                           epochs=epochs, seed=sel.seed, kernel=kernel, directed=directed))
-        tv.trials_table(df)
+        tv.trials_table(df, name)
     if current is not None and current.done and not ss.get("tune_reported"):
         ss["tune_reported"] = True  # once: the page's buttons follow the finished job
         st.rerun()

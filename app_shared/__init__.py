@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app_shared import upload, urlstate
-from app_shared.text import plain
+from app_shared.text import plain, private, store_label
 from app_shared.upload import upload_files_text
 from dropedge_core import datasets, memory, samplers
 from dropedge_core.figures import sampler_label
@@ -30,7 +30,8 @@ __all__ = [
     "DEFAULT_DATASET", "DEFAULT_SAMPLER", "DEFAULT_RATES", "DEFAULT_LAYERS", "DATA_SEED", "UPLOAD",
     "DATASET_OPTIONS", "NO_LABELS", "Selection", "sidebar_pickers", "dataset_splits", "selection",
     "load_graph", "current_graph", "data_source", "page_header", "require_labels", "cached_layout",
-    "cached_default_center", "graph_key", "data_id", "restore_url_state", "share_link",
+    "cached_default_center", "graph_key", "data_id", "restore_url_state", "share_link", "plain",
+    "private", "store_label",
 ]
 
 DEFAULT_DATASET = "karate"
@@ -80,7 +81,7 @@ def sidebar_pickers() -> Selection:
         st.markdown("**Shared settings**")
         problem = datasets.data_dir_problem()
         if problem:
-            st.warning(f"{plain(problem)}: datasets not cached need a download.")
+            st.warning(f"{plain(private(problem))}: datasets not cached need a download.")
         ss.setdefault("dataset", DEFAULT_DATASET)
         if ss["dataset"] not in DATASET_OPTIONS:  # e.g. a stale value: back to the default
             ss["dataset"] = DEFAULT_DATASET
@@ -184,7 +185,7 @@ def _current_graph(sel: Selection) -> Graph | None:
     try:
         return load_graph(sel.dataset, sel.split)
     except (datasets.DatasetError, GraphError) as exc:
-        st.error(f"Cannot load **{sel.dataset}**: {exc}")
+        st.error(f"Cannot load **{sel.dataset}**: {private(exc)}")
         if datasets.availability(sel.dataset) == "download":
             st.info("Pick a dataset marked 'offline' or 'built in', or set DROPEDGE_DATA "
                     "to a directory with PyG's raw files and restart the app.")
@@ -195,9 +196,9 @@ def data_source(graph: Graph) -> str:
     """One line saying where the data came from and what it is."""
     where = graph.info.get("source", "?")
     if where == "DROPEDGE_DATA":
-        where = f"DROPEDGE_DATA ({datasets.data_dir()})"
+        where = f"DROPEDGE_DATA (folder {datasets.data_dir().name})"  # the folder's name, not its path
     elif where == "cached":
-        where = f"the local cache ({datasets.cache_dir()})"
+        where = "the local cache"
     origin = f"from {where}"
     if where == "upload":
         origin = f"uploaded: {plain(upload_files_text(graph.info.get('files', {})))}"
@@ -281,6 +282,10 @@ def restore_url_state(page: str) -> None:
     if not query:
         return
     values, errors = urlstate.decode(urlstate.spec_for(page), query)
+    if page == "live_training":  # a run's link: its own data and settings under the link's values
+        from app_shared.training_view import run_link_values  # (a submodule that imports this package)
+
+        values = run_link_values(query) | values
     dataset = values.get("dataset", ss.get("dataset", DEFAULT_DATASET))
     if "split" in values and values["split"] not in dataset_splits(dataset):
         errors.append(f"split={values.pop('split')} ignored: not a split of {dataset} "
@@ -299,7 +304,10 @@ def share_link() -> None:
             st.warning(f"Link: {plain(line)}")
         with st.expander("Link to this view"):
             base = str(getattr(st.context, "url", "") or "").split("?")[0]
-            query = ss.get("_url_written") or {}
+            from app_shared.job_links import OWNER_PARAM  # (a submodule that imports this package)
+
+            # a job's owner key controls it: whoever opens the shared link watches, read-only
+            query = {k: v for k, v in (ss.get("_url_written") or {}).items() if k != OWNER_PARAM}
             from urllib.parse import urlencode
             st.code(base + ("?" + urlencode(query) if query else ""), language=None, wrap_lines=True)
             st.caption("Copy it (the icon at the right): opening it restores the sidebar and "

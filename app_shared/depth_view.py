@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app_shared import job_links, jobs
+from app_shared.text import private, store_label
 from dropedge_core import figures, samplers
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.store import ResultStore
@@ -148,6 +149,7 @@ def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None
         ss["ds_job"] = found
     job: jobs.SweepJob | None = ss.get("ds_job")
     running = job is not None and not job.done
+    mine = job_links.controls(PAGE)  # another session's sweep (its link): watched, no Stop
     missing, counts = view.missing, view.counts
     b = st.columns([1.6, 0.8, 5])
     start = b[0].button(f"Run missing ({len(missing)})", type="primary", key="ds_run",
@@ -155,16 +157,22 @@ def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None
                         help="Train the missing runs one after another in the background, each "
                              "stored as soon as it finishes (never redone)."
                              + (f" Needs {dataset} on this machine." if graph is None else ""))
-    if b[1].button("Stop", key="ds_stop", disabled=not running,
-                   help="Stop the running sweep; the run in progress is not stored."):
+    if mine and b[1].button("Stop", key="ds_stop", disabled=not running,
+                            help="Stop the running sweep; the run in progress is not stored."):
         job.stop()
+    if not mine:
+        b[1].caption("read-only")
+        st.info("You are watching the sweep of another browser session, read-only: its progress, "
+                "no Stop. “Run missing” starts a sweep of your own once it ended.")
+    else:
+        job_links.owner_note(PAGE, "sweep")
     b[2].caption(
         f"{len(view.configs)} runs requested ({len(req.backbones)} backbone(s) × {len(req.depths)} "
         f"depth(s) × {len(req.samplers)} sampler(s) × {req.seeds} seed(s)): **{counts['store']} from "
         "the results "
         f"store**, **{counts['bundled']} bundled with the app**, **{len(missing)} missing**. "
-        + (f"Store: `{store.path}`." if store is not None else
-           f"The results store cannot be opened ({store_error}): only bundled runs are shown."))
+        + (f"Store: {store_label(store.path)} on the server." if store is not None else
+           f"The results store cannot be opened ({private(store_error)}): only bundled runs are shown."))
     if start and missing:
         new = jobs.SweepJob(missing, store, graph=graph, idle_timeout=None, start=False)
         if job_links.register(new, "sweep", PAGE, SWEEP_PARAM):

@@ -8,6 +8,10 @@ swap it) under an id that the page writes into its URL as ``?run=<id>``. A reloa
 is a new browser session with an empty ``st.session_state``: :func:`live_session` reads
 the id and shows that session again, finished runs included; an expired or unknown id is
 one warning.
+
+Only the browser session that started the runs controls them (:mod:`app_shared.job_links`:
+its owner token); any other session that opens them — the server's list below, a link
+with the id — watches read-only, and :func:`back_to_mine` takes it back to its own runs.
 """
 from __future__ import annotations
 
@@ -33,18 +37,46 @@ def data_name(config: TrainConfig) -> str:
     return f"{config.dataset} ({config.split})" if config.split else config.dataset
 
 
+def controls() -> bool:
+    """Whether this browser session may start, stop, clear or queue runs in the session
+    the page shows (its own; :func:`app_shared.job_links.controls`)."""
+    return job_links.controls(PAGE)
+
+
+def _keep_mine() -> None:
+    """Before the page shows another session's runs: keep this session's own to return to."""
+    if controls() and "live_training" in ss:
+        ss["lt_mine"] = (ss["live_training"], job_links.shown_id(PAGE))
+
+
 def attach(job: TrainingSession, job_id: str) -> None:
-    """Show ``job`` on this page from now on (its id in the URL)."""
+    """Show ``job`` on this page from now on (its id in the URL; read-only unless this
+    session owns it)."""
+    if job is not ss.get("live_training"):
+        _keep_mine()
     ss["live_training"] = job
     ss.pop("lt_cursor", None)  # a new poller of that session
     job_links.show_in_url(PAGE, RUN_PARAM, job_id)
 
 
+def back_to_mine() -> None:
+    """Leave the runs watched read-only: show this session's own again (new if none)."""
+    mine, job_id = ss.pop("lt_mine", (None, None))
+    job_links.leave(PAGE)
+    ss["live_training"] = mine if mine is not None else TrainingSession(idle_timeout=None, autonomous=True)
+    ss.pop("lt_cursor", None)
+    if job_id is not None:
+        job_links.show_in_url(PAGE, RUN_PARAM, job_id)
+
+
 def live_session() -> TrainingSession:
     """This page's training session: the one the URL's ``run`` names (a reloaded page, a
     shared link), else this browser session's own (new: autonomous, no idle stop)."""
+    before = (ss.get("live_training"), job_links.shown_id(PAGE)) if controls() else None
     job = job_links.from_url(PAGE, RUN_PARAM, KIND, "training run")
     if job is not None:
+        if before is not None and before[0] not in (None, job) and not controls():
+            ss["lt_mine"] = before  # a link to someone's runs: this session's own stay kept
         ss["live_training"] = job
         ss.pop("lt_cursor", None)
     if "live_training" not in ss:
@@ -54,11 +86,36 @@ def live_session() -> TrainingSession:
 
 def submit(live: TrainingSession, configs: list[TrainConfig], graph) -> bool:
     """Register the session (its id goes into the URL) and queue ``configs``; ``False``
-    after an ``st.error`` when the server runs too many jobs already."""
+    after an ``st.error`` when the server runs too many jobs already or when the runs
+    are another session's (watched read-only: nothing is queued into them)."""
+    if not controls():
+        st.error("These runs belong to another browser session: you can watch them, not add to them.")
+        return False
     if not job_links.register(live, KIND, PAGE, RUN_PARAM):
         return False
     live.submit(configs, graph)
     return True
+
+
+def stop(live: TrainingSession) -> None:
+    """The owner's Stop (a visitor's is refused: the page draws none for them)."""
+    if controls():
+        live.stop("stopped by its owner (Stop)")
+
+
+def clear(live: TrainingSession) -> None:
+    """The owner's "Clear runs" (a visitor's is refused)."""
+    if controls():
+        live.clear()
+
+
+def read_only_note() -> None:
+    """For a visitor: whose runs these are, and the way back to the session's own."""
+    st.info(f"You are watching the runs **{job_links.shown_id(PAGE)}** of another browser session, "
+            "read-only: their curves and results, no Start, Stop or Clear here. Only the session "
+            "that started them (with its owner link) controls them.")
+    st.button("Train my own runs", key="lt_back_to_mine", on_click=back_to_mine,
+              help="Leave these runs (they go on) and show this session's own.")
 
 
 def poll(live: TrainingSession) -> PollResult:
@@ -100,10 +157,11 @@ def _draw_others(others: list) -> None:
                     {r.label: r.history for r in runs}, samplers={r.label: r.sampler for r in runs})),
                     key=f"lt_other_{entry.job_id}")
             if st.button("Show on this page", key=f"lt_follow_{entry.job_id}",
-                         help="Follow these runs here (their id goes into the link)."):
+                         help="Watch these runs here, read-only (their id goes into the link); "
+                              "only the session that started them can stop or clear them."):
                 attach(live, entry.job_id)
                 st.rerun()
 
 
-__all__ = ["KIND", "RUN_PARAM", "attach", "data_name", "live_session", "others_in_progress", "poll",
-           "submit"]
+__all__ = ["KIND", "RUN_PARAM", "attach", "back_to_mine", "clear", "controls", "data_name", "live_session",
+           "others_in_progress", "poll", "read_only_note", "stop", "submit"]

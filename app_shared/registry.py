@@ -11,9 +11,16 @@ job of a kind that is still in progress.
 Memory stays bounded: a finished job is kept ``keep_finished`` seconds after it was seen
 finished and at most ``max_finished`` of them (the oldest go first); at most
 ``max_active`` jobs run at once (a new one is refused with :class:`RegistryFull`: a closed
-tab no longer stops its job, so this is the bound on the server's cores). Nothing here
-imports Streamlit; the registry is a module global on purpose (:data:`REGISTRY`), the one
-object that every session of the server process shares.
+tab no longer stops its job, so this is the bound on the server's cores).
+
+Ids are no secret (the Live training page lists every run with its id) and grant reading
+only. Control — Stop, Clear, queueing more runs — belongs to whoever holds the job's
+owner token: :data:`TOKEN_BYTES` random bytes from :mod:`secrets`, made at registration,
+handed to the registering browser session only (:meth:`JobRegistry.owner_token`) and
+checked in constant time (:meth:`JobRegistry.is_owner`).
+
+Nothing here imports Streamlit; the registry is a module global on purpose
+(:data:`REGISTRY`), the one object that every session of the server process shares.
 
 Example:
     >>> registry = JobRegistry(max_finished=1)
@@ -29,7 +36,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: A finished job is kept this long after it was first seen finished (seconds).
 KEEP_FINISHED_S = 3600.0
@@ -37,6 +44,8 @@ KEEP_FINISHED_S = 3600.0
 MAX_FINISHED = 16
 #: Jobs running at once, over every kind and session.
 MAX_ACTIVE = 6
+#: Random bytes of an owner token: 128 bits, beyond guessing over a network.
+TOKEN_BYTES = 16
 
 
 class RegistryFull(RuntimeError):
@@ -56,13 +65,15 @@ def is_active(job) -> bool:
 @dataclass
 class Entry:
     """One registered job: its id, kind (``"training"``, ``"sweep"``, ``"tuning"``), when
-    it was registered and when it was first seen finished (``None`` while it runs)."""
+    it was registered, when it was first seen finished (``None`` while it runs) and the
+    token that controls it (kept out of its ``repr``: lists of entries get printed)."""
 
     job_id: str
     kind: str
     job: object
     registered_at: float
     finished_at: float | None = None
+    owner_token: str = field(default_factory=lambda: secrets.token_urlsafe(TOKEN_BYTES), repr=False)
 
     @property
     def active(self) -> bool:
@@ -114,6 +125,27 @@ class JobRegistry:
             entry = self._entries.get(str(job_id))
             return entry.job if entry is not None and kind in (None, entry.kind) else None
 
+    def id_of(self, job) -> str | None:
+        """The id ``job`` is registered under (``None``: not registered)."""
+        with self._lock:
+            return next((e.job_id for e in self._entries.values() if e.job is job), None)
+
+    def owner_token(self, job_id: str) -> str | None:
+        """The owner token of ``job_id`` (``None``: not registered); call it only for the
+        session that registered the job (:func:`app_shared.job_links.register`)."""
+        with self._lock:
+            entry = self._entries.get(str(job_id))
+            return entry.owner_token if entry is not None else None
+
+    def is_owner(self, job_id: str | None, token: str | None) -> bool:
+        """Whether ``token`` is the owner token of ``job_id`` (compared in constant time)."""
+        if not job_id or not token:
+            return False
+        with self._lock:
+            entry = self._entries.get(str(job_id))
+        return entry is not None and secrets.compare_digest(entry.owner_token.encode(),
+                                                            str(token).encode())
+
     def entries(self, kind: str | None = None) -> list[Entry]:
         """The registered jobs (of ``kind``), oldest first."""
         with self._lock:
@@ -146,4 +178,4 @@ class JobRegistry:
 REGISTRY = JobRegistry()
 
 __all__ = ["Entry", "JobRegistry", "KEEP_FINISHED_S", "MAX_ACTIVE", "MAX_FINISHED", "REGISTRY",
-           "RegistryFull", "is_active"]
+           "RegistryFull", "TOKEN_BYTES", "is_active"]

@@ -2,6 +2,7 @@
 how it ended (:class:`RunRecord`), its label, and the runs as a table."""
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -46,6 +47,8 @@ class RunRecord:
     watchdog_stopped: bool = False
     #: The run's key in the results store once it was stored (finished or early stop).
     stored_key: str | None = None
+    #: When it started (``time.monotonic()``; ``None`` while queued): the first epoch's wait.
+    started_at: float | None = None
 
     @property
     def sampler(self) -> str:
@@ -122,9 +125,19 @@ class RunRecord:
             text = self.end["message"]
         else:
             pace = f" · {self.epoch_time:.3f} s/epoch" if self.epoch_time is not None else ""
-            text = {"queued": "waiting for the run before it",
-                    "running": f"epoch {self.epochs_done} of {self.config.epochs}{pace}"}.get(self.status, "")
+            running = f"epoch {self.epochs_done} of {self.config.epochs}{pace}"
+            if self.status == "running" and not self.epochs_done:
+                running = self._first_epoch()
+            text = {"queued": "waiting for the run before it", "running": running}.get(self.status, "")
         return f"{text}; {self.note}" if self.note else text
+
+    def _first_epoch(self) -> str:
+        """What a run does before its first epoch is reported: on a deep model or a big
+        graph this is the longest wait of the run (loading, sampling every layer, the
+        first forward and backward pass), and a bar standing at 0 said nothing."""
+        since = "" if self.started_at is None else f" · {time.monotonic() - self.started_at:.0f} s so far"
+        return (f"first epoch of {self.config.epochs} ({self.config.num_layers} layers): loading the data, "
+                f"sampling every layer and the first pass, the slowest epoch of a deep model{since}")
 
     def row(self) -> dict:
         """One row of :func:`runs_frame`."""
@@ -143,4 +156,13 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     return pd.DataFrame([r.row() for r in runs], columns=list(SESSION_RUN_COLUMNS))
 
 
-__all__ = ["SESSION_RUN_COLUMNS", "RunRecord", "run_label", "runs_frame"]
+def history_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
+    """Every epoch of the runs, one row each: the run, its sampler and seed, then the
+    epoch's numbers as the trainer reported them (losses, accuracies as fractions)."""
+    rows = [{"run": r.label, "sampler": r.sampler, "seed": r.config.seed}
+            | {k: v for k, v in e.items() if k != "type" and not isinstance(v, (list, dict))}
+            for r in runs for e in r.history]
+    return pd.DataFrame(rows)
+
+
+__all__ = ["SESSION_RUN_COLUMNS", "RunRecord", "history_frame", "run_label", "runs_frame"]

@@ -1,4 +1,4 @@
-"""Free what a closed browser session held: its upload, its jobs, its figures.
+"""Free what a closed browser session held: its upload, its figures, its references to jobs.
 
 A session's heavy objects (the parsed upload in ``upload_parsed``, a training session or
 sweep with their threads, trained snapshots) live in its ``st.session_state``. When a tab
@@ -10,8 +10,14 @@ longer still. Here every script run registers its session (:func:`watch_current`
 a weak reference; a daemon thread sweeps every :data:`SWEEP_EVERY` seconds (or a third of
 the grace, if shorter), and a session that has not been active for the grace
 (``$DROPEDGE_SESSION_GRACE``, default :data:`GRACE` seconds: longer than Streamlit keeps one
-for a reconnect) is released: every job in it is stopped, every key dropped, the garbage
-collected and freed heap handed back to the operating system (glibc's ``malloc_trim``).
+for a reconnect) is released: every key dropped, the garbage collected and freed heap
+handed back to the operating system (glibc's ``malloc_trim``).
+
+Releasing never stops a job. The Live training runs, sweeps and tuning studies outlive the
+tab on purpose, held by the server-wide :mod:`app_shared.registry` (where their links find
+them, finished ones included) and ended only by their owner's Stop, their own limits or
+the server's caps; a stop here ended a closed tab's run as ``stopped`` with nobody pressing
+Stop. A running job keeps what it trains on (its graph) until it ends, then lets go of it.
 """
 from __future__ import annotations
 
@@ -44,20 +50,10 @@ def trim_heap() -> bool:
 
 
 def release(state) -> int:
-    """Stop every job held in ``state`` (anything with a ``stop()``) and drop every key;
-    return how many keys were dropped. ``state``: a dict or Streamlit's session state."""
+    """Drop every key of ``state`` (a dict or Streamlit's session state) and return how
+    many were dropped. Jobs held there are let go of, never stopped (see above)."""
     names = list(state.filtered_state) if hasattr(type(state), "filtered_state") else list(state)
     for name in names:
-        try:
-            value = state[name]
-        except KeyError:
-            continue
-        stop = getattr(value, "stop", None)
-        if callable(stop):
-            try:
-                stop()  # its thread ends at its next epoch and lets go of the graph
-            except Exception:  # a job that cannot stop must not keep the rest held
-                pass
         try:
             del state[name]
         except KeyError:

@@ -109,6 +109,7 @@ class TrainingSession:
         self._changes: list[tuple[str, RunRecord]] = []  # ("started" | "ended", run), in order
         self._changes_dropped = 0  # changes before self._changes[0]
         self._own_cursor = 0
+        self._stop_note: str | None = None  # why the running run was told to stop (stored on it)
 
     # -- state ------------------------------------------------------------------------
     @property
@@ -182,11 +183,14 @@ class TrainingSession:
             if self._current is None and self._pending:  # a run was queued while idle
                 self._start_next()
             while self._current is not None:
+                # done is read before the events: a worker that ends in between has pushed its
+                # end event before it was done, so the run is never finished without it
+                done = self._worker.done
                 new = self._worker.events_since(self._seen)
                 self._seen += len(new)
                 self._current.events.extend(new)
                 new_events += len(new)
-                if not self._worker.done:
+                if not done:
                     break
                 record = self._finish()
                 if record.watchdog_stopped and self._pending:  # nobody is watching (not a store note)
@@ -216,15 +220,16 @@ class TrainingSession:
                     return
             time.sleep(self.drive_every)
 
-    def stop(self) -> None:
-        """Stop the running run (it ends with reason ``stopped`` at its next epoch) and
-        drop the queued ones."""
+    def stop(self, reason: str = "stopped (Stop)") -> None:
+        """Stop the running run (it ends with reason ``stopped`` at its next epoch, and
+        ``reason`` as its note: who stopped it) and drop the queued ones."""
         with self._lock:
             for record, _ in self._pending:
-                record.status, record.note = "stopped", "dropped from the queue (Stop)"
+                record.status, record.note = "stopped", f"dropped from the queue: {reason}"
                 self._changed("ended", record)
             self._pending.clear()
             if self._worker is not None:
+                self._stop_note = reason
                 self._worker.stop()
 
     def clear(self) -> None:
@@ -247,7 +252,7 @@ class TrainingSession:
     # -- internals --------------------------------------------------------------------
     def _start_next(self) -> RunRecord:
         record, graph = self._pending.pop(0)
-        record.status = "running"
+        record.status, record.started_at = "running", time.monotonic()
         self._current, self._seen = record, 0
         self._changed("started", record)
         try:
@@ -268,7 +273,8 @@ class TrainingSession:
         record.status = end["reason"] if end else "error"
         if record.status == "error" and not record.error:
             record.events.append({"type": "error", "message": "the run ended without an end event"})
-        record.note = dog.message
+        record.note = dog.message or (self._stop_note if record.status == "stopped" else None)
+        self._stop_note = None
         record.watchdog_stopped = dog.message is not None
         self._store(record, getattr(self._worker, "result", None))
         self._current, self._worker = None, None

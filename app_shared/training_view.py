@@ -3,15 +3,18 @@ the Tuning page's "Train this" hand-off into those widgets, and the runs' drawin
 by the page's fragment)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
-from app_shared import jobs, live_runs
+from app_shared import jobs, live_runs, registry, urlstate
+from app_shared.run_records import history_frame
 from dropedge_core import figures, normalization, samplers
-from dropedge_core.training import ConfigError, TrainConfig
+from dropedge_core.training import UPLOAD_DATASET, ConfigError, TrainConfig
 
 __all__ = [
     "DIAGNOSTICS", "SMOOTHING_SIGN", "FORM_KEYS", "OVERRIDE_KEYS", "MODES", "DEFAULTS", "BOUNDS", "ss",
-    "fill_widgets", "take_train_request", "draw_runs", "hyperparameter_widgets",
+    "fill_widgets", "take_train_request", "draw_runs", "hyperparameter_widgets", "run_link_values",
 ]
 
 DIAGNOSTICS = {k: figures.diagnostic_label(k) for k in ("dirichlet", "mad", "subspace_distance")}
@@ -45,9 +48,39 @@ def fill_widgets(fields: dict, keep: set | frozenset = frozenset()) -> None:
     widget refuses other values); widgets whose key is in ``keep`` (a link's values) stay."""
     for name, key in FORM_KEYS.items():
         if name in fields and key not in keep:
-            low, high = BOUNDS.get(key, (None, None))
-            value = fields[name]
-            ss[key] = value if low is None else type(DEFAULTS[key])(min(max(value, low), high))
+            ss[key] = _clamped(key, fields[name])
+
+
+def _clamped(key: str, value):
+    """``value`` within the widget ``key``'s range (a widget refuses other values)."""
+    low, high = BOUNDS.get(key, (None, None))
+    return value if low is None else type(DEFAULTS[key])(min(max(value, low), high))
+
+
+def run_link_values(query: Mapping[str, str]) -> dict:
+    """The session values of the run a ``?run=<id>`` link names (its latest run): its
+    dataset and split (not an upload's: its files stay in the owner's browser), sampler,
+    layers, keep rates and seed for the sidebar, every hyperparameter for the form
+    ("custom"), and its exact point as ``lt_override`` where the sidebar's 0.05 grid
+    would round its keep rates. Empty when the link names no run on this server.
+
+    ``app_shared.restore_url_state`` puts them under the link's own values, so a link
+    with only the id opens with the run's data and settings around its curves."""
+    job = registry.REGISTRY.get(query.get(live_runs.RUN_PARAM), live_runs.KIND)
+    runs = getattr(job, "runs", None)
+    if not runs:
+        return {}
+    config = runs[-1].config
+    rates = (urlstate.snap(config.p_min), urlstate.snap(config.p_max))
+    values = {"sampler": config.sampler, "p_range": rates, "seed": config.seed, "lt_mode": "custom",
+              "layers": min(max(config.num_layers, 1), urlstate.APP_MAX_LAYERS)}
+    if config.dataset != UPLOAD_DATASET:
+        values.update(dataset=config.dataset, split=config.split)
+    values.update({key: _clamped(key, getattr(config, name)) for name, key in FORM_KEYS.items()})
+    if rates != (config.p_min, config.p_max) or values["layers"] != config.num_layers:
+        values["lt_override"] = {k: getattr(config, k) for k in OVERRIDE_KEYS} | {
+            "source": f"the linked run {runs[-1].label}", "dataset": config.dataset}
+    return values
 
 
 def take_train_request() -> None:
@@ -160,7 +193,8 @@ def _diagnostic_views(live: jobs.TrainingSession, with_diag: list, labels: dict)
 
 
 def _runs_table(live: jobs.TrainingSession) -> None:
-    """One row per run of the session: status, epochs, accuracies, time, device."""
+    """One row per run of the session: status, epochs, accuracies, time, device; and
+    every epoch of every run as a CSV download."""
     num = st.column_config.NumberColumn
     st.dataframe(jobs.runs_frame(live.runs), hide_index=True, placeholder="—",
                  column_order=["run", "dataset", "status", "epochs", "best_epoch", "best_val_acc", "test_acc",
@@ -171,6 +205,10 @@ def _runs_table(live: jobs.TrainingSession) -> None:
                                 "time_s": num("time (s)", format="%.1f"),
                                 "epoch_s": num("s / epoch", format="%.3f"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f")})
+    runs = list(live.runs)  # built on a click only (a deferred download): the page polls every 0.7 s
+    st.download_button("Download the runs' history (CSV)", lambda: history_frame(runs).to_csv(index=False),
+                       file_name="live_training_history.csv", mime="text/csv", key="lt_download",
+                       help="One row per run and epoch: losses and accuracies (fractions) as trained.")
 
 
 def hyperparameter_widgets(fixed: bool, backbone: str, sampler: str) -> dict:

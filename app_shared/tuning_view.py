@@ -2,18 +2,21 @@
 "Train this" hand-off to Live training (:func:`dropedge_core.studies.tuned.train_request`)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
 
 from app_shared import job_links
+from app_shared.text import plain
 from dropedge_core import samplers
 from dropedge_core.studies import tuned, tuning
 from dropedge_core.training import TrainConfig
 
 __all__ = [
-    "LIVE_PAGE", "ss", "current_job", "start_job", "surface_note", "best_point", "study_handle",
+    "LIVE_PAGE", "ss", "controls", "current_job", "leave_job", "read_only_note", "start_job", "stop_button",
+    "stop_job", "job_status", "surface_note", "best_point", "study_handle",
     "trials_table", "settle_study_name",
 ]
 
@@ -30,6 +33,41 @@ def current_job():
         ss.update(tune_job=found, tune_base=found.base, tune_study=found.study_name, tune_keep_name=True)
         ss.pop("tune_reported", None)
     return ss.get("tune_job")
+
+
+def controls() -> bool:
+    """Whether this browser session may stop the study job the page shows, or start one
+    beside it (its own; :func:`app_shared.job_links.controls`)."""
+    return job_links.controls(PAGE)
+
+
+def stop_job(job) -> None:
+    """The owner's Stop (a visitor's is refused: the page draws none for them)."""
+    if job is not None and controls():
+        job.stop()
+
+
+def stop_button(column, job, running: bool) -> None:
+    """The owner's Stop button in ``column`` and the note that this tab controls the study."""
+    if column.button("Stop", key="tune_stop", disabled=not running):
+        stop_job(job)
+    job_links.owner_note(PAGE, "study")
+
+
+def leave_job() -> None:
+    """Stop watching another session's study (it goes on): this session's own page, with
+    its own default study name (not the watched study's: its trials are the owner's)."""
+    job_links.leave(PAGE)
+    for key in ("tune_job", "tune_base", "tune_reported", "tune_study", "tune_study_auto", "tune_keep_name"):
+        ss.pop(key, None)
+
+
+def read_only_note(job) -> None:
+    """For a visitor: whose study this is, and the way back to the session's own."""
+    st.info(f"You are watching the tuning study **{plain(job.study_name)}** of another browser session, "
+            "read-only: its trials and results, no Start or Stop here.")
+    st.button("Tune my own study", key="tune_leave", on_click=leave_job,
+              help="Leave this study (it goes on) and show this session's own page.")
 
 
 def start_job(job) -> bool:
@@ -110,14 +148,26 @@ def study_handle(study_name: str, storage_url: str):
     return handles[study_name]
 
 
-def trials_table(df: pd.DataFrame) -> None:
-    """Every trial of the study, one row each."""
+def trials_table(df: pd.DataFrame, study_name: str) -> None:
+    """Every trial of the study, one row each, and the table as a CSV download."""
     num = st.column_config.NumberColumn
     st.dataframe(df, hide_index=True, placeholder="—",
                  column_config={"val_acc": num("val acc", format="percent"),
                                 "test_acc": num("test acc", format="percent"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f"),
                                 "p_max_prime": num("p_max'", format="%.3f")})
+    st.download_button("Download the trials (CSV)", lambda: df.to_csv(index=False), mime="text/csv",
+                       file_name=f"tuning_{re.sub(r'[^A-Za-z0-9._-]+', '_', study_name)[:80]}.csv",
+                       key="tune_download", help="One row per trial; accuracies as fractions.")
+
+
+def job_status(job) -> None:
+    """A running study's progress bar (its trials done of those asked for), or how it ended."""
+    line = f"Study **{plain(job.study_name)}**: {job.status}."  # a name typed by its owner: shown as written
+    if not job.done:
+        st.progress(min(job.finished / job.n_trials, 1.0), text=line)
+        return
+    (st.error if job.error else st.warning if job.stopped else st.success)(line)
 
 
 def settle_study_name(auto_name: str) -> None:

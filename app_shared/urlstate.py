@@ -33,8 +33,9 @@ from dropedge_core.studies.depth import DEPTHS
 from dropedge_core.studies.sampling import MEN_DEPTHS
 
 __all__ = [
-    "APP_MAX_LAYERS", "RATE_STEP", "UrlError", "Param", "choice", "multi", "integer", "number", "span",
-    "text", "BOOL", "SIDEBAR", "PAGES", "DATASET_KEYED", "session_key", "spec_for", "decode", "encode",
+    "APP_MAX_LAYERS", "MAX_LIST_ITEMS", "RATE_STEP", "UrlError", "Param", "choice", "multi", "integer",
+    "number", "span", "snap", "text", "BOOL", "SIDEBAR", "PAGES", "DATASET_KEYED", "session_key",
+    "spec_for", "decode", "encode",
 ]
 
 #: The app's layer limit (the sidebar's slider, the layer picker): the paper's deepest
@@ -43,6 +44,9 @@ __all__ = [
 #: page redraws its samples and figures on every change.
 APP_MAX_LAYERS = max(DEPTHS)
 RATE_STEP = 0.05
+#: Values a list parameter may name (repeats counted): a link's ``men_depths`` with 3,000
+#: repeated depths cost 129-203 s of server time per visit before lists were bounded.
+MAX_LIST_ITEMS = 64
 
 
 class UrlError(ValueError):
@@ -81,8 +85,11 @@ class Param:
         text = str(text).strip()
         if self.kind == "choice":
             return self._option(text)
-        if self.kind == "multi":
-            return [self._option(t) for t in text.split(",") if t.strip()]
+        if self.kind == "multi":  # bounded, then each value once, in the link's order
+            items = text.split(",", MAX_LIST_ITEMS)
+            if len(items) > MAX_LIST_ITEMS:
+                raise UrlError(f"more than {MAX_LIST_ITEMS} values")
+            return list(dict.fromkeys(self._option(t) for t in items if t.strip()))
         if self.kind == "text":
             if not text or len(text) > self.high:
                 raise UrlError("empty or too long")
@@ -217,7 +224,8 @@ def spec_for(page: str) -> dict[str, Param]:
     return {**SIDEBAR, **PAGES.get(page, {})}
 
 
-def _snap(rate: float) -> float:
+def snap(rate: float) -> float:
+    """``rate`` on the sidebar slider's :data:`RATE_STEP` grid."""
     return round(round(rate / RATE_STEP) * RATE_STEP, 2)
 
 
@@ -243,7 +251,7 @@ def decode(spec: Mapping[str, Param], query: Mapping[str, str]) -> tuple[dict, l
         if lo > hi:
             errors.append(f"p_min={lo:g} > p_max={hi:g} ignored: p_min must be <= p_max")
         else:
-            values["p_range"] = (_snap(lo), _snap(hi))
+            values["p_range"] = (snap(lo), snap(hi))
     elif lo is not None or hi is not None:
         errors.append("p_min and p_max come together: give both")
     return values, errors

@@ -255,6 +255,33 @@ class ScriptedWorker:
         self.stopped = True
 
 
+class EndingWorker(ScriptedWorker):
+    """Its thread ends (end event pushed, then done) just after the poller read its
+    events: the race a loaded machine showed as a stopped run marked "error"."""
+
+    def __init__(self, events, end):
+        super().__init__(list(events))
+        self.done, self._end = False, end
+
+    def events_since(self, i):
+        out = super().events_since(i)
+        if not self.done:
+            self._events.append(self._end)
+            self.done = True
+        return out
+
+
+def test_a_run_that_ends_between_two_looks_keeps_its_end():
+    end = {"type": "end", "reason": "stopped", "message": "stopped at epoch 1", "best_epoch": 1,
+           "best_val_acc": 0.5, "test_acc": 0.4, "epochs_run": 1, "total_time": 0.1}
+    events = [{"type": "start", "device": "cpu"}, {"type": "epoch", "epoch": 1}]
+    session = jobs.TrainingSession(worker_factory=lambda config, graph: EndingWorker(events, end), store=None)
+    (record,) = session.submit([_karate()])
+    session.poll()
+    session.poll()
+    assert record.status == "stopped" and not record.error and not session.active
+
+
 def test_session_reports_a_nan_end():
     end = {"type": "end", "reason": "nan", "message": "training loss became nan at epoch 3 (...)",
            "best_epoch": 2, "best_val_acc": 0.5, "test_acc": 0.4, "epochs_run": 2, "total_time": 0.1}
@@ -381,6 +408,24 @@ def test_registry_finds_jobs_by_id_and_bounds_what_it_keeps():
     assert reg2.register(f, "training") == idf
 
 
+def test_each_job_has_its_own_owner_token_and_an_id_is_not_one():
+    """A job's owner token: 128 random bits, one per job, kept when the same job is
+    registered again, out of the entry's repr; neither its id nor another job's token is
+    accepted."""
+    from app_shared.registry import JobRegistry
+
+    reg = JobRegistry()
+    a, b = Switch(), Switch()
+    ida, idb = reg.register(a, "training"), reg.register(b, "sweep")
+    ta, tb = reg.owner_token(ida), reg.owner_token(idb)
+    assert len(ta) >= 22 and ta != tb and reg.register(a, "training") == ida and reg.owner_token(ida) == ta
+    assert reg.is_owner(ida, ta) and reg.is_owner(idb, tb)
+    assert not any(reg.is_owner(ida, t) for t in (tb, ida, "", None, ta[:-1], ta + "x"))
+    assert not reg.is_owner("unknown", ta) and reg.owner_token("unknown") is None
+    assert reg.id_of(a) == ida and reg.id_of(Switch()) is None
+    assert ta not in repr(reg.entries())
+
+
 def test_an_autonomous_session_trains_its_queue_to_the_end_unpolled(karate, tmp_path):
     """Nobody polls (the tab closed): the driver thread works off the whole queue and
     stores every run; a late poller with its own cursor still sees every change once."""
@@ -425,3 +470,15 @@ def test_a_run_meeting_a_locked_store_is_stored_once_it_is_free_and_the_queue_go
     assert second.status == "finished" and second.stored_key
     assert "stored once the results store was free" in first.note
     assert store.get(first.config)["test_acc"] == first.end["test_acc"]
+
+
+def test_a_run_before_its_first_epoch_says_what_it_is_doing():
+    """A deep run's first epoch is its longest wait: the running run's line says so (and
+    how long it has waited) instead of "epoch 0 of N"; from the first epoch on, the count."""
+    from app_shared.run_records import RunRecord
+
+    record = RunRecord(1, TrainConfig(dataset="karate", num_layers=32, epochs=50), "#1")
+    record.status, record.started_at = "running", time.monotonic()
+    assert record.message.startswith("first epoch of 50 (32 layers)") and "s so far" in record.message
+    record.events.append({"type": "epoch", "epoch": 1, "time": 0.5})
+    assert record.message.startswith("epoch 1 of 50")

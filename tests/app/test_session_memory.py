@@ -1,8 +1,9 @@
 """A closed browser session's memory is released (issue 29, class 0): the reaper holds each
-session weakly, and once a session has been inactive for the grace period its jobs are
-stopped and its state dropped, so its uploaded graph is garbage (checked with a weak
-reference to the graph, the way a closed tab's upload would be). Real objects: a graph, and a
-real background training worker whose thread holds the graph."""
+session weakly, and once a session has been inactive for the grace period its state is
+dropped, so its uploaded graph is garbage once no job trains on it (checked with a weak
+reference to the graph, the way a closed tab's upload would be). Releasing never stops a
+job (issue 35): a run ends by its owner's Stop or its own limits. Real objects: a graph,
+and real background training whose thread holds the graph."""
 from __future__ import annotations
 
 import gc
@@ -21,9 +22,9 @@ class _Session:
         self.session_state = state
 
 
-def _session_with_a_training_graph():
+def _session_with_a_training_graph(epochs: int = 300):
     graph = datasets.load("karate")
-    worker = TrainingWorker(TrainConfig(dataset="karate", num_layers=2, epochs=100000, patience=0,
+    worker = TrainingWorker(TrainConfig(dataset="karate", num_layers=2, epochs=epochs, patience=0,
                                         diag_every=0), graph=graph)
     session = _Session({"upload_parsed": {"graph": graph, "notes": []}, "live_training": worker,
                         "dataset": "upload"})
@@ -42,8 +43,8 @@ def test_an_inactive_session_is_released_after_the_grace_and_its_graph_is_freed(
     assert reaper.sweep() == [] and session.session_state  # within the grace: a reconnect finds it
     now["t"] = 111.0
     assert reaper.sweep() == ["s1"] and session.session_state == {} and len(reaper) == 0
-    worker.join(timeout=120)
-    assert worker.done and worker.result is not None and worker.result.reason == "stopped"
+    assert worker.join(timeout=120)  # trained to its end: the release did not stop it
+    assert worker.result is not None and worker.result.reason == "finished"
     del worker
     gc.collect()
     assert graph_ref() is None  # nothing holds the closed session's graph any more
@@ -100,3 +101,25 @@ def test_a_released_sessions_uploaded_files_are_dropped():
     for sid, session in sessions.items():
         reaper.watch(sid, session)
     assert reaper.sweep() == ["closed"] and dropped == ["closed"]
+
+
+def test_a_live_run_survives_its_sessions_release(tmp_path):
+    """A closed tab's Live training session (registered, autonomous: the app's) is released
+    with the tab's state: its run trains on to its own end, is stored, and stays in the
+    registry where its link finds it; the state that held it is empty."""
+    from app_shared.registry import JobRegistry
+    from app_shared.training_session import TrainingSession
+    from dropedge_core.store import ResultStore
+
+    store = ResultStore(tmp_path / "results.sqlite")
+    registry = JobRegistry()
+    live = TrainingSession(idle_timeout=None, autonomous=True, store=lambda: store)
+    job_id = registry.register(live, "training")
+    live.submit([TrainConfig(dataset="karate", num_layers=2, epochs=200, patience=0, diag_every=0)],
+                datasets.load("karate"))
+    state = {"live_training": live, "_job_live_training": job_id}
+    assert session_memory.release(state) == 2 and state == {}
+    assert live.wait(120)
+    (record,) = live.runs
+    assert record.status == "finished" and record.note is None, (record.status, record.note)
+    assert record.stored_key and registry.get(job_id) is live

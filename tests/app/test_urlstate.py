@@ -190,3 +190,15 @@ def test_a_range_parameter_reads_two_increasing_numbers():
         "lesson_rates=0.6,0.1 ignored: not two increasing numbers (allowed: a,b with 0 <= a <= b <= 1)"]
     assert urlstate.decode(spec, {"lesson_rates": "0.1,7"})[1][0].endswith("out of range (allowed: a,b with "
                                                                            "0 <= a <= b <= 1)")
+
+
+def test_list_parameters_are_deduplicated_and_bounded():
+    """A link's list names each value once, in its order; more than ``MAX_LIST_ITEMS``
+    values (a link with ~3,000 repeated depths cost minutes of server time) are one
+    bounded warning, decided before any value is parsed."""
+    spec = urlstate.PAGES["men_explorer"]
+    assert urlstate.decode(spec, {"men_depths": "4,2,4,2,4"}) == ({"men_depths": [4, 2]}, [])
+    values, (error,) = urlstate.decode(spec, {"men_depths": ",".join(["2"] * 3000)})
+    assert values == {} and "more than 64 values" in error and len(error) < 250
+    edge = ",".join(["2"] * urlstate.MAX_LIST_ITEMS)
+    assert urlstate.decode(spec, {"men_depths": edge}) == ({"men_depths": [2]}, [])
