@@ -34,6 +34,7 @@ from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
+from dropedge_core.echo import bounded
 from dropedge_core.locations import POSTGRES_SCHEMES, Location, LocationError, display, is_url, parse
 
 #: Seconds to wait for a server to answer before saying it does not.
@@ -85,17 +86,20 @@ class Contents:
     Attributes:
         location: where.
         kind: ``"new"`` (no file yet), ``"empty"``, ``"results"`` (this program's store),
-            ``"optuna"`` (an Optuna storage) or ``"foreign"`` (anything else).
+            ``"optuna"`` (an Optuna storage), ``"damaged"`` (one of these whose version
+            cell is not a number) or ``"foreign"`` (anything else).
         tables: its tables; ``views``: its views.
         schema_version: the newest row's schema version of a results store (``None``: no rows).
         optuna_version: the Optuna version that made an Optuna storage; ``optuna_revision``:
             its schema revision (Optuna's alembic revision); ``None`` while another process's
-            Optuna is still creating it.
+            Optuna is still creating it; ``optuna_schema``: the schema number its
+            ``version_info`` row holds (a newer Optuna writes a larger one).
         writable: whether this process may write there (file and folder permissions; on a
             server the session's privileges, a read-only or standby server).
         problem: why a ``"foreign"`` location is not what it looks like (a view, a table
-            without our columns), or ``None``.
-        columns: the columns of a results store's tables (what an open would add to them).
+            without our columns), or what is damaged; or ``None``.
+        columns: the columns of a results store's or an Optuna storage's tables (what an
+            open would add to them; whether they are Optuna's).
         grants: what the session's role may do there (a server database; ``None`` for a file).
     """
 
@@ -106,6 +110,7 @@ class Contents:
     schema_version: int | None = None
     optuna_version: str | None = None
     optuna_revision: str | None = None
+    optuna_schema: int | None = None
     writable: bool = True
     problem: str | None = None
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -120,12 +125,15 @@ class Contents:
         if self.kind == "results":
             version = "no runs" if self.schema_version is None else f"schema {self.schema_version}"
             return f"a DropEdge results store ({version})"
-        if self.kind == "optuna" and self.optuna_revision is None:
+        if self.kind == "optuna" and self.optuna_revision is None and self.optuna_version is None:
             return "an Optuna storage (being created)"
         if self.kind == "optuna":
-            return f"an Optuna storage (made by Optuna {self.optuna_version}, schema {self.optuna_revision})"
+            schema = self.optuna_revision if self.optuna_revision is not None else self.optuna_schema
+            return f"an Optuna storage (made by Optuna {self.optuna_version}, schema {schema})"
         if self.kind in ("new", "empty"):
             return "nothing yet" if self.kind == "new" else "an empty database"
+        if self.kind == "damaged":
+            return f"a damaged database ({self.problem})"
         if self.problem:
             return f"another program's database ({self.problem})"
         names = sorted(self.tables + self.views)
@@ -153,8 +161,6 @@ def inspect(target: str | Path | Location, what: str = "database") -> Contents:
 def _inspect_file(location: Location, what: str) -> Contents:
     file = location.file
     where = repr(str(file))
-    if str(file) == ":memory:":
-        return Contents(location, "new")
     if not file.exists():
         return Contents(location, "new", writable=_creatable(file))
     if file.is_dir():
@@ -306,7 +312,11 @@ def _contents(conn: sa.Connection, location: Location, writable: bool,
             return Contents(kind="foreign", problem=problem, **base)
         newest = None
         if "runs" in names:
+            # max() of a text among numbers is the text (SQLite orders numbers first)
             newest = conn.execute(sa.text("SELECT max(schema_version) FROM runs")).scalar()
+        if newest is not None and not _is_integer(newest):
+            return Contents(kind="damaged", problem="its 'runs' table has a schema_version that is "
+                            f"not a whole number ({bounded(newest, 40)})", columns=columns, **base)
         return Contents(kind="results", schema_version=None if newest is None else int(newest),
                         columns=columns, **base)
     if set(OPTUNA_MARKERS) <= names and "runs" not in names:
@@ -314,15 +324,29 @@ def _contents(conn: sa.Connection, location: Location, writable: bool,
         if marked_views:
             return Contents(kind="foreign", problem=f"{marked_views[0]!r} is a view", **base)
         try:  # no rows yet: another worker's Optuna is creating the storage right now
-            version = conn.execute(sa.text("SELECT library_version FROM version_info")).scalar()
+            version, number = conn.execute(sa.text(
+                "SELECT library_version, schema_version FROM version_info")).first() or (None, None)
             revision = None
             if "alembic_version" in names:
                 revision = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
         except SQLAlchemyError:
             return Contents(kind="foreign", problem="Optuna's table names, not its columns", **base)
+        if number is not None and not _is_integer(number):
+            return Contents(kind="damaged", problem="its version_info holds a schema version that "
+                            f"is not a whole number ({bounded(number, 40)})", **base)
+        columns = {t: tuple(c["name"] for c in look.get_columns(t)) for t in tables}
         return Contents(kind="optuna", optuna_version=None if version is None else str(version),
-                        optuna_revision=None if revision is None else str(revision), **base)
+                        optuna_revision=None if revision is None else str(revision),
+                        optuna_schema=None if number is None else int(number), columns=columns, **base)
     return Contents(kind="foreign", **base)
+
+
+def _is_integer(value: object) -> bool:
+    """Whether a version cell holds a whole number (a damaged row may hold any text)."""
+    try:
+        return int(value) == float(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def _sqlite_mark(conn: sa.Connection) -> str | None:
