@@ -13,6 +13,12 @@ privileges (and ``USAGE`` on serial ids' sequences) for the tables there.
 :func:`inspect` only reads: a SQLite file is opened with SQLite's ``mode=ro`` URI (no
 journal, no lock file, no schema change), a server database in a ``READ ONLY`` transaction.
 
+A SQLite file another process holds locked is waited for by :func:`wait_unlocked`, never in
+silence: after :data:`LOCK_TRY` seconds (SQLite's own wait inside one try) a ``note:`` line
+says which process holds it (from ``/proc/locks``) and how long it will be waited for
+(``DROPEDGE_LOCK_WAIT``, default :data:`LOCK_WAIT` s); then the work goes on, or stops with
+one :class:`LockedError` line.
+
 Locations are parsed by :mod:`dropedge_core.locations` (one parser for every flag and
 variable); the names below that deal with them are kept here for their callers.
 
@@ -24,10 +30,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine
@@ -52,6 +61,110 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 ROW_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
 DatabaseError = LocationError  # one kind of one-line refusal for every location problem
+#: Seconds one store operation waits, in all, for a SQLite file another process holds
+#: locked (default of ``DROPEDGE_LOCK_WAIT``).
+LOCK_WAIT = 60.0
+#: Seconds SQLite waits inside one try (its busy timeout): the user hears of a lock after this.
+LOCK_TRY = 2.0
+#: Seconds between two tries once the user was told.
+LOCK_PAUSE = 0.25
+T = TypeVar("T")
+
+
+class LockedError(LocationError):
+    """A SQLite file stayed locked by another process for the whole wait (one line)."""
+
+
+def is_locked(exc: BaseException) -> bool:
+    """Whether a driver error (or SQLAlchemy's wrapper of one) is SQLite's "database is
+    locked" / "busy": another connection holds the file; it may pass."""
+    orig = getattr(exc, "orig", None) or exc
+    return isinstance(orig, sqlite3.OperationalError) and any(
+        word in str(orig).lower() for word in ("database is locked", "database table is locked", "busy"))
+
+
+def lock_holders(file: Path) -> str:
+    """Who holds locks on a SQLite file (or its ``-wal``/``-shm`` files), for a message:
+    ``process 1234 (sqlite3)``, from Linux's ``/proc/locks``; ``another process`` where
+    that cannot be read (another system) or names none (a lock of this process)."""
+    inodes = set()
+    for name in (str(file), f"{file}-shm", f"{file}-wal", f"{file}-journal"):
+        try:
+            inodes.add(os.stat(name).st_ino)
+        except OSError:
+            pass
+    pids: list[int] = []
+    try:
+        with open("/proc/locks") as fh:
+            for line in fh:  # "1: POSIX  ADVISORY  WRITE 23830 fe:00:2154987 120 120"
+                fields = line.split()
+                pid = int(fields[4]) if len(fields) > 5 and fields[4].isdigit() else None
+                inode = fields[5].rsplit(":", 1)[-1] if len(fields) > 5 else ""
+                ours = inode.isdigit() and int(inode) in inodes
+                if pid and pid != os.getpid() and ours and pid not in pids:
+                    pids.append(pid)
+    except OSError:
+        return "another process"
+    named = []
+    for pid in pids[:3]:
+        try:
+            with open(f"/proc/{pid}/comm") as fh:
+                named.append(f"process {pid} ({fh.read().strip()})")
+        except OSError:
+            named.append(f"process {pid}")
+    return ", ".join(named) + (f" and {len(pids) - 3} more" if len(pids) > 3 else "") or "another process"
+
+
+def note(line: str) -> None:
+    """The default way a wait is announced: a ``note:`` line on stderr (the CLI's notes)."""
+    sys.stderr.write(f"note: {line}\n")
+    sys.stderr.flush()
+
+
+def wait_unlocked(attempt: Callable[[], T], file: Path, what: str, wait: float | None = None,
+                  notify: Callable[[str], None] | None = None,
+                  clock: Callable[[], float] = time.monotonic,
+                  sleep: Callable[[float], None] = time.sleep) -> T:
+    """``attempt()`` until it does not meet a lock (:func:`is_locked`), for at most ``wait``
+    seconds in all; return its result.
+
+    ``attempt`` should let SQLite wait about :data:`LOCK_TRY` seconds itself (its busy
+    timeout), so the user is told within that: the first lock met calls ``notify`` with
+    one line naming the file, who holds it and the bound.
+
+    Args:
+        attempt: the work; raises the driver's (or SQLAlchemy's) error on a lock.
+        file: the SQLite file, named in the lines.
+        what: what it is (``"results store"``).
+        wait: seconds in all (``None``: ``DROPEDGE_LOCK_WAIT``, default :data:`LOCK_WAIT`).
+        notify: where the line goes (``None``: :func:`note`, stderr).
+        clock, sleep: time, passed in by tests.
+
+    Raises:
+        LockedError: still locked after ``wait`` seconds (one line; nothing was written).
+    """
+    if wait is None:
+        from dropedge_core import env
+
+        wait = env.settings_or_defaults().lock_wait
+    start = None
+    while True:
+        try:
+            return attempt()
+        except (sqlite3.Error, SQLAlchemyError) as exc:
+            if not is_locked(exc):
+                raise
+            now = clock()
+            holder = lock_holders(file)
+            if start is None:
+                start = now
+                (notify or note)(f"{what} {str(file)!r} is locked by {holder}; waiting up to {wait:g} s "
+                                 "for it (DROPEDGE_LOCK_WAIT)")
+            if now - start >= wait:
+                raise LockedError(f"{what} {str(file)!r} stayed locked by {holder} for {wait:g} s "
+                                  "(DROPEDGE_LOCK_WAIT); nothing was written: try again once it is free, "
+                                  "or set a longer wait") from exc
+            sleep(LOCK_PAUSE)
 
 
 @dataclass(frozen=True)
@@ -141,12 +254,16 @@ class Contents:
         return f"another program's database (tables: {shown})"
 
 
-def inspect(target: str | Path | Location, what: str = "database") -> Contents:
+def inspect(target: str | Path | Location, what: str = "database", wait: float | None = None,
+            notify: Callable[[str], None] | None = None) -> Contents:
     """Look at a location without changing it: what it holds, and whether it is writable.
 
     Args:
         target: a file path, ``sqlite:///file`` or a server URL (:func:`locations.parse`).
         what: what the location is meant for, named in an error (``"results store"``).
+        wait: seconds to wait for a SQLite file another process holds locked
+            (:func:`wait_unlocked`; ``None``: ``DROPEDGE_LOCK_WAIT``), announced through
+            ``notify`` (``None``: a ``note:`` line on stderr).
 
     Raises:
         DatabaseError: the location cannot be read at all: a directory, a device, a file
@@ -155,10 +272,11 @@ def inspect(target: str | Path | Location, what: str = "database") -> Contents:
     location = parse(target, what)
     if location.is_server:
         return _inspect_server(location, what)
-    return _inspect_file(location, what)
+    return _inspect_file(location, what, wait, notify)
 
 
-def _inspect_file(location: Location, what: str) -> Contents:
+def _inspect_file(location: Location, what: str, wait: float | None,
+                  notify: Callable[[str], None] | None) -> Contents:
     file = location.file
     where = repr(str(file))
     if not file.exists():
@@ -178,7 +296,8 @@ def _inspect_file(location: Location, what: str) -> Contents:
                             "'SQLite format 3'); nothing was changed")
     for attempt in range(3):
         try:
-            return _read_file(location, writable, wal=header[18:20] == b"\x02\x02")
+            return wait_unlocked(lambda: _read_file(location, writable, wal=header[18:20] == b"\x02\x02"),
+                                 file, what, wait, notify)
         except (SQLAlchemyError, sqlite3.Error) as exc:
             error = exc  # a checkpoint of another process while an immutable read ran: read again
             time.sleep(0.1 * (attempt < 2))
@@ -194,7 +313,7 @@ def _read_file(location: Location, writable: bool, wal: bool) -> Contents:
     quiet = wal and not Path(f"{file}-wal").exists()
     uri = f"file:{urllib.parse.quote(str(file.absolute()))}?mode=ro" + ("&immutable=1" if quiet else "")
     engine = sa.create_engine("sqlite://", poolclass=NullPool,
-                              creator=lambda: sqlite3.connect(uri, uri=True, timeout=30))
+                              creator=lambda: sqlite3.connect(uri, uri=True, timeout=LOCK_TRY))
     try:
         with engine.connect() as conn:
             return _contents(conn, location, writable)
@@ -412,7 +531,8 @@ def error_line(exc: BaseException) -> str:
     return lines[0] if lines else type(orig).__name__
 
 
-__all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "Grants", "OPTUNA_MARKERS",
-           "POSTGRES_SCHEMES", "RESULTS_MARKERS", "RESULTS_TABLES", "ROW_PRIVILEGES", "SQLITE_HEADER",
-           "display", "error_line", "inspect", "is_url", "missing_privilege", "same_place", "server_engine",
-           "sqlite_path"]
+__all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "Grants", "LOCK_PAUSE",
+           "LOCK_TRY", "LOCK_WAIT", "LockedError", "OPTUNA_MARKERS", "POSTGRES_SCHEMES", "RESULTS_MARKERS",
+           "RESULTS_TABLES", "ROW_PRIVILEGES", "SQLITE_HEADER", "display", "error_line", "inspect",
+           "is_locked", "is_url", "lock_holders", "missing_privilege", "note", "same_place", "server_engine",
+           "sqlite_path", "wait_unlocked"]
