@@ -115,6 +115,39 @@ def lock_holders(file: Path) -> str:
     return ", ".join(named) + (f" and {len(pids) - 3} more" if len(pids) > 3 else "") or "another process"
 
 
+def space_problem(file: Path) -> str | None:
+    """Why writing beside ``file`` may fail for want of room, in words, or ``None``: this
+    process's file-size limit (``ulimit -f``; SQLite's ``-shm`` file alone is 32 KiB), or
+    a disk with less than 1 MiB free. SQLite says only "disk I/O error" or "database or
+    disk is full" for both; a message should say which."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if soft != resource.RLIM_INFINITY:
+            return f"this process's file-size limit (ulimit -f) is {soft // 1024} KiB"
+    except (ImportError, OSError, ValueError):  # no resource module (Windows)
+        pass
+    folder = Path(file).absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        stat = os.statvfs(folder)
+    except (OSError, AttributeError):
+        return None
+    free = stat.f_bavail * stat.f_frsize
+    return f"the disk holding it is full ({free // 1024} KiB free)" if free < 1 << 20 else None
+
+
+def io_problem(exc: BaseException, file: Path | None) -> str | None:
+    """For a SQLite "disk I/O error" / "disk is full" on ``file``: the room it lacks
+    (:func:`space_problem`), else ``None`` (another cause; the driver's line says it)."""
+    line = error_line(exc).lower()
+    if file is None or not any(word in line for word in ("disk i/o error", "disk is full", "disk full")):
+        return None
+    return space_problem(file)
+
+
 def note(line: str) -> None:
     """The default way a wait is announced: a ``note:`` line on stderr (the CLI's notes)."""
     sys.stderr.write(f"note: {line}\n")
@@ -301,6 +334,10 @@ def _inspect_file(location: Location, what: str, wait: float | None,
         except (SQLAlchemyError, sqlite3.Error) as exc:
             error = exc  # a checkpoint of another process while an immutable read ran: read again
             time.sleep(0.1 * (attempt < 2))
+    room = io_problem(error, file)
+    if room:  # a read-only reader of a WAL file writes its -shm index: a size limit stops it
+        raise DatabaseError(f"{what} {where} cannot be opened ({error_line(error)}): {room}; nothing "
+                            "was changed: raise the limit or free space")
     raise DatabaseError(f"{what} {where} cannot be read ({error_line(error)}): damaged or not a "
                         "database; nothing was changed")
 
@@ -534,5 +571,5 @@ def error_line(exc: BaseException) -> str:
 __all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "Grants", "LOCK_PAUSE",
            "LOCK_TRY", "LOCK_WAIT", "LockedError", "OPTUNA_MARKERS", "POSTGRES_SCHEMES", "RESULTS_MARKERS",
            "RESULTS_TABLES", "ROW_PRIVILEGES", "SQLITE_HEADER", "display", "error_line", "inspect",
-           "is_locked", "is_url", "lock_holders", "missing_privilege", "note", "same_place", "server_engine",
-           "sqlite_path", "wait_unlocked"]
+           "io_problem", "is_locked", "is_url", "lock_holders", "missing_privilege", "note", "same_place",
+           "server_engine", "space_problem", "sqlite_path", "wait_unlocked"]

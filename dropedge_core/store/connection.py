@@ -80,6 +80,9 @@ def error_message(exc: BaseException, where: str, is_server: bool) -> str:
     line = databases.error_line(exc)
     if is_server and isinstance(exc, sa.exc.OperationalError):
         return f"cannot use the results store {where!r}: {line}"
+    room = None if is_server else databases.io_problem(exc, Path(where))
+    if room:
+        return f"results store {where!r} cannot be written ({line}): {room}; raise the limit or free space"
     if not is_server and re.search(r"malformed|not a database|file is encrypted", line):
         return (f"{where!r} is not a usable SQLite results store ({line}): it is damaged "
                 "or not a database; move it away or restore a copy")

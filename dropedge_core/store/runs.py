@@ -151,6 +151,9 @@ class ResultStore(Claims):
                 if isinstance(exc, StoreBusy) or "locked" not in str(exc) or attempt == 49:
                     raise
                 time.sleep(0.1)
+            except versions.DamagedRow as exc:  # the upgrade was rolled back with its transaction
+                raise StoreError(f"results store {str(self.path)!r} is damaged: {exc}; nothing was "
+                                 "changed: repair or delete that row, or give another store") from None
         if not self.is_server:
             use_wal(self._engine, self.path, self.timeout, self._on_wait)
 
