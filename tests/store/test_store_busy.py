@@ -120,3 +120,13 @@ def test_a_sweep_goes_on_once_the_lock_it_announced_is_released(store):
     assert sweep.returncode == 0 and "1 trained here" in out, err
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+
+
+def test_the_bound_is_a_checked_variable():
+    from dropedge_core import env
+
+    assert env.settings({"DROPEDGE_LOCK_WAIT": "2.5"}).lock_wait == 2.5
+    assert env.settings({}).lock_wait == databases.LOCK_WAIT
+    for bad in ("abc", "0", "-1", "inf", "1e9"):
+        with pytest.raises(env.EnvError, match=r"DROPEDGE_LOCK_WAIT must be a number in \(0, 86400\]"):
+            env.settings({"DROPEDGE_LOCK_WAIT": bad})
