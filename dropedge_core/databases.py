@@ -30,13 +30,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine
@@ -45,6 +43,24 @@ from sqlalchemy.pool import NullPool
 
 from dropedge_core.echo import bounded
 from dropedge_core.locations import POSTGRES_SCHEMES, Location, LocationError, display, is_url, parse
+from dropedge_core.privileges import (
+    ROW_PRIVILEGES,
+    Grants,
+    missing_privilege,
+    server_grants,
+    server_writable,
+)
+from dropedge_core.sqlite_locks import (
+    LOCK_PAUSE,
+    LOCK_TRY,
+    LOCK_WAIT,
+    LockedError,
+    is_locked,
+    lock_holders,
+    note,
+    space_problem,
+    wait_unlocked,
+)
 
 #: Seconds to wait for a server to answer before saying it does not.
 CONNECT_TIMEOUT = 10
@@ -57,174 +73,8 @@ CLAIMS_MARKERS = ("key", "owner", "expires_at")
 #: holds its schema revision, comes a moment later).
 OPTUNA_MARKERS = ("studies", "version_info")
 SQLITE_HEADER = b"SQLite format 3\x00"
-#: What writing rows takes on each table a store or storage writes (no ALTER, no CREATE).
-ROW_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
 DatabaseError = LocationError  # one kind of one-line refusal for every location problem
-#: Seconds one store operation waits, in all, for a SQLite file another process holds
-#: locked (default of ``DROPEDGE_LOCK_WAIT``).
-LOCK_WAIT = 60.0
-#: Seconds SQLite waits inside one try (its busy timeout): the user hears of a lock after this.
-LOCK_TRY = 2.0
-#: Seconds between two tries once the user was told.
-LOCK_PAUSE = 0.25
-T = TypeVar("T")
-
-
-class LockedError(LocationError):
-    """A SQLite file stayed locked by another process for the whole wait (one line)."""
-
-
-def is_locked(exc: BaseException) -> bool:
-    """Whether a driver error (or SQLAlchemy's wrapper of one) is SQLite's "database is
-    locked" / "busy": another connection holds the file; it may pass."""
-    orig = getattr(exc, "orig", None) or exc
-    return isinstance(orig, sqlite3.OperationalError) and any(
-        word in str(orig).lower() for word in ("database is locked", "database table is locked", "busy"))
-
-
-def lock_holders(file: Path) -> str:
-    """Who holds locks on a SQLite file (or its ``-wal``/``-shm`` files), for a message:
-    ``process 1234 (sqlite3)``, from Linux's ``/proc/locks``; ``another process`` where
-    that cannot be read (another system) or names none (a lock of this process)."""
-    inodes = set()
-    for name in (str(file), f"{file}-shm", f"{file}-wal", f"{file}-journal"):
-        try:
-            inodes.add(os.stat(name).st_ino)
-        except OSError:
-            pass
-    pids: list[int] = []
-    try:
-        with open("/proc/locks") as fh:
-            for line in fh:  # "1: POSIX  ADVISORY  WRITE 23830 fe:00:2154987 120 120"
-                fields = line.split()
-                pid = int(fields[4]) if len(fields) > 5 and fields[4].isdigit() else None
-                inode = fields[5].rsplit(":", 1)[-1] if len(fields) > 5 else ""
-                ours = inode.isdigit() and int(inode) in inodes
-                if pid and pid != os.getpid() and ours and pid not in pids:
-                    pids.append(pid)
-    except OSError:
-        return "another process"
-    named = []
-    for pid in pids[:3]:
-        try:
-            with open(f"/proc/{pid}/comm") as fh:
-                named.append(f"process {pid} ({fh.read().strip()})")
-        except OSError:
-            named.append(f"process {pid}")
-    return ", ".join(named) + (f" and {len(pids) - 3} more" if len(pids) > 3 else "") or "another process"
-
-
-def space_problem(file: Path) -> str | None:
-    """Why writing beside ``file`` may fail for want of room, in words, or ``None``: this
-    process's file-size limit (``ulimit -f``; SQLite's ``-shm`` file alone is 32 KiB), or
-    a disk with less than 1 MiB free. SQLite says only "disk I/O error" or "database or
-    disk is full" for both; a message should say which."""
-    try:
-        import resource
-
-        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-        if soft != resource.RLIM_INFINITY:
-            return f"this process's file-size limit (ulimit -f) is {soft // 1024} KiB"
-    except (ImportError, OSError, ValueError):  # no resource module (Windows)
-        pass
-    folder = Path(file).absolute().parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    try:
-        stat = os.statvfs(folder)
-    except (OSError, AttributeError):
-        return None
-    free = stat.f_bavail * stat.f_frsize
-    return f"the disk holding it is full ({free // 1024} KiB free)" if free < 1 << 20 else None
-
-
-def io_problem(exc: BaseException, file: Path | None) -> str | None:
-    """For a SQLite "disk I/O error" / "disk is full" on ``file``: the room it lacks
-    (:func:`space_problem`), else ``None`` (another cause; the driver's line says it)."""
-    line = error_line(exc).lower()
-    if file is None or not any(word in line for word in ("disk i/o error", "disk is full", "disk full")):
-        return None
-    return space_problem(file)
-
-
-def note(line: str) -> None:
-    """The default way a wait is announced: a ``note:`` line on stderr (the CLI's notes)."""
-    sys.stderr.write(f"note: {line}\n")
-    sys.stderr.flush()
-
-
-def wait_unlocked(attempt: Callable[[], T], file: Path, what: str, wait: float | None = None,
-                  notify: Callable[[str], None] | None = None,
-                  clock: Callable[[], float] = time.monotonic,
-                  sleep: Callable[[float], None] = time.sleep) -> T:
-    """``attempt()`` until it does not meet a lock (:func:`is_locked`), for at most ``wait``
-    seconds in all; return its result.
-
-    ``attempt`` should let SQLite wait about :data:`LOCK_TRY` seconds itself (its busy
-    timeout), so the user is told within that: the first lock met calls ``notify`` with
-    one line naming the file, who holds it and the bound.
-
-    Args:
-        attempt: the work; raises the driver's (or SQLAlchemy's) error on a lock.
-        file: the SQLite file, named in the lines.
-        what: what it is (``"results store"``).
-        wait: seconds in all (``None``: ``DROPEDGE_LOCK_WAIT``, default :data:`LOCK_WAIT`).
-        notify: where the line goes (``None``: :func:`note`, stderr).
-        clock, sleep: time, passed in by tests.
-
-    Raises:
-        LockedError: still locked after ``wait`` seconds (one line; nothing was written).
-    """
-    if wait is None:
-        from dropedge_core import env
-
-        wait = env.settings_or_defaults().lock_wait
-    start = None
-    while True:
-        try:
-            return attempt()
-        except (sqlite3.Error, SQLAlchemyError) as exc:
-            if not is_locked(exc):
-                raise
-            now = clock()
-            holder = lock_holders(file)
-            if start is None:
-                start = now
-                (notify or note)(f"{what} {str(file)!r} is locked by {holder}; waiting up to {wait:g} s "
-                                 "for it (DROPEDGE_LOCK_WAIT)")
-            if now - start >= wait:
-                raise LockedError(f"{what} {str(file)!r} stayed locked by {holder} for {wait:g} s "
-                                  "(DROPEDGE_LOCK_WAIT); nothing was written: try again once it is free, "
-                                  "or set a longer wait") from exc
-            sleep(LOCK_PAUSE)
-
-
-@dataclass(frozen=True)
-class Grants:
-    """What the session's role may do in a server database, read from the catalog (the
-    schema new tables go to: ``current_schema()``, where :func:`inspect` looks).
-
-    Attributes:
-        role: the session's role; ``schema``: the schema (``None``: the search path names
-            none that exists).
-        usage: ``USAGE`` on the schema; ``create``: ``CREATE`` on it (to create tables).
-        lacking: per table, the :data:`ROW_PRIVILEGES` the role lacks.
-        owners: per table, its owner; ``owned``: the tables the role may ``ALTER`` (it owns
-            them or has the privileges of their owner).
-        sequences: per table, its sequences (serial ids) without ``USAGE`` (no ``INSERT``).
-    """
-
-    role: str
-    schema: str | None
-    usage: bool
-    create: bool
-    lacking: dict[str, tuple[str, ...]]
-    owners: dict[str, str]
-    owned: frozenset[str]
-    sequences: dict[str, tuple[str, ...]]
-
-
 @dataclass(frozen=True)
 class Contents:
     """What a location holds (:func:`inspect`).
@@ -371,81 +221,14 @@ def _inspect_server(location: Location, what: str) -> Contents:
     try:
         with engine.connect() as conn, conn.begin() as tx:
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")  # a looker cannot write, even by mistake
-            grants = _server_grants(conn)
-            contents = _contents(conn, location, _server_writable(conn, grants), grants)
+            grants = server_grants(conn)
+            contents = _contents(conn, location, server_writable(conn, grants), grants)
             tx.rollback()
             return contents
     except SQLAlchemyError as exc:
         raise DatabaseError(f"cannot use the {what} {location.display!r}: {error_line(exc)}") from None
     finally:
         engine.dispose()
-
-
-def _server_writable(conn: sa.Connection, grants: Grants) -> bool:
-    """Not a standby, not read-only by default, and allowed to create tables or to write
-    every one there is (:func:`missing_privilege` says what a given use lacks)."""
-    standby, read_only = conn.exec_driver_sql(
-        "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on'").one()
-    write = bool(grants.lacking) and not any(grants.lacking.values())
-    return bool(not standby and not read_only and grants.usage and (grants.create or write))
-
-
-def _server_grants(conn: sa.Connection) -> Grants:
-    """The role's privileges in the current schema, from the catalog only. Each privilege is
-    asked alone: ``has_table_privilege(t, 'INSERT,UPDATE')`` is true when *any* is held."""
-    role, schema, usage, create = conn.exec_driver_sql(
-        "SELECT current_user, current_schema(), has_schema_privilege(current_schema(), 'USAGE'), "
-        "has_schema_privilege(current_schema(), 'CREATE')").one()
-    asks = ", ".join(f"has_table_privilege(c.oid, '{p}')" for p in ROW_PRIVILEGES)
-    tables = conn.exec_driver_sql(
-        f"SELECT c.relname, pg_get_userbyid(c.relowner), pg_has_role(c.relowner, 'USAGE'), {asks} "
-        "FROM pg_class c WHERE c.relnamespace = to_regnamespace(current_schema()) "
-        "AND c.relkind IN ('r', 'p')").all()
-    sequences: dict[str, tuple[str, ...]] = {}
-    for table, sequence in conn.exec_driver_sql(  # serial and identity columns' sequences
-            "SELECT t.relname, s.relname FROM pg_class s JOIN pg_depend d ON d.objid = s.oid "
-            "AND d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass "
-            "JOIN pg_class t ON t.oid = d.refobjid WHERE s.relkind = 'S' "
-            "AND t.relnamespace = to_regnamespace(current_schema()) "
-            "AND CASE WHEN s.relkind = 'S' THEN NOT has_sequence_privilege(s.oid, 'USAGE') END "
-            "ORDER BY 1, 2").all():  # CASE: the planner may ask before it filters on relkind
-        sequences[table] = (*sequences.get(table, ()), sequence)
-    lacking = {t[0]: tuple(p for p, held in zip(ROW_PRIVILEGES, t[3:]) if not held) for t in tables}
-    return Grants(role=role, schema=schema, usage=bool(usage), create=bool(create), lacking=lacking,
-                  owners={t[0]: t[1] for t in tables}, owned=frozenset(t[0] for t in tables if t[2]),
-                  sequences=sequences)
-
-
-def missing_privilege(contents: Contents, tables: tuple[str, ...] | list[str],
-                      alter: tuple[str, ...] | list[str] = ()) -> str | None:
-    """What the role lacks to use a server database as a store that keeps ``tables``
-    (created when missing: ``CREATE`` on the schema) and adds columns to those in ``alter``
-    (ownership); the tables there need :data:`ROW_PRIVILEGES` (and ``USAGE`` on their
-    sequences). ``None`` when nothing is lacking, and for a file (its mode says).
-
-    Example: ``"CREATE on schema 'public' (to create the tables claims, runs)"``.
-    """
-    grants = contents.grants
-    if grants is None:
-        return None
-    if grants.schema is None:
-        return "a schema to create tables in (the search_path names none that exists)"
-    if not grants.usage:
-        return f"USAGE on schema {grants.schema!r}"
-    absent = sorted(set(tables) - set(contents.tables))
-    if absent and not grants.create:
-        shown = ", ".join(absent[:4]) + (f", ... ({len(absent)} tables)" if len(absent) > 4 else "")
-        return f"CREATE on schema {grants.schema!r} (to create the tables {shown})"
-    unowned = sorted(set(alter) - grants.owned)
-    if unowned:
-        return (f"ownership of table {unowned[0]!r} (owned by {grants.owners.get(unowned[0])!r}; an "
-                "upgrade adds columns to it)")
-    for table in sorted(set(tables) & set(grants.lacking)):
-        if grants.lacking[table]:
-            return f"{', '.join(grants.lacking[table])} on table {table!r}"
-        if grants.sequences.get(table):
-            return f"USAGE on sequence {grants.sequences[table][0]!r} (ids of table {table!r})"
-    return None
 
 
 def _contents(conn: sa.Connection, location: Location, writable: bool,
@@ -534,6 +317,15 @@ def _results_problem(look, names: set[str], views: set[str],
         if look.get_pk_constraint(table).get("constrained_columns") != ["key"]:
             return f"its {table!r} table has no primary key on 'key'"
     return None
+
+
+def io_problem(exc: BaseException, file: Path | None) -> str | None:
+    """For a SQLite "disk I/O error" / "disk is full" on ``file``: the room it lacks
+    (:func:`space_problem`), else ``None`` (another cause; the driver's line says it)."""
+    line = error_line(exc).lower()
+    if file is None or not any(word in line for word in ("disk i/o error", "disk is full", "disk full")):
+        return None
+    return space_problem(file)
 
 
 def same_place(a: str | Path | Location, b: str | Path | Location) -> bool:

@@ -37,9 +37,8 @@ from dropedge_core.method.limits import MAX_LAYERS
 
 __all__ = [
     "RELATIONS", "WEIGHTINGS", "KERNELS", "RBF_GAMMA", "KERNEL_FLOOR", "NAMED", "NAMES", "SamplerError",
-    "check_rate", "check_rates", "check_layers", "p_max_prime", "p_max_from_prime", "keep_counts",
-    "kernel_weights", "successive_sample", "draw_device", "independent_masks", "nested_masks", "EdgeSampler",
-    "make",
+    "check_rates", "check_layers", "p_max_prime", "p_max_from_prime", "keep_counts", "kernel_weights",
+    "successive_sample", "draw_device", "independent_masks", "nested_masks", "EdgeSampler", "make",
 ]
 
 RELATIONS = ("all", "shared", "independent", "increasing", "decreasing")
@@ -65,16 +64,12 @@ class SamplerError(ValueError):
     """Bad sampler name or parameter; the message names the value and what is allowed."""
 
 
-def check_rate(name: str, p: float) -> None:
-    """Raise :class:`SamplerError`, naming ``name``, unless ``p`` is a keep rate in [0, 1]."""
-    if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0 or math.isnan(p):
-        raise SamplerError(f"{name} must be a keep rate in [0, 1] (got {p!r})")
-
-
-def check_rates(p_min: float, p_max: float) -> None:
-    """Raise :class:`SamplerError` unless ``0 <= p_min <= p_max <= 1``."""
-    for pname, p in (("p_min", p_min), ("p_max", p_max)):
-        check_rate(pname, p)
+def check_rates(p_min: float, p_max: float, names: tuple[str, str] = ("p_min", "p_max")) -> None:
+    """Raise :class:`SamplerError` unless ``0 <= p_min <= p_max <= 1``; a bad rate is called
+    by its ``names`` (``("p", "p")`` for DropEdge's one rate: ``--p inf`` is no bad p_min)."""
+    for pname, p in zip(names, (p_min, p_max)):
+        if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0 or math.isnan(p):
+            raise SamplerError(f"{pname} must be a keep rate in [0, 1] (got {p!r})")
     if p_min > p_max:
         raise SamplerError(f"p_min must be <= p_max (got p_min={p_min}, p_max={p_max})")
 
@@ -332,7 +327,7 @@ class EdgeSampler:
         check_rates(self.p_min, self.p_max)
         if self.p is None:
             self.p = (self.p_min + self.p_max) / 2
-        check_rate("p", self.p)  # its own name: `men --p inf` is not a bad p_min
+        check_rates(self.p, self.p, names=("p", "p"))
         if not self.name:
             self.name = next((k for k, v in NAMED.items() if v == (self.relation, self.weighting)),
                              f"{self.relation}/{self.weighting}")
