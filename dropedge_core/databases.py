@@ -13,6 +13,12 @@ privileges (and ``USAGE`` on serial ids' sequences) for the tables there.
 :func:`inspect` only reads: a SQLite file is opened with SQLite's ``mode=ro`` URI (no
 journal, no lock file, no schema change), a server database in a ``READ ONLY`` transaction.
 
+A SQLite file another process holds locked is waited for by :func:`wait_unlocked`, never in
+silence: after :data:`LOCK_TRY` seconds (SQLite's own wait inside one try) a ``note:`` line
+says which process holds it (from ``/proc/locks``) and how long it will be waited for
+(``DROPEDGE_LOCK_WAIT``, default :data:`LOCK_WAIT` s); then the work goes on, or stops with
+one :class:`LockedError` line.
+
 Locations are parsed by :mod:`dropedge_core.locations` (one parser for every flag and
 variable); the names below that deal with them are kept here for their callers.
 
@@ -26,6 +32,7 @@ import os
 import sqlite3
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +41,26 @@ from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
+from dropedge_core.echo import bounded
 from dropedge_core.locations import POSTGRES_SCHEMES, Location, LocationError, display, is_url, parse
+from dropedge_core.privileges import (
+    ROW_PRIVILEGES,
+    Grants,
+    missing_privilege,
+    server_grants,
+    server_writable,
+)
+from dropedge_core.sqlite_locks import (
+    LOCK_PAUSE,
+    LOCK_TRY,
+    LOCK_WAIT,
+    LockedError,
+    is_locked,
+    lock_holders,
+    note,
+    space_problem,
+    wait_unlocked,
+)
 
 #: Seconds to wait for a server to answer before saying it does not.
 CONNECT_TIMEOUT = 10
@@ -47,37 +73,8 @@ CLAIMS_MARKERS = ("key", "owner", "expires_at")
 #: holds its schema revision, comes a moment later).
 OPTUNA_MARKERS = ("studies", "version_info")
 SQLITE_HEADER = b"SQLite format 3\x00"
-#: What writing rows takes on each table a store or storage writes (no ALTER, no CREATE).
-ROW_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
 DatabaseError = LocationError  # one kind of one-line refusal for every location problem
-
-
-@dataclass(frozen=True)
-class Grants:
-    """What the session's role may do in a server database, read from the catalog (the
-    schema new tables go to: ``current_schema()``, where :func:`inspect` looks).
-
-    Attributes:
-        role: the session's role; ``schema``: the schema (``None``: the search path names
-            none that exists).
-        usage: ``USAGE`` on the schema; ``create``: ``CREATE`` on it (to create tables).
-        lacking: per table, the :data:`ROW_PRIVILEGES` the role lacks.
-        owners: per table, its owner; ``owned``: the tables the role may ``ALTER`` (it owns
-            them or has the privileges of their owner).
-        sequences: per table, its sequences (serial ids) without ``USAGE`` (no ``INSERT``).
-    """
-
-    role: str
-    schema: str | None
-    usage: bool
-    create: bool
-    lacking: dict[str, tuple[str, ...]]
-    owners: dict[str, str]
-    owned: frozenset[str]
-    sequences: dict[str, tuple[str, ...]]
-
-
 @dataclass(frozen=True)
 class Contents:
     """What a location holds (:func:`inspect`).
@@ -85,17 +82,20 @@ class Contents:
     Attributes:
         location: where.
         kind: ``"new"`` (no file yet), ``"empty"``, ``"results"`` (this program's store),
-            ``"optuna"`` (an Optuna storage) or ``"foreign"`` (anything else).
+            ``"optuna"`` (an Optuna storage), ``"damaged"`` (one of these whose version
+            cell is not a number) or ``"foreign"`` (anything else).
         tables: its tables; ``views``: its views.
         schema_version: the newest row's schema version of a results store (``None``: no rows).
         optuna_version: the Optuna version that made an Optuna storage; ``optuna_revision``:
             its schema revision (Optuna's alembic revision); ``None`` while another process's
-            Optuna is still creating it.
+            Optuna is still creating it; ``optuna_schema``: the schema number its
+            ``version_info`` row holds (a newer Optuna writes a larger one).
         writable: whether this process may write there (file and folder permissions; on a
             server the session's privileges, a read-only or standby server).
         problem: why a ``"foreign"`` location is not what it looks like (a view, a table
-            without our columns), or ``None``.
-        columns: the columns of a results store's tables (what an open would add to them).
+            without our columns), or what is damaged; or ``None``.
+        columns: the columns of a results store's or an Optuna storage's tables (what an
+            open would add to them; whether they are Optuna's).
         grants: what the session's role may do there (a server database; ``None`` for a file).
     """
 
@@ -106,6 +106,7 @@ class Contents:
     schema_version: int | None = None
     optuna_version: str | None = None
     optuna_revision: str | None = None
+    optuna_schema: int | None = None
     writable: bool = True
     problem: str | None = None
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -120,12 +121,15 @@ class Contents:
         if self.kind == "results":
             version = "no runs" if self.schema_version is None else f"schema {self.schema_version}"
             return f"a DropEdge results store ({version})"
-        if self.kind == "optuna" and self.optuna_revision is None:
+        if self.kind == "optuna" and self.optuna_revision is None and self.optuna_version is None:
             return "an Optuna storage (being created)"
         if self.kind == "optuna":
-            return f"an Optuna storage (made by Optuna {self.optuna_version}, schema {self.optuna_revision})"
+            schema = self.optuna_revision if self.optuna_revision is not None else self.optuna_schema
+            return f"an Optuna storage (made by Optuna {self.optuna_version}, schema {schema})"
         if self.kind in ("new", "empty"):
             return "nothing yet" if self.kind == "new" else "an empty database"
+        if self.kind == "damaged":
+            return f"a damaged database ({self.problem})"
         if self.problem:
             return f"another program's database ({self.problem})"
         names = sorted(self.tables + self.views)
@@ -133,12 +137,16 @@ class Contents:
         return f"another program's database (tables: {shown})"
 
 
-def inspect(target: str | Path | Location, what: str = "database") -> Contents:
+def inspect(target: str | Path | Location, what: str = "database", wait: float | None = None,
+            notify: Callable[[str], None] | None = None) -> Contents:
     """Look at a location without changing it: what it holds, and whether it is writable.
 
     Args:
         target: a file path, ``sqlite:///file`` or a server URL (:func:`locations.parse`).
         what: what the location is meant for, named in an error (``"results store"``).
+        wait: seconds to wait for a SQLite file another process holds locked
+            (:func:`wait_unlocked`; ``None``: ``DROPEDGE_LOCK_WAIT``), announced through
+            ``notify`` (``None``: a ``note:`` line on stderr).
 
     Raises:
         DatabaseError: the location cannot be read at all: a directory, a device, a file
@@ -147,14 +155,13 @@ def inspect(target: str | Path | Location, what: str = "database") -> Contents:
     location = parse(target, what)
     if location.is_server:
         return _inspect_server(location, what)
-    return _inspect_file(location, what)
+    return _inspect_file(location, what, wait, notify)
 
 
-def _inspect_file(location: Location, what: str) -> Contents:
+def _inspect_file(location: Location, what: str, wait: float | None,
+                  notify: Callable[[str], None] | None) -> Contents:
     file = location.file
     where = repr(str(file))
-    if str(file) == ":memory:":
-        return Contents(location, "new")
     if not file.exists():
         return Contents(location, "new", writable=_creatable(file))
     if file.is_dir():
@@ -172,10 +179,15 @@ def _inspect_file(location: Location, what: str) -> Contents:
                             "'SQLite format 3'); nothing was changed")
     for attempt in range(3):
         try:
-            return _read_file(location, writable, wal=header[18:20] == b"\x02\x02")
+            return wait_unlocked(lambda: _read_file(location, writable, wal=header[18:20] == b"\x02\x02"),
+                                 file, what, wait, notify)
         except (SQLAlchemyError, sqlite3.Error) as exc:
             error = exc  # a checkpoint of another process while an immutable read ran: read again
             time.sleep(0.1 * (attempt < 2))
+    room = io_problem(error, file)
+    if room:  # a read-only reader of a WAL file writes its -shm index: a size limit stops it
+        raise DatabaseError(f"{what} {where} cannot be opened ({error_line(error)}): {room}; nothing "
+                            "was changed: raise the limit or free space")
     raise DatabaseError(f"{what} {where} cannot be read ({error_line(error)}): damaged or not a "
                         "database; nothing was changed")
 
@@ -188,7 +200,7 @@ def _read_file(location: Location, writable: bool, wal: bool) -> Contents:
     quiet = wal and not Path(f"{file}-wal").exists()
     uri = f"file:{urllib.parse.quote(str(file.absolute()))}?mode=ro" + ("&immutable=1" if quiet else "")
     engine = sa.create_engine("sqlite://", poolclass=NullPool,
-                              creator=lambda: sqlite3.connect(uri, uri=True, timeout=30))
+                              creator=lambda: sqlite3.connect(uri, uri=True, timeout=LOCK_TRY))
     try:
         with engine.connect() as conn:
             return _contents(conn, location, writable)
@@ -209,81 +221,14 @@ def _inspect_server(location: Location, what: str) -> Contents:
     try:
         with engine.connect() as conn, conn.begin() as tx:
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")  # a looker cannot write, even by mistake
-            grants = _server_grants(conn)
-            contents = _contents(conn, location, _server_writable(conn, grants), grants)
+            grants = server_grants(conn)
+            contents = _contents(conn, location, server_writable(conn, grants), grants)
             tx.rollback()
             return contents
     except SQLAlchemyError as exc:
         raise DatabaseError(f"cannot use the {what} {location.display!r}: {error_line(exc)}") from None
     finally:
         engine.dispose()
-
-
-def _server_writable(conn: sa.Connection, grants: Grants) -> bool:
-    """Not a standby, not read-only by default, and allowed to create tables or to write
-    every one there is (:func:`missing_privilege` says what a given use lacks)."""
-    standby, read_only = conn.exec_driver_sql(
-        "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on'").one()
-    write = bool(grants.lacking) and not any(grants.lacking.values())
-    return bool(not standby and not read_only and grants.usage and (grants.create or write))
-
-
-def _server_grants(conn: sa.Connection) -> Grants:
-    """The role's privileges in the current schema, from the catalog only. Each privilege is
-    asked alone: ``has_table_privilege(t, 'INSERT,UPDATE')`` is true when *any* is held."""
-    role, schema, usage, create = conn.exec_driver_sql(
-        "SELECT current_user, current_schema(), has_schema_privilege(current_schema(), 'USAGE'), "
-        "has_schema_privilege(current_schema(), 'CREATE')").one()
-    asks = ", ".join(f"has_table_privilege(c.oid, '{p}')" for p in ROW_PRIVILEGES)
-    tables = conn.exec_driver_sql(
-        f"SELECT c.relname, pg_get_userbyid(c.relowner), pg_has_role(c.relowner, 'USAGE'), {asks} "
-        "FROM pg_class c WHERE c.relnamespace = to_regnamespace(current_schema()) "
-        "AND c.relkind IN ('r', 'p')").all()
-    sequences: dict[str, tuple[str, ...]] = {}
-    for table, sequence in conn.exec_driver_sql(  # serial and identity columns' sequences
-            "SELECT t.relname, s.relname FROM pg_class s JOIN pg_depend d ON d.objid = s.oid "
-            "AND d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass "
-            "JOIN pg_class t ON t.oid = d.refobjid WHERE s.relkind = 'S' "
-            "AND t.relnamespace = to_regnamespace(current_schema()) "
-            "AND CASE WHEN s.relkind = 'S' THEN NOT has_sequence_privilege(s.oid, 'USAGE') END "
-            "ORDER BY 1, 2").all():  # CASE: the planner may ask before it filters on relkind
-        sequences[table] = (*sequences.get(table, ()), sequence)
-    lacking = {t[0]: tuple(p for p, held in zip(ROW_PRIVILEGES, t[3:]) if not held) for t in tables}
-    return Grants(role=role, schema=schema, usage=bool(usage), create=bool(create), lacking=lacking,
-                  owners={t[0]: t[1] for t in tables}, owned=frozenset(t[0] for t in tables if t[2]),
-                  sequences=sequences)
-
-
-def missing_privilege(contents: Contents, tables: tuple[str, ...] | list[str],
-                      alter: tuple[str, ...] | list[str] = ()) -> str | None:
-    """What the role lacks to use a server database as a store that keeps ``tables``
-    (created when missing: ``CREATE`` on the schema) and adds columns to those in ``alter``
-    (ownership); the tables there need :data:`ROW_PRIVILEGES` (and ``USAGE`` on their
-    sequences). ``None`` when nothing is lacking, and for a file (its mode says).
-
-    Example: ``"CREATE on schema 'public' (to create the tables claims, runs)"``.
-    """
-    grants = contents.grants
-    if grants is None:
-        return None
-    if grants.schema is None:
-        return "a schema to create tables in (the search_path names none that exists)"
-    if not grants.usage:
-        return f"USAGE on schema {grants.schema!r}"
-    absent = sorted(set(tables) - set(contents.tables))
-    if absent and not grants.create:
-        shown = ", ".join(absent[:4]) + (f", ... ({len(absent)} tables)" if len(absent) > 4 else "")
-        return f"CREATE on schema {grants.schema!r} (to create the tables {shown})"
-    unowned = sorted(set(alter) - grants.owned)
-    if unowned:
-        return (f"ownership of table {unowned[0]!r} (owned by {grants.owners.get(unowned[0])!r}; an "
-                "upgrade adds columns to it)")
-    for table in sorted(set(tables) & set(grants.lacking)):
-        if grants.lacking[table]:
-            return f"{', '.join(grants.lacking[table])} on table {table!r}"
-        if grants.sequences.get(table):
-            return f"USAGE on sequence {grants.sequences[table][0]!r} (ids of table {table!r})"
-    return None
 
 
 def _contents(conn: sa.Connection, location: Location, writable: bool,
@@ -306,7 +251,11 @@ def _contents(conn: sa.Connection, location: Location, writable: bool,
             return Contents(kind="foreign", problem=problem, **base)
         newest = None
         if "runs" in names:
+            # max() of a text among numbers is the text (SQLite orders numbers first)
             newest = conn.execute(sa.text("SELECT max(schema_version) FROM runs")).scalar()
+        if newest is not None and not _is_integer(newest):
+            return Contents(kind="damaged", problem="its 'runs' table has a schema_version that is "
+                            f"not a whole number ({bounded(newest, 40)})", columns=columns, **base)
         return Contents(kind="results", schema_version=None if newest is None else int(newest),
                         columns=columns, **base)
     if set(OPTUNA_MARKERS) <= names and "runs" not in names:
@@ -314,15 +263,29 @@ def _contents(conn: sa.Connection, location: Location, writable: bool,
         if marked_views:
             return Contents(kind="foreign", problem=f"{marked_views[0]!r} is a view", **base)
         try:  # no rows yet: another worker's Optuna is creating the storage right now
-            version = conn.execute(sa.text("SELECT library_version FROM version_info")).scalar()
+            version, number = conn.execute(sa.text(
+                "SELECT library_version, schema_version FROM version_info")).first() or (None, None)
             revision = None
             if "alembic_version" in names:
                 revision = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
         except SQLAlchemyError:
             return Contents(kind="foreign", problem="Optuna's table names, not its columns", **base)
+        if number is not None and not _is_integer(number):
+            return Contents(kind="damaged", problem="its version_info holds a schema version that "
+                            f"is not a whole number ({bounded(number, 40)})", **base)
+        columns = {t: tuple(c["name"] for c in look.get_columns(t)) for t in tables}
         return Contents(kind="optuna", optuna_version=None if version is None else str(version),
-                        optuna_revision=None if revision is None else str(revision), **base)
+                        optuna_revision=None if revision is None else str(revision),
+                        optuna_schema=None if number is None else int(number), columns=columns, **base)
     return Contents(kind="foreign", **base)
+
+
+def _is_integer(value: object) -> bool:
+    """Whether a version cell holds a whole number (a damaged row may hold any text)."""
+    try:
+        return int(value) == float(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def _sqlite_mark(conn: sa.Connection) -> str | None:
@@ -354,6 +317,15 @@ def _results_problem(look, names: set[str], views: set[str],
         if look.get_pk_constraint(table).get("constrained_columns") != ["key"]:
             return f"its {table!r} table has no primary key on 'key'"
     return None
+
+
+def io_problem(exc: BaseException, file: Path | None) -> str | None:
+    """For a SQLite "disk I/O error" / "disk is full" on ``file``: the room it lacks
+    (:func:`space_problem`), else ``None`` (another cause; the driver's line says it)."""
+    line = error_line(exc).lower()
+    if file is None or not any(word in line for word in ("disk i/o error", "disk is full", "disk full")):
+        return None
+    return space_problem(file)
 
 
 def same_place(a: str | Path | Location, b: str | Path | Location) -> bool:
@@ -388,7 +360,8 @@ def error_line(exc: BaseException) -> str:
     return lines[0] if lines else type(orig).__name__
 
 
-__all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "Grants", "OPTUNA_MARKERS",
-           "POSTGRES_SCHEMES", "RESULTS_MARKERS", "RESULTS_TABLES", "ROW_PRIVILEGES", "SQLITE_HEADER",
-           "display", "error_line", "inspect", "is_url", "missing_privilege", "same_place", "server_engine",
-           "sqlite_path"]
+__all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "Grants", "LOCK_PAUSE",
+           "LOCK_TRY", "LOCK_WAIT", "LockedError", "OPTUNA_MARKERS", "POSTGRES_SCHEMES", "RESULTS_MARKERS",
+           "RESULTS_TABLES", "ROW_PRIVILEGES", "SQLITE_HEADER", "display", "error_line", "inspect",
+           "io_problem", "is_locked", "is_url", "lock_holders", "missing_privilege", "note", "same_place",
+           "server_engine", "space_problem", "sqlite_path", "wait_unlocked"]

@@ -16,6 +16,10 @@ variable                        default    allowed
 ``DROPEDGE_MAX_GPU_MEMORY_GB``  unset      GiB, a number in (0, 4096]: a cap on what one
                                            run may ask of a CUDA device; unset: the
                                            device's free memory is the limit
+``DROPEDGE_LOCK_WAIT``          60         seconds, a number in (0, 86400]: how long one
+                                           operation of a SQLite store waits for a file
+                                           another process holds locked (announced after
+                                           2 s) before its one-line error
 ==============================  =========  ===============================================
 
 :func:`settings` raises :class:`EnvError` with one line naming every bad variable; the CLI
@@ -45,9 +49,11 @@ from dropedge_core.echo import bounded
 MAX_THREADS = 256
 MAX_SECONDS = 1e7  # ~4 months: a job limit, not a bound anyone should reach
 MAX_MEMORY_GB = 4096.0
+MAX_LOCK_WAIT = 86400.0  # a day: a bound on a wait, not a value anyone should need
 #: The number variables, and the directory variables (:func:`directory`).
 NUMBERS = ("DROPEDGE_TORCH_THREADS", "DROPEDGE_IDLE_TIMEOUT", "DROPEDGE_MAX_JOB_SECONDS",
-           "DROPEDGE_SESSION_GRACE", "DROPEDGE_MAX_MEMORY_GB", "DROPEDGE_MAX_GPU_MEMORY_GB")
+           "DROPEDGE_SESSION_GRACE", "DROPEDGE_MAX_MEMORY_GB", "DROPEDGE_MAX_GPU_MEMORY_GB",
+           "DROPEDGE_LOCK_WAIT")
 DIRECTORIES = ("DROPEDGE_DATA", "DROPEDGE_CACHE")
 
 
@@ -63,6 +69,7 @@ class Settings:
     session_grace: float = 150.0
     max_memory_gb: float = 8.0
     max_gpu_memory_gb: float | None = None  # None: the CUDA device's free memory
+    lock_wait: float = 60.0
 
 
 DEFAULTS = Settings()
@@ -100,7 +107,8 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
              ("DROPEDGE_MAX_JOB_SECONDS", "max_job_seconds", lambda n, t: _number(n, t, MAX_SECONDS)),
              ("DROPEDGE_SESSION_GRACE", "session_grace", lambda n, t: _number(n, t, MAX_SECONDS)),
              ("DROPEDGE_MAX_MEMORY_GB", "max_memory_gb", lambda n, t: _number(n, t, MAX_MEMORY_GB)),
-             ("DROPEDGE_MAX_GPU_MEMORY_GB", "max_gpu_memory_gb", lambda n, t: _number(n, t, MAX_MEMORY_GB)))
+             ("DROPEDGE_MAX_GPU_MEMORY_GB", "max_gpu_memory_gb", lambda n, t: _number(n, t, MAX_MEMORY_GB)),
+             ("DROPEDGE_LOCK_WAIT", "lock_wait", lambda n, t: _number(n, t, MAX_LOCK_WAIT)))
     for name, field_name, parse in specs:
         text = str(env.get(name, "")).strip()
         if not text:
@@ -153,5 +161,5 @@ def settings_or_defaults(environ: Mapping[str, str] | None = None) -> Settings:
     return settings(env)
 
 
-__all__ = ["DEFAULTS", "DIRECTORIES", "EnvError", "MAX_THREADS", "NUMBERS", "Settings", "directory",
-           "parse_threads", "settings", "settings_or_defaults"]
+__all__ = ["DEFAULTS", "DIRECTORIES", "EnvError", "MAX_LOCK_WAIT", "MAX_THREADS", "NUMBERS", "Settings",
+           "directory", "parse_threads", "settings", "settings_or_defaults"]

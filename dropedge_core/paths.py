@@ -9,10 +9,18 @@
 * **The tuning storage**: ``$DROPEDGE_TUNING_STORAGE`` (an Optuna URL or a SQLite file),
   else ``tuning.sqlite`` in that same ``results/`` folder.
 * **docs/REPRODUCTION.md**: beside the package in a checkout only (``None`` when installed).
+
+Every file the package writes whole (raw files staged into the cache, downloads, exports)
+is written under a temporary name beside it, unique to the process and the call
+(:func:`part_path`), then renamed onto its name (:func:`replaced`): a reader never sees
+half a file, and two processes filling one fresh cache never rename each other's copy.
 """
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
@@ -20,7 +28,7 @@ from dropedge_core import locations
 
 __all__ = [
     "ASSETS", "REFERENCE_DIR", "BUNDLED_RESULTS_DIR", "SNAPSHOT_DIR", "MEN_DIR", "REPO", "RESULTS_DIR",
-    "asset", "results_store", "tuning_storage", "reproduction_doc",
+    "asset", "part_path", "replaced", "results_store", "tuning_storage", "reproduction_doc",
 ]
 
 #: The package's data folder (``dropedge_core/assets``; package data in a wheel).
@@ -71,3 +79,34 @@ def tuning_storage() -> str:
 def reproduction_doc() -> Path | None:
     """``docs/REPRODUCTION.md`` of the checkout, ``None`` when the package is installed."""
     return REPO / "docs" / "REPRODUCTION.md" if REPO is not None else None
+
+
+def part_path(target: Path) -> Path:
+    """A temporary name beside ``target`` for writing it whole, unique to this process and
+    this call (``.name.<pid>.<random>.part``): a fixed name (``.name.part``) is shared by
+    every process that writes ``target`` at once, and one's rename takes the other's file.
+
+    Example:
+        >>> part_path(Path("cache/raw/ind.cora.x")).name.startswith(".ind.cora.x.")
+        True
+    """
+    return target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.part")
+
+
+@contextmanager
+def replaced(target: str | Path) -> Iterator[Path]:
+    """Write ``target`` whole: yields :func:`part_path` to write to, renamed onto ``target``
+    (atomic: a reader sees the old file or the new one) when the block ends without an
+    error; removed when it raises.
+
+    Example::
+
+        with replaced(cache / "ind.cora.x") as part:
+            shutil.copyfile(source, part)
+    """
+    part = part_path(Path(target))
+    try:
+        yield part
+        os.replace(part, target)
+    finally:
+        part.unlink(missing_ok=True)

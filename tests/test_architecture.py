@@ -24,6 +24,7 @@ RANKS: dict[str, int] = {
     "dropedge_core.env": 1, "dropedge_core.memory": 1,        # infrastructure: settings, limits,
     "dropedge_core.paths": 1, "dropedge_core.locations": 1,   # where assets and stores are,
     "dropedge_core.databases": 1,                              # what a database holds,
+    "dropedge_core.privileges": 1, "dropedge_core.sqlite_locks": 1,  # a role's grants, a file's locks,
     "dropedge_core.echo": 1,                                   # refused values shown cut
     "dropedge_core.data": 2, "dropedge_core": 2,
     "dropedge_core.training": 3,

@@ -72,9 +72,21 @@ def _terminated(signum: int, frame) -> None:
     raise Interrupted(signum)
 
 
+def _escape_what_cannot_be_shown() -> None:
+    """Characters the output's encoding lacks (``PYTHONIOENCODING=ascii``, a C locale) are
+    written as ``\\xb1`` escapes: with the default ``strict`` on stdout, a ``±`` raised a
+    ``UnicodeEncodeError`` (a ``ValueError``) whose line replaced the real output or message."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):  # a replaced stream (a test's capture)
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted; 143 for
     SIGTERM during ``tune``/``search``)."""
+    _escape_what_cannot_be_shown()
     if argv is None:  # a process of its own (``python -m``, the ``dropedge`` script), not a caller's
         signal.signal(signal.SIGINT, signal.default_int_handler)  # KeyboardInterrupt: one line below
         signal.signal(signal.SIGTERM, _terminated)

@@ -137,6 +137,21 @@ def _one_label_per_node(table: Table, name: str, num_nodes: int, fixed_by: str |
     return Labels(y, class_names, notes + more)
 
 
+def _blank_separated(text: str, name: str) -> bool:
+    """Whether a label file without commas is ``node label`` rows split by blanks (SNAP
+    style: every row's first cell a node id), rather than one column of class names that
+    hold spaces (``New York``), which splitting on blanks would cut into ragged fields."""
+    if "," in text:
+        return True  # commas separate: blanks are never split (read_table's rule)
+    try:
+        table = read_table(text, name, num_fields=(1, 2), keep_blank=True)
+    except UploadError:  # ragged when split on blanks: names with spaces
+        return False
+    if table.num_columns != 2 or table.num_rows == 0:
+        return True  # one column, or nothing to tell by: read_table's rule
+    return bool(table.column(0).str.fullmatch(ID_PATTERN).all())
+
+
 def parse_labels(text: str, name: str, num_nodes: int, fixed_by: str | None,
                  max_nodes: int) -> Labels:
     """Labels of one column (one per node) or two columns ``node,label``.
@@ -150,13 +165,14 @@ def parse_labels(text: str, name: str, num_nodes: int, fixed_by: str | None,
         UploadError: ragged, negative labels, bad node ids, a node labelled twice,
             a one-column file whose row count does not match ``N``.
     """
-    table = read_table(text, name, num_fields=(1, 2), keep_blank=True)
+    blanks = _blank_separated(text, name)
+    table = read_table(text, name, num_fields=(1, 2), keep_blank=True, blanks=blanks)
     if table.num_columns == 1 and table.header is not None and table.num_rows + 1 == num_nodes \
             and not table.column(0).str.fullmatch(f"(?:{ID_PATTERN}|-1|)").all() \
             and table.column(0).eq(table.header.strip().strip('"').strip()).any():
         # class names, one per node, no header: the "header" is node 0's label (it is one
         # of the classes; a word no node has, like "label", stays a header)
-        table = read_table(text, name, num_fields=1, header=False, keep_blank=True)
+        table = read_table(text, name, num_fields=1, header=False, keep_blank=True, blanks=blanks)
     notes = header_note(table)
     if table.num_rows == 0:
         raise UploadError(f"{name} has no label rows; expected one label per node, or rows 'node,label'")

@@ -219,7 +219,7 @@ def _is_number(cells: pd.Series) -> np.ndarray:
 
 
 def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = None,
-               header: bool | None = None, keep_blank: bool = False) -> Table:
+               header: bool | None = None, keep_blank: bool = False, blanks: bool = True) -> Table:
     """Split CSV text into a :class:`Table` of string cells, checking the field count.
 
     Args:
@@ -233,18 +233,20 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
         keep_blank: in a one-column file, a blank line after the first row is an empty
             cell (how some writers put a missing value), not a line to skip; the newline
             that ends the file makes no row.
+        blanks: split a file whose first row has no comma on spaces and tabs; ``False``:
+            only on commas (a one-column file of class names such as ``New York``).
 
     Raises:
         UploadError: ``"<name> line 7 has 3 fields; expected 2"``.
     """
-    rows, line_no = _rows(text, keep_blank)
+    rows, line_no = _rows(text, keep_blank, blanks)
     if rows.empty:
         return Table(name, pd.Series([], dtype=_STRING), 0, line_no)
     first = str(rows.iat[0])
     if first.count(",") >= MAX_FEATURES:  # before splitting: a wide row costs ~100 bytes a cell
         raise UploadError(f"{name} has {first.count(',') + 1} columns on line {line_no[0]}; at most "
                           f"{MAX_FEATURES} are allowed")
-    if "," in first or not re.search(r"[ \t]", first):
+    if "," in first or not blanks or not re.search(r"[ \t]", first):
         parts = rows.str.split(",")
     else:  # no comma in the first row but blanks: a space/tab separated file
         parts = rows.str.split(r"[ \t]+", regex=True)
@@ -262,7 +264,7 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
     return Table(name, flat, width, line_no)
 
 
-def _rows(text: str, keep_blank: bool) -> tuple[pd.Series, np.ndarray]:
+def _rows(text: str, keep_blank: bool, blanks: bool = True) -> tuple[pd.Series, np.ndarray]:
     """The stripped non-blank, non-comment lines of ``text`` and their 1-based line numbers
     (with ``keep_blank``, a one-column file's blank lines after its first row too)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -271,7 +273,8 @@ def _rows(text: str, keep_blank: bool) -> tuple[pd.Series, np.ndarray]:
     keep = ((stripped != "") & ~stripped.str.startswith("#")).to_numpy(bool)
     if keep_blank and keep.any():
         start = int(np.argmax(keep))
-        if not re.search(r"[,\t ]", str(stripped.iat[start])):  # one column: blank lines are cells
+        separators = r"[,\t ]" if blanks else ","
+        if not re.search(separators, str(stripped.iat[start])):  # one column: blank lines are cells
             end = len(keep) - 1 if text.endswith("\n") else len(keep)
             blank = (stripped == "").to_numpy(bool)
             keep[start:end] |= blank[start:end]

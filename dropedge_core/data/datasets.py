@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from dropedge_core import env, memory
+from dropedge_core import env, memory, paths
 from dropedge_core.data import raw_arrays, safe_pickle
 from dropedge_core.data.errors import DatasetError, DatasetUnavailable
 from dropedge_core.data.raw_arrays import read_npz, read_planetoid
@@ -199,9 +199,8 @@ def _stage_raw(key: str, source: _Source) -> tuple[Path, str]:
             for f in source.raw_files:
                 a, b = src / source.folder / "raw" / f, target / f
                 if not b.is_file() or _sha256(a) != _sha256(b):
-                    tmp = b.with_name(f".{f}.part")
-                    shutil.copyfile(a, tmp)  # copyfile: no permission bits from a read-only source
-                    os.replace(tmp, b)  # atomic: a reader never sees half a file
+                    with paths.replaced(b) as part:  # a name of this process: others stage at once
+                        shutil.copyfile(a, part)  # copyfile: no permission bits from a read-only source
             return target, "DROPEDGE_DATA"
         if _raw_present(root, source):
             return target, "cached"
@@ -222,8 +221,8 @@ def _download(key: str, source: _Source, target: Path) -> None:
     try:
         for f in source.raw_files:
             if not (target / f).is_file():
-                part = Path(download_url(f"{base}/{f}", str(target), log=False, filename=f".{f}.part"))
-                os.replace(part, target / f)
+                with paths.replaced(target / f) as part:
+                    download_url(f"{base}/{f}", str(target), log=False, filename=part.name)
     except OSError as exc:  # urllib's URLError is an OSError; ConnectionError too
         raise DatasetUnavailable(
             f"{key} is not available offline: set DROPEDGE_DATA to a directory with PyG's "

@@ -64,9 +64,10 @@ class SamplerError(ValueError):
     """Bad sampler name or parameter; the message names the value and what is allowed."""
 
 
-def check_rates(p_min: float, p_max: float) -> None:
-    """Raise :class:`SamplerError` unless ``0 <= p_min <= p_max <= 1``."""
-    for pname, p in (("p_min", p_min), ("p_max", p_max)):
+def check_rates(p_min: float, p_max: float, names: tuple[str, str] = ("p_min", "p_max")) -> None:
+    """Raise :class:`SamplerError` unless ``0 <= p_min <= p_max <= 1``; a bad rate is called
+    by its ``names`` (``("p", "p")`` for DropEdge's one rate: ``--p inf`` is no bad p_min)."""
+    for pname, p in zip(names, (p_min, p_max)):
         if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0 or math.isnan(p):
             raise SamplerError(f"{pname} must be a keep rate in [0, 1] (got {p!r})")
     if p_min > p_max:
@@ -326,7 +327,7 @@ class EdgeSampler:
         check_rates(self.p_min, self.p_max)
         if self.p is None:
             self.p = (self.p_min + self.p_max) / 2
-        check_rates(self.p, self.p)
+        check_rates(self.p, self.p, names=("p", "p"))
         if not self.name:
             self.name = next((k for k, v in NAMED.items() if v == (self.relation, self.weighting)),
                              f"{self.relation}/{self.weighting}")

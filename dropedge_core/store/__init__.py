@@ -20,7 +20,7 @@ Exports (CSV, parquet) live with the other run tables in :mod:`dropedge_core.stu
 """
 from __future__ import annotations
 
-from dropedge_core.store.connection import StoreError
+from dropedge_core.store.connection import StoreBusy, StoreError
 from dropedge_core.store.runs import ResultStore
 from dropedge_core.store.schema import (
            CLAIMS,
@@ -32,5 +32,5 @@ from dropedge_core.store.schema import (
            run_key,
 )
 
-__all__ = ["CLAIMS", "MARKER_COLUMNS", "NOT_IN_KEY", "SCHEMA_VERSION", "TABLE", "ResultStore", "StoreError",
-           "canonical_json", "run_key"]
+__all__ = ["CLAIMS", "MARKER_COLUMNS", "NOT_IN_KEY", "SCHEMA_VERSION", "TABLE", "ResultStore", "StoreBusy",
+           "StoreError", "canonical_json", "run_key"]

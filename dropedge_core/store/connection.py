@@ -1,17 +1,20 @@
 """How the store talks to its database: a SQLite engine that starts every transaction
 itself, the WAL journal, and a database error as one line.
 
-Concurrency on SQLite: WAL journal (readers never block the writer), a busy timeout, and
-every write in its own ``BEGIN IMMEDIATE`` transaction, so several processes (a sweep and
-the app, or two sweeps) can write at once without losing rows. A connection is opened per
-call (SQLite) or taken from a small pool (server), so a store object may be shared
-between threads.
+Concurrency on SQLite: WAL journal (readers never block the writer), every write in its
+own ``BEGIN IMMEDIATE`` transaction, so several processes (a sweep and the app, or two
+sweeps) can write at once without losing rows. A transaction takes its lock as it begins,
+through :func:`dropedge_core.databases.wait_unlocked`: a file another program holds locked
+is announced after two seconds (who holds it, for how long it will be waited for) and
+waited for up to the store's bound (``DROPEDGE_LOCK_WAIT``), then :class:`StoreBusy`. A
+connection is opened per call (SQLite) or taken from a small pool (server), so a store
+object may be shared between threads.
 """
 from __future__ import annotations
 
 import re
 import sqlite3
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -24,20 +27,50 @@ class StoreError(ValueError):
     """A store location, database or export format that cannot be used (one line)."""
 
 
-def sqlite_engine(path: Path, timeout: float) -> sa.Engine:
+class StoreBusy(StoreError):
+    """The store's SQLite file stayed locked by another process for the whole wait (one line)."""
+
+
+def _busy_ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+def sqlite_engine(path: Path, timeout: float, notify: Callable[[str], None] | None = None) -> sa.Engine:
     """A SQLite engine that opens a connection per use and starts every transaction
     itself: ``BEGIN IMMEDIATE`` for writes (take the write lock at once: no lock-upgrade
-    deadlock between two writers), a deferred ``BEGIN`` for reads."""
+    deadlock between two writers), a deferred ``BEGIN`` and a first read for reads (the
+    read lock taken there too), each tried through :func:`databases.wait_unlocked` (at
+    most ``timeout`` seconds, announced through ``notify``). Once the lock is held, a
+    statement may still wait ``timeout`` seconds (SQLite's busy timeout)."""
+    first_try = min(databases.LOCK_TRY, timeout)
+
     def connect() -> sqlite3.Connection:
-        conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        conn = sqlite3.connect(str(path), timeout=first_try, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {_busy_ms(timeout)}")
         return conn
 
     engine = sa.create_engine("sqlite://", creator=connect, poolclass=NullPool)
 
     @sa.event.listens_for(engine, "begin")
     def _begin(conn: sa.Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+        raw = conn.connection.dbapi_connection
+        write = conn.get_execution_options().get("write")
+
+        def take_lock() -> None:
+            raw.execute(f"PRAGMA busy_timeout = {_busy_ms(first_try)}")
+            raw.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                if not write:
+                    raw.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error:
+                raw.execute("ROLLBACK")
+                raise
+            raw.execute(f"PRAGMA busy_timeout = {_busy_ms(timeout)}")
+
+        try:
+            databases.wait_unlocked(take_lock, path, "results store", timeout, notify)
+        except databases.LockedError as exc:
+            raise StoreBusy(str(exc)) from exc.__cause__
 
     return engine
 
@@ -47,28 +80,32 @@ def error_message(exc: BaseException, where: str, is_server: bool) -> str:
     line = databases.error_line(exc)
     if is_server and isinstance(exc, sa.exc.OperationalError):
         return f"cannot use the results store {where!r}: {line}"
+    room = None if is_server else databases.io_problem(exc, Path(where))
+    if room:
+        return f"results store {where!r} cannot be written ({line}): {room}; raise the limit or free space"
     if not is_server and re.search(r"malformed|not a database|file is encrypted", line):
         return (f"{where!r} is not a usable SQLite results store ({line}): it is damaged "
                 "or not a database; move it away or restore a copy")
     return f"results store {where!r}: {line}"
 
 
-def use_wal(engine: sa.Engine, where: str) -> None:
+def use_wal(engine: sa.Engine, path: Path, timeout: float,
+            notify: Callable[[str], None] | None = None) -> None:
     """WAL journal (persistent: set once per file); the switch needs a moment without
-    other writers, so a locked database is tried again for a few seconds."""
-    for attempt in range(50):
-        try:
-            with engine.connect() as conn:
-                raw = conn.connection.dbapi_connection
-                if raw.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                    raw.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or attempt == 49:
-                raise StoreError(f"cannot initialise results store {where!r}: {exc}") from None
-            time.sleep(0.1)
-        except sqlite3.Error as exc:
-            raise StoreError(error_message(exc, where, is_server=False)) from None
+    other connections, so a locked database is waited for (:func:`databases.wait_unlocked`)."""
+    def switch() -> None:
+        with engine.connect() as conn:
+            raw = conn.connection.dbapi_connection
+            raw.execute(f"PRAGMA busy_timeout = {_busy_ms(min(databases.LOCK_TRY, timeout))}")
+            if raw.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                raw.execute("PRAGMA journal_mode = WAL")
+
+    try:
+        databases.wait_unlocked(switch, path, "results store", timeout, notify)
+    except databases.LockedError as exc:
+        raise StoreBusy(str(exc)) from exc.__cause__
+    except sqlite3.Error as exc:
+        raise StoreError(error_message(exc, str(path), is_server=False)) from None
 
 
-__all__ = ["StoreError", "error_message", "sqlite_engine", "use_wal"]
+__all__ = ["StoreBusy", "StoreError", "error_message", "sqlite_engine", "use_wal"]

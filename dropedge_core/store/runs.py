@@ -12,31 +12,35 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
-from dropedge_core import databases, locations, paths
+from dropedge_core import databases, env, locations, paths
 from dropedge_core.method import streams
 from dropedge_core.store import schema, versions
 from dropedge_core.store.claims import Claims
-from dropedge_core.store.connection import StoreError, error_message, sqlite_engine, use_wal
+from dropedge_core.store.connection import StoreBusy, StoreError, error_message, sqlite_engine, use_wal
 from dropedge_core.training import RunResult, TrainConfig
 
 _PG_INIT_LOCK = 0x64726F70  # advisory lock id ("drop"): one worker creates the tables at a time
 
 
-def open_location(target: str | Path | locations.Location | None) -> locations.Location:
+def open_location(target: str | Path | locations.Location | None, wait: float | None = None,
+                  on_wait: Callable[[str], None] | None = None) -> locations.Location:
     """Parse and inspect a store location (default ``$DROPEDGE_RESULTS``,
     :func:`dropedge_core.paths.results_store`); refuse, in one line, one that is not this
-    store's or not writable. Nothing is written."""
+    store's or not writable. Nothing is written. A SQLite file another process holds
+    locked is waited for up to ``wait`` seconds, announced through ``on_wait``."""
     try:
         where = paths.results_store() if target is None else target
         location = locations.parse(where, "results store", allowed=("postgresql",))
-        contents = databases.inspect(location, "results store")
+        contents = databases.inspect(location, "results store", wait, on_wait)
+    except databases.LockedError as exc:
+        raise StoreBusy(str(exc)) from None
     except databases.DatabaseError as exc:
         raise StoreError(str(exc)) from None
     shown = contents.where
@@ -74,7 +78,10 @@ class ResultStore(Claims):
         path: a database file (created with its folder), ``sqlite:///file``, or
             ``postgresql://user[:password]@host[:port]/database``; default
             ``$DROPEDGE_RESULTS``, else ``results/results.sqlite`` (:mod:`dropedge_core.paths`).
-        timeout: seconds a SQLite writer waits for a lock held by another process.
+        timeout: seconds one operation waits for a SQLite file another process holds
+            locked, announced after two seconds (``None``: ``DROPEDGE_LOCK_WAIT``, 60 s);
+            then :class:`~dropedge_core.store.connection.StoreBusy`.
+        on_wait: where that announcement goes (``None``: a ``note:`` line on stderr).
 
     Raises:
         StoreError: the location cannot be used (a directory, an unknown scheme, a missing
@@ -88,11 +95,13 @@ class ResultStore(Claims):
         store = ResultStore("postgresql://me@db.lab/dropedge")
     """
 
-    def __init__(self, path: str | Path | locations.Location | None = None, timeout: float = 60.0):
-        self.timeout = float(timeout)
+    def __init__(self, path: str | Path | locations.Location | None = None, timeout: float | None = None,
+                 on_wait: Callable[[str], None] | None = None):
+        self.timeout = float(env.settings_or_defaults().lock_wait if timeout is None else timeout)
+        self._on_wait = on_wait
         self._meta, self._runs, self._claims = schema.tables()
         self._columns = schema.value_columns()
-        location = open_location(path)
+        location = open_location(path, self.timeout, on_wait)
         self.is_server = location.is_server
         self.url = location.display if self.is_server else location.sqlalchemy_url
         self.path: Path | str = location.file if location.file is not None else self.url
@@ -104,7 +113,7 @@ class ResultStore(Claims):
             except OSError as exc:
                 raise StoreError(f"cannot create the results folder {str(location.file.parent)!r}: "
                                  f"{exc.strerror}") from None
-            self._engine = sqlite_engine(location.file, self.timeout)
+            self._engine = sqlite_engine(location.file, self.timeout, on_wait)
         self._init_schema()
 
     # -- plumbing ---------------------------------------------------------------------
@@ -139,12 +148,15 @@ class ResultStore(Claims):
                     schema.create(conn, self._meta)
                     versions.upgrade_rows(conn, self._runs)
                 break
-            except StoreError as exc:
-                if "locked" not in str(exc) or attempt == 49:
+            except StoreError as exc:  # a lock met after BEGIN (two creators at once); not a waited one
+                if isinstance(exc, StoreBusy) or "locked" not in str(exc) or attempt == 49:
                     raise
                 time.sleep(0.1)
+            except versions.DamagedRow as exc:  # the upgrade was rolled back with its transaction
+                raise StoreError(f"results store {str(self.path)!r} is damaged: {exc}; nothing was "
+                                 "changed: repair or delete that row, or give another store") from None
         if not self.is_server:
-            use_wal(self._engine, str(self.path))
+            use_wal(self._engine, self.path, self.timeout, self._on_wait)
 
     @staticmethod
     def _key(key_or_config: str | TrainConfig | dict) -> str:

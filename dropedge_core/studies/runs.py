@@ -210,7 +210,8 @@ def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None
     df = df.sort_values([*GROUP_COLUMNS, "seed"], key=display_order, kind="stable")
     df = _with_fingerprints(df)
     path.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(path, index=False)
+    with paths.replaced(path) as part:  # a reader (the app, another export) never sees half a file
+        df.to_csv(part, index=False)
     return path
 
 
@@ -239,11 +240,12 @@ def export_table(store: ResultStore, path: str | Path) -> Path:
         raise ResultsError(f"unknown export format {path.suffix!r} of {str(path)!r}; valid: .csv, .parquet")
     df = store.to_frame()
     path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".csv":
-        df.to_csv(path, index=False)
-        return path
     try:
-        df.to_parquet(path, index=False)
+        with paths.replaced(path) as part:
+            if suffix == ".csv":
+                df.to_csv(part, index=False)
+            else:
+                df.to_parquet(part, index=False)
     except ImportError:
         raise ResultsError("parquet export needs pyarrow (pip install pyarrow); use .csv") from None
     return path

@@ -25,7 +25,7 @@ import sqlalchemy as sa
 
 from dropedge_core.claims import ClaimedRuns
 from dropedge_core.method.graph import Graph
-from dropedge_core.store import ResultStore, StoreError
+from dropedge_core.store import ResultStore, StoreBusy, StoreError
 from dropedge_core.studies.cells import cell_summary
 from dropedge_core.training import RunResult, TrainConfig, train
 from dropedge_core.training.seed_batch import train_seeds
@@ -61,7 +61,11 @@ def may_pass(exc: StoreError) -> bool:
     """Whether a store error may pass: a SQLite file locked, busy, read-only or not
     openable for now; a server's "operational" errors (connection refused or lost). The
     store raises its one-line :class:`StoreError` ``from None``; the driver's error stays
-    on ``__context__``."""
+    on ``__context__``. A :class:`~dropedge_core.store.StoreBusy` (the file stayed locked
+    for the store's whole wait, announced) may pass too: a finished run is worth waiting
+    for again."""
+    if isinstance(exc, StoreBusy):
+        return True
     cause = exc.__context__
     orig = getattr(cause, "orig", cause)
     if isinstance(orig, sqlite3.OperationalError):  # also "no such table": that one stays

@@ -32,7 +32,7 @@ def load_study(study_name: str, storage: str | None = None):
 
     url = tuning.check_storage(storage, create_folder=False)
     file = databases.sqlite_path(url)
-    if file is not None and str(file) != ":memory:" and (not file.exists() or file.stat().st_size == 0):
+    if file is not None and (not file.exists() or file.stat().st_size == 0):
         return None  # no storage yet: reading must not create one
     try:
         return optuna.load_study(study_name=study_name, storage=url)

@@ -36,6 +36,7 @@ from dropedge_core import claims
 from dropedge_core.studies import trial_budget
 from dropedge_core.studies.stopping import Interrupted, SignalStop
 from dropedge_core.studies.tuning_space import (
+    BASIS_ATTR,
     FLOAT_RANGES,
     HIDDEN_CHOICES,
     KEEP_SPACES,
@@ -43,6 +44,7 @@ from dropedge_core.studies.tuning_space import (
     SPACE_ATTR,
     SearchSpace,
     TuningError,
+    check_basis,
     check_study,
     default_study_name,
     make_sampler,
@@ -167,6 +169,7 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     space = space or SearchSpace()
     study = open_study(study_name, storage, search, seed, pruner)
     check_study(study, space)
+    check_basis(study, base, graph)  # a study of another depth (dataset, ...) is not joined
     trials = study.get_trials(deepcopy=False)
     if include_base and not any(trial_budget.counts(t) or t.state == TrialState.WAITING for t in trials):
         # also after the first trial was voided (a signal cut it): the search starts from base
@@ -259,7 +262,7 @@ def best_summary(study: optuna.Study) -> dict | None:
 
 
 # the names callers use, re-exported from the modules the tuning study was split into
-__all__ = ["FLOAT_RANGES", "HIDDEN_CHOICES", "KEEP_SPACES", "OPTIONAL_PARAMS", "OPTUNA_MARKERS", "SPACE_ATTR",
-           "SearchSpace", "TINY_VALIDATION", "TuningError", "best_summary", "best_uncertainty",
-           "check_storage", "check_study", "default_study_name", "make_sampler", "objective", "open_study",
-           "resolve_storage", "storage_url", "trials_frame", "tune"]
+__all__ = ["BASIS_ATTR", "FLOAT_RANGES", "HIDDEN_CHOICES", "KEEP_SPACES", "OPTIONAL_PARAMS", "OPTUNA_MARKERS",
+           "SPACE_ATTR", "SearchSpace", "TINY_VALIDATION", "TuningError", "best_summary", "best_uncertainty",
+           "check_basis", "check_storage", "check_study", "default_study_name", "make_sampler", "objective",
+           "open_study", "resolve_storage", "storage_url", "trials_frame", "tune"]

@@ -3,8 +3,9 @@
 :class:`SearchSpace` is the space a trial draws from (the paper's ``(p_min, p_max')``, DropEdge's
 one ``p`` or nothing, plus optional lr, dropout, weight decay and hidden width);
 :func:`check_study` refuses to add trials to a study that is not ours or searches another
-space; :func:`default_study_name` names a study so that two unrelated users of one storage
-do not share it by accident.
+space; :func:`check_basis` refuses to mix trials of other settings (another depth, dataset,
+split, backbone, sampler or recipe) into one study; :func:`default_study_name` names a
+study so that two unrelated users of one storage do not share it by accident.
 """
 from __future__ import annotations
 
@@ -150,6 +151,42 @@ def check_study(study: optuna.Study, space: SearchSpace) -> None:
                           f"--tune parameters, or another --study name")
 
 
+#: The study attribute recording what every trial's result depends on besides the values
+#: searched (:func:`study_basis`), and the settings it holds.
+BASIS_ATTR = "dropedge_basis"
+BASIS_FIELDS = ("dataset", "split", "backbone", "num_layers", "sampler", "recipe")
+
+
+def study_basis(base: TrainConfig, graph=None) -> dict:
+    """What a study's trials depend on besides the values searched: the :data:`BASIS_FIELDS`
+    of ``base`` (an uploaded graph adds its size: uploads share the dataset name)."""
+    basis = {name: getattr(base, name) for name in BASIS_FIELDS}
+    if graph is not None and str(base.dataset).strip().lower() == "upload":
+        basis["graph"] = f"{graph.num_nodes} nodes, {graph.num_edges} edges"
+    return basis
+
+
+def check_basis(study: optuna.Study, base: TrainConfig, graph=None) -> None:
+    """Refuse to add trials of ``base`` to a study whose trials were run on other settings
+    (two ``tune`` runs at different depths under one ``--study`` name mixed their trials,
+    and its best trial then answered for neither). A study without the record (new, or made
+    before it was kept) gets ``base``'s.
+
+    Raises:
+        TuningError: one line naming the study, the settings that differ and their values.
+    """
+    wanted = study_basis(base, graph)
+    have = study.user_attrs.get(BASIS_ATTR)
+    if not isinstance(have, dict):
+        study.set_user_attr(BASIS_ATTR, wanted)
+        return
+    differ = [name for name in (*BASIS_FIELDS, "graph") if have.get(name) != wanted.get(name)]
+    if differ:
+        shown = ", ".join(f"{name} {have.get(name)!r}, not {wanted.get(name)!r}" for name in differ)
+        raise TuningError(f"study {study.study_name!r} holds trials of other settings ({shown}): its "
+                          "trials would mix; give the same settings, or another --study name")
+
+
 def default_study_name(base: TrainConfig, space: SearchSpace | None = None, search: str = "tpe",
                        graph=None) -> str:
     """A study name that two unrelated users of one storage do not share by accident.
@@ -179,5 +216,6 @@ def default_study_name(base: TrainConfig, space: SearchSpace | None = None, sear
 
 
 
-__all__ = ["FLOAT_RANGES", "HIDDEN_CHOICES", "KEEP_SPACES", "OPTIONAL_PARAMS", "SPACE_ATTR", "SearchSpace",
-           "TuningError", "check_study", "default_study_name", "make_sampler"]
+__all__ = ["BASIS_ATTR", "BASIS_FIELDS", "FLOAT_RANGES", "HIDDEN_CHOICES", "KEEP_SPACES", "OPTIONAL_PARAMS",
+           "SPACE_ATTR", "SearchSpace", "TuningError", "check_basis", "check_study", "default_study_name",
+           "make_sampler", "study_basis"]

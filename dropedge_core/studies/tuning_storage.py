@@ -64,18 +64,11 @@ def _refuse(contents: databases.Contents) -> None:
     if contents.kind == "results":
         raise TuningError(f"{where} is the DropEdge results store, not an Optuna storage; give the study "
                           "its own file or database; nothing was written")
-    if contents.kind == "foreign":
+    if contents.kind in ("foreign", "damaged"):
         raise TuningError(f"{where} is {contents.describe()}, not an Optuna storage; give a new file or "
                           "an empty database; nothing was written")
-    if contents.kind == "optuna" and contents.optuna_revision is not None:  # None: being created
-        head, known = optuna_revisions()
-        made = f"{where} was made by Optuna {contents.optuna_version} (schema {contents.optuna_revision})"
-        if contents.optuna_revision not in known:
-            raise TuningError(f"{made}, newer than this Optuna {optuna.__version__} reads (schema {head}); "
-                              "upgrade Optuna or give another storage; nothing was written")
-        if contents.optuna_revision != head:
-            raise TuningError(f"{made}, older than this Optuna {optuna.__version__} writes (schema {head}); "
-                              "upgrade it with `optuna storage upgrade --storage URL`; nothing was written")
+    if contents.kind == "optuna":
+        _refuse_other_optuna(contents, where)
     lacking = databases.missing_privilege(contents, optuna_tables())
     if lacking:
         raise TuningError(f"{where} is read-only for role {contents.grants.role!r}: it lacks {lacking} "
@@ -85,6 +78,38 @@ def _refuse(contents: databases.Contents) -> None:
             raise TuningError(f"cannot create the {where}: its folder is not a writable folder")
         raise TuningError(f"{where} is read-only (trials are written to it); give a writable file; "
                           "nothing was written")
+
+
+def _refuse_other_optuna(contents: databases.Contents, where: str) -> None:
+    """One line unless an Optuna storage is of this Optuna's schema, or being created by it.
+
+    Optuna adds every table it lacks *before* it compares schemas (``create_all``, then
+    stamps a revision), so a storage of another Optuna is refused here, unopened: by its
+    alembic revision; without one (being created, or a newer Optuna's half-made file), by
+    the schema number of its ``version_info`` row; and by the columns of Optuna's tables.
+    """
+    from optuna.storages._rdb import models
+
+    head, known = optuna_revisions()
+    revision, number = contents.optuna_revision, contents.optuna_schema
+    made = (f"{where} was made by Optuna {contents.optuna_version} (schema "
+            f"{revision if revision is not None else number})")
+    newer = (f"{made}, newer than this Optuna {optuna.__version__} reads (schema {head}); upgrade Optuna "
+             "or give another storage; nothing was written")
+    older = (f"{made}, older than this Optuna {optuna.__version__} writes (schema {head}); upgrade it "
+             "with `optuna storage upgrade --storage URL`; nothing was written")
+    if revision is not None and revision not in known:
+        raise TuningError(newer)
+    if revision is not None and revision != head:
+        raise TuningError(older)
+    if revision is None and number is not None and number != models.SCHEMA_VERSION:
+        raise TuningError(newer if number > models.SCHEMA_VERSION else older)
+    for table, model in sorted(models.BaseModel.metadata.tables.items()):
+        lacking = sorted(set(model.columns.keys()) - set(contents.columns.get(table, model.columns.keys())))
+        if lacking:
+            raise TuningError(f"{where} is not this Optuna's storage: its table {table!r} lacks "
+                              f"{', '.join(lacking[:4])}; give a new file or an empty database; nothing "
+                              "was written")
 
 
 def check_storage(storage: str | None, create_folder: bool = True) -> str:
@@ -105,7 +130,7 @@ def check_storage(storage: str | None, create_folder: bool = True) -> str:
         raise TuningError(str(exc)) from None
     _refuse(contents)
     file = contents.location.file
-    if file is not None and create_folder and str(file) != ":memory:":
+    if file is not None and create_folder:
         file.parent.mkdir(parents=True, exist_ok=True)
     return url
 

@@ -174,6 +174,22 @@ def test_a_header_word_no_node_has_is_never_read_as_node_0s_label():
     assert g.y.tolist() == [1, 0, 1]
 
 
+def test_one_column_class_names_with_spaces_are_names():
+    """``New York`` in a one-column file is one class name, not two fields (issue 38: such
+    files were refused as ragged, or read as ``node label`` rows); blank-separated
+    ``node label`` rows still split."""
+    edges = b"0,1\n1,2\n2,3\n"
+    g, _ = parse_graph(edges, labels=b"city\nNew York\nLos Angeles\nNew York\nSan Luis Obispo\n")
+    assert g.info["class_names"] == ["Los Angeles", "New York", "San Luis Obispo"]
+    assert g.y.tolist() == [1, 0, 1, 2]
+    g, _ = parse_graph(edges, labels=b"New York\nLos Angeles\nNew York\nLos Angeles\n")  # no header
+    assert g.info["class_names"] == ["Los Angeles", "New York"] and g.y.tolist() == [1, 0, 1, 0]
+    g, _ = parse_graph(edges, labels=b"Sci Fi\n\nDrama\nSci Fi\n")  # a blank line: no label
+    assert g.y.tolist() == [1, -1, 0, 1]
+    g, _ = parse_graph(edges, labels=b"node label\n0 cat\n2 dog\n")  # SNAP-style rows still split
+    assert g.y.tolist() == [0, -1, 1, -1]
+
+
 def test_a_long_bad_cell_is_echoed_cut_with_its_length():
     cell = "x" * 10_000
     message = raises(["edges.csv line 1: 'xxxx",

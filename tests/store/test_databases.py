@@ -148,6 +148,14 @@ def _hostile_files(tmp_path: Path) -> dict[str, tuple[Path, str, str]]:
     newer = _results_store(tmp_path / "newer.sqlite")
     _sqlite(newer, f"UPDATE runs SET schema_version = {SCHEMA_VERSION + 1}")
     results = _results_store(tmp_path / "results.sqlite")
+    junk = _results_store(tmp_path / "junk-version.sqlite")
+    _sqlite(junk, "UPDATE runs SET schema_version = 'junk'")
+    half = _sqlite(tmp_path / "optuna13.sqlite",  # a newer Optuna's file before its revision stamp
+                   "CREATE TABLE studies (study_id INTEGER PRIMARY KEY, study_name VARCHAR(512))",
+                   "CREATE TABLE version_info (version_info_id INTEGER PRIMARY KEY, schema_version INTEGER, "
+                   "library_version VARCHAR(256))", "INSERT INTO version_info VALUES (1, 13, '6.0.0')")
+    alike = _optuna_storage(tmp_path / "optuna-alike.sqlite")
+    _sqlite(alike, "ALTER TABLE trials DROP COLUMN datetime_start")
     marked = _sqlite(tmp_path / "marked.sqlite", "PRAGMA user_version = 99")  # no tables: not empty
     app_id = _sqlite(tmp_path / "app-id.sqlite", "PRAGMA application_id = 1196444487")
     return {
@@ -162,6 +170,12 @@ def _hostile_files(tmp_path: Path) -> dict[str, tuple[Path, str, str]]:
         "newer optuna": (_optuna_storage(tmp_path / "optuna9.sqlite", "9.0.0", "v9.0.0.a"),
                          "Optuna storage (made by Optuna 9.0.0",
                          "made by Optuna 9.0.0 (schema v9.0.0.a), newer"),
+        "newer optuna, no revision yet": (half, "Optuna storage (made by Optuna 6.0.0, schema 13)",
+                                          "made by Optuna 6.0.0 (schema 13), newer"),
+        "optuna tables without optuna's columns": (alike, "it holds an Optuna storage",
+                                                   "its table 'trials' lacks datetime_start"),
+        "junk schema version": (junk, "a damaged database (its 'runs' table has a schema_version that is "
+                                "not a whole number ('junk'))", "is a damaged database"),
         "newer store": (newer, f"newer version of this program (schema {SCHEMA_VERSION + 1}",
                         "is the DropEdge results store"),
         "results store": (results, "(never refused)", "is the DropEdge results store, not an Optuna storage"),
@@ -218,6 +232,16 @@ HOSTILE_LOCATIONS = {
     "unknown scheme": ("foo://host/db", "unknown database URL scheme 'foo://'"),
     "empty": ("   ", "empty location"),
     "newline": ("sqlite:/x\nerror: forged second line", "slash missing"),
+    "in memory": (":memory:", "':memory:' is an in-memory database, gone when the process ends"),
+    "sqlite in memory": ("sqlite:///:memory:", "is an in-memory database"),
+    "sqlite URI read-only": ("sqlite:///file:/tmp/x.sqlite?mode=ro&uri=true", "has options after '?'"),
+    "sqlite immutable": ("sqlite:///x.sqlite?immutable=1", "has options after '?'"),
+    "sqlite URI as a path": ("file:x.sqlite?mode=ro", "is a SQLite URI ('file:...')"),
+    "port not a number": ("postgresql://me:s3cret@127.0.0.1:abc/db", "the port 'abc' in "
+                          "'postgresql://me:***@127.0.0.1:abc/db' is not a number in 1..65535"),
+    "password with an unencoded @": ("postgresql://me:s3@c/r?e#t@127.0.0.1:5432/db",
+                                     "the user name or password in 'postgresql://me:***@127.0.0.1:5432/db' "
+                                     "holds an unencoded '@', '/', '?' or '#'"),
 }
 
 
@@ -225,8 +249,9 @@ HOSTILE_LOCATIONS = {
 def test_hostile_locations_are_one_bounded_line_everywhere(name, tmp_path, capsys, monkeypatch):
     value, words = HOSTILE_LOCATIONS[name]
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(locations.LocationError, match=words):
+    with pytest.raises(locations.LocationError) as info:
         locations.parse(value)
+    assert words in str(info.value)
     uses = [(["--store", value], SWEEP, {}), (["--storage", value], TUNE, {}),
             ([], SWEEP, {"DROPEDGE_RESULTS": value}), ([], TUNE, {"DROPEDGE_TUNING_STORAGE": value})]
     for flag, command, environ in uses:
@@ -238,6 +263,7 @@ def test_hostile_locations_are_one_bounded_line_everywhere(name, tmp_path, capsy
         for key in environ:
             monkeypatch.delenv(key)
         assert words in line and len(line) < 400, (flag, environ, line[:300])
+        assert "s3cret" not in line and "s3@c" not in line
     assert list(tmp_path.iterdir()) == []  # no folder named after a URL
 
 
@@ -266,6 +292,25 @@ def test_a_server_url_keeps_its_password_out_of_messages():
 
 
 # ----------------------------------------------------------------------------- PostgreSQL
+def test_a_password_in_the_query_is_hidden_in_every_line_and_record(pg, capsys):
+    """libpq takes ``?password=`` (any case) as well as ``user:password@``: hidden on stdout,
+    in error lines and in what is kept (the store's path, the storage in --json)."""
+    from tests.helpers.runs import run_cli
+
+    store = pg.new_database() + "?password=s3cret"
+    code, out, err = run_cli(capsys, *SWEEP, "--store", store)
+    assert code == 0 and "s3cret" not in out + err and "password=***" in out, err
+    assert "s3cret" not in str(ResultStore(store).path)
+    storage = pg.new_database() + "?sslmode=disable&password=s3cret"
+    code, out, err = run_cli(capsys, *TUNE, "--storage", storage, "--json")
+    assert code == 0 and "s3cret" not in out + err and "password=***" in out, err
+    code, out, err = run_cli(capsys, *TUNE, "--storage", storage)
+    assert code == 0 and "s3cret" not in out + err and "password=***" in out, err
+    for query in ("?PassWord=s3cret", "?sslpassword=s3cret&password=s3cret"):
+        line = refused_line(capsys, *SWEEP, "--store", f"postgresql://me@127.0.0.1:1/db{query}")
+        assert "s3cret" not in line and "password=***" in line.lower()
+
+
 def _dump(pg: PostgresServer, url: str) -> str:
     """``pg_dump`` of the database: schema and rows (its header has no timestamp; the random
     ``\\restrict`` key of newer pg_dumps is left out)."""

@@ -96,3 +96,28 @@ def test_cli_default_study_is_not_the_old_shared_name(tmp_path):
     mine = next(n for n in names if n != "dropedge")
     assert mine.startswith("dropedge-") and "-karate-gcn-L2-" in mine
     assert len(optuna.load_study(study_name="dropedge", storage=url).trials) == 0
+
+
+def test_a_study_records_its_settings_and_refuses_trials_of_another_depth(tmp_path):
+    """Two ``tune`` runs at different depths under one study name mixed their trials (issue
+    38, item 5): the study records what its trials depend on and refuses the other, unwritten."""
+    path = tmp_path / "s.sqlite"
+    proc = cli("--dataset", "karate", "--layers", "2", "--trials", "1", "--epochs", "3", "--hidden", "8",
+               "--study", "mine", "--storage", str(path))
+    assert proc.returncode == 0, proc.stderr
+    basis = optuna.load_study(study_name="mine", storage=f"sqlite:///{path}").user_attrs[tuning.BASIS_ATTR]
+    assert basis == {"dataset": "karate", "split": "per-class", "backbone": "gcn", "num_layers": 2,
+                     "sampler": "dropedge++", "recipe": "depth"}
+    before = rows(path)
+    proc = cli("--dataset", "karate", "--layers", "4", "--trials", "1", "--epochs", "3", "--hidden", "8",
+               "--study", "mine", "--storage", str(path))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0] == ("error: study 'mine' holds trials of other settings (num_layers 2, not 4): its "
+                        "trials would mix; give the same settings, or another --study name")
+    assert rows(path) == before
+    with pytest.raises(tuning.TuningError, match=r"backbone 'gcn', not 'resgcn'"):
+        tuning.tune(TrainConfig(**{**BASE, "backbone": "resgcn"}), 1, "mine", storage=str(path))
+    assert rows(path) == before
+    study = tuning.tune(TrainConfig(**BASE), 1, "mine", storage=str(path))  # the same settings join
+    assert len(study.get_trials()) == 2

@@ -16,6 +16,7 @@ import json
 
 import sqlalchemy as sa
 
+from dropedge_core.echo import bounded
 from dropedge_core.store.schema import SCHEMA_VERSION, canonical_json, run_key
 from dropedge_core.store.versions import v2_recipes, v3_appnp_star
 
@@ -32,9 +33,27 @@ def upgrade_rows(conn: sa.Connection, runs: sa.Table) -> int:
         old = conn.execute(sa.select(runs.c.key, runs.c.config_json, runs.c.stream).where(
             sa.func.coalesce(runs.c.schema_version, 1) < module.VERSION)).all()
         for key, text, stream in old:
-            _rekey(conn, runs, key, module.upgrade(json.loads(text)), module.VERSION, stream or 1)
+            _rekey(conn, runs, key, _upgraded(module, key, text), module.VERSION, stream or 1)
         done += len(old)
     return done
+
+
+class DamagedRow(ValueError):
+    """A row an upgrade cannot read (its config is not JSON, or not a config), in one line."""
+
+
+def _upgraded(module, key: str, text: str | None):
+    """``module.upgrade`` of a row's config; a row that cannot be read is named, not a
+    bare JSON or config error (the store adds its name and rolls the upgrade back)."""
+    try:
+        values = json.loads(text)
+        if not isinstance(values, dict):
+            raise TypeError(f"a JSON {type(values).__name__}, not an object")
+        return module.upgrade(values)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        reason = " ".join(str(exc).split())[:120] or type(exc).__name__
+        raise DamagedRow(f"its run {bounded(key, 70)} has a config_json this program cannot read "
+                         f"({reason})") from None
 
 
 def _rekey(conn: sa.Connection, runs: sa.Table, key: str, config, version: int, stream: int) -> None:
@@ -49,4 +68,4 @@ def _rekey(conn: sa.Connection, runs: sa.Table, key: str, config, version: int, 
         config_json=canonical_json(config), schema_version=version))
 
 
-__all__ = ["VERSIONS", "upgrade_rows"]
+__all__ = ["VERSIONS", "DamagedRow", "upgrade_rows"]
