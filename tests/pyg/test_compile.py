@@ -9,8 +9,8 @@ import torch
 
 from dropedge_core.pyg import layer_dropout_edge
 
-#: Graph breaks per call measured on torch 2.13 (CPU, a 40-node ring, 4 layers), by sampler; a change that adds breaks
-#: fails here, one that removes some lowers the number (and the doc's).
+#: Graph breaks per call measured on torch 2.13 (CPU, a 40-node ring, 4 layers), by sampler; a
+#: change that adds breaks fails here, one that removes some lowers the number (and the doc's).
 MEASURED_BREAKS = {"li": 10, "dropedge++": 35}
 
 
