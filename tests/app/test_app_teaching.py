@@ -157,7 +157,17 @@ def test_paper_tables_page_measures_epoch_times_and_shows_best_accuracy():
     assert sampling[1::2].tolist() == [0.0015, 0.0022, 0.0043]  # measured, then the paper, per sampler
     best = _best_table(at)
     cora_gcn = best[(best["dataset"] == "cora") & (best["backbone"] == "gcn")].iloc[0]
-    assert cora_gcn["paper_acc"] == 83.1 and cora_gcn["ours_acc"] > 70
+    assert cora_gcn["paper_acc"] == 83.1
+    # our number: the mean of the cell's DropEdge++ runs of today's stream (2), from the file
+    import pandas as pd
+
+    from dropedge_core.studies import paper_views
+
+    raw = pd.read_csv(paper_views.BEST_RUNS_FILE)
+    today = raw[(raw["sampler"] == "dropedge++") & (raw["stream"] == 2) & (raw["split"] == "semi")]
+    (dataset, backbone), cell = next(iter(today.groupby(["dataset", "backbone"])))
+    row = best[(best["dataset"] == dataset) & (best["backbone"] == backbone)].iloc[0]
+    assert row["ours_acc"] == pytest.approx(100 * cell["test_acc"].mean(), abs=0.01)
     at.radio(key="pt_split").set_value("full").run()
     best = _best_table(at)
     assert best[best["dataset"] == "cora"]["paper_acc"].tolist() == [88.30, 88.48, 88.55, 89.22]
@@ -288,12 +298,16 @@ def test_paper_tables_page_draws_the_per_cell_search():
     def solid(t) -> bool:
         return "dash" not in str(t.get("line", {}).get("dash", ""))
 
-    measured = [t for t in fig["data"] if t.get("name") == "DropEdge++"
+    def measured(name: str) -> list:
+        return [t for t in fig["data"] if t.get("name") == name
                 and t.get("mode", "").startswith("lines") and solid(t)]
-    assert measured, [t.get("name") for t in fig["data"]]
-    y = _values(measured[0]["y"]).astype(float)
-    want = runs[runs["sampler"] == "dropedge++"].groupby("layers")["test_acc"].mean().to_numpy() * 100
+
+    assert measured("DropEdge"), [t.get("name") for t in fig["data"]]
+    y = _values(measured("DropEdge")[0]["y"]).astype(float)
+    want = runs[runs["sampler"] == "dropedge"].groupby("layers")["test_acc"].mean().to_numpy() * 100
     assert y == pytest.approx(want, abs=0.05)
+    # DropEdge++'s search was drawn from an older sampler stream: no measured curve until searched again
+    assert not measured("DropEdge++") and "dropedge++" not in set(runs["sampler"])
     tables = [d.value for d in at.dataframe if "trials" in d.value.columns]
     assert len(tables) == 1 and set(tables[0]["sampler"]) == set(runs["sampler"])
     assert (tables[0]["seeds"] == 5).all()
