@@ -212,8 +212,10 @@ def check(names: list[str], cfg: dict) -> int:
         if record.get("source") == source_hash(name, cfg):
             problems += [f"{k}: killed in the recorded run: remove the judgement"
                          for k in killed_judgements(judged, record) if k in current]
-        else:
-            print(f"{name}: its record is of other code (rerun: python tools/mutation.py {name})")
+        else:  # judgements of killed mutants show only against a run of this code
+            what = "no record" if not record else "a record from before the records began" if record.get(
+                "legacy") else "a record of other code"
+            print(f"{name}: {what}: killed mutants' judgements unchecked (python tools/mutation.py {name})")
         for problem in problems:
             print(f"{name}: {problem}")
         bad += len(problems)
