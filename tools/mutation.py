@@ -230,6 +230,9 @@ def run_record(name: str, cfg: dict) -> dict:
     meta = WORK / name / "mutants" / (cfg["modules"][name]["source"] + ".meta")
     if not meta.is_file():
         sys.exit(f"no results for {name!r} yet: run python tools/mutation.py {name}")
+    # mutmut numbers the mutants of the code it ran on: after an edit they are other mutants
+    if (REPO / cfg["modules"][name]["source"]).stat().st_mtime > meta.stat().st_mtime:
+        sys.exit(f"{name}: its source changed after the last run: rerun python tools/mutation.py {name}")
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
     mutants = current_mutants(name, cfg)
     status = {k: STATUS.get(code, "suspicious") for k, code in codes.items()}
