@@ -287,7 +287,7 @@ def table(cfg: dict, records: dict, style: str) -> str:
     for name, module in cfg["modules"].items():
         if name not in records:
             rows.append(f"| {module['source'].removeprefix('dropedge_core/')} |" + " — |" * (len(head) - 2)
-                        + " never run |")
+                        + " no record yet |")
             continue
         c = counts(records[name], module)
         all_, reach = score(c)
