@@ -239,6 +239,7 @@ def run_record(name: str, cfg: dict) -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                             capture_output=True, text=True).stdout.strip()
     return {"run": datetime.date.today().isoformat(), "commit": commit, "source": source_hash(name, cfg),
+            "tests": cfg["modules"][name]["tests"],
             "mutants": len(codes), "killed": sum(s in ("killed", "timeout") for s in status.values()),
             "timeout": sum(s == "timeout" for s in status.values()),
             "survivors": dict(sorted((mutants[k][0], s) for k, s in status.items()
@@ -274,6 +275,8 @@ def when(name: str, record: dict, cfg: dict) -> str:
     if record.get("legacy"):
         return f"{record['run']}, before the records: **not rerun** since"
     now = "" if record["source"] == source_hash(name, cfg) else ": **source changed since, not rerun**"
+    if record.get("tests", cfg["modules"][name]["tests"]) != cfg["modules"][name]["tests"]:
+        now += ": **test selection changed since, not rerun**"
     return f"{record['run']} at {record['commit']}{now}"
 
 
