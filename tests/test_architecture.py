@@ -215,7 +215,8 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
 #: AppTests, the real-browser tests and the shared helpers.
 TEST_FOLDERS_BESIDE = ("app", "browser", "helpers")
 #: Tests of the whole project, not of one layer: they stay at the top of tests/.
-TOP_LEVEL_TESTS = ("test_architecture.py", "test_ci_skips.py", "test_cuda.py", "test_packaging.py")
+TOP_LEVEL_TESTS = ("test_architecture.py", "test_ci_skips.py", "test_cuda.py", "test_mutation_records.py",
+                   "test_packaging.py")
 
 
 def _test_tree_problems(repo: Path = REPO) -> list[str]:

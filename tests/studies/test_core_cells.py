@@ -127,6 +127,19 @@ def test_reproduction_notes_leave_out_the_generators_markers(tmp_path):
     assert cells.reproduction_notes(doc, sections=("1.",)) == "## 1. GCN\ntext\n\n- a verdict\n\nmore"
 
 
+def test_reproduction_notes_reads_utf8_under_a_latin1_locale(tmp_path, monkeypatch):
+    """The doc is UTF-8 whatever the machine's locale: under a Latin-1 one, reading with the
+    locale's encoding would turn "±" into "Â±". ``io.text_encoding`` is where ``read_text``
+    resolves ``encoding=None`` to the locale's encoding; patching it stands in for a
+    non-UTF-8 locale (none is installed here, and a subprocess would not run mutmut's mutant)."""
+    import io
+
+    doc = tmp_path / "REPRODUCTION.md"
+    doc.write_text(NOTES, encoding="utf-8")
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "latin-1")
+    assert cells.reproduction_notes(doc, sections=("1.",)) == "## 1. GCN by depth\nbody one ±"
+
+
 def test_reproduction_notes_default_path_and_a_missing_file(tmp_path, monkeypatch):
     doc = tmp_path / "REPRODUCTION.md"
     doc.write_text(NOTES, encoding="utf-8")
