@@ -43,20 +43,6 @@ def _cached_settings(cached, dataset, split, kernel, directed, prefer) -> list[d
     return depth.cached_settings(cached, dataset, split, kernel, directed, prefer)
 
 
-def _default_seeds(dataset: str, split: str, cached, p_min: float, p_max: float) -> int:
-    """:func:`depth.default_seeds` for the request the widgets hold (their defaults before the
-    first run)."""
-    ss = st.session_state
-    try:
-        return depth.default_seeds(dataset, split, ss.get("ds_backbones", ["gcn"]),
-                                   ss.get("ds_depths", list(depth.DEPTHS)),
-                                   ss.get("ds_samplers", list(depth.STUDY_SAMPLERS)), cached,
-                                   ss.get("ds_mode", depth.MODES[0]), p_min, p_max,
-                                   ss.get("ds_kernel", "linear"), bool(ss.get("ds_directed", False)))
-    except ValueError:  # a request the widgets will refuse anyway (e.g. nothing picked)
-        return depth.FEWEST_DEFAULT_SEEDS
-
-
 sel = ui.selection()
 if sel.dataset != ui.UPLOAD and datasets.availability(sel.dataset) == "download":
     st.title("Depth study")  # the bundled runs and the paper's numbers need no graph: the page goes on
@@ -100,7 +86,7 @@ except runs.ResultsError as exc:
 cached = runs.cached_runs(store_df, bundled_df)
 # the Seeds box opens on every cached seed of the cells the widgets ask for (their last values,
 # else their defaults), so that the verdicts are docs/REPRODUCTION.md's, which uses them all
-req, recipe_col = dv.request_widgets(_default_seeds(sel.dataset, sel.split, cached, sel.p_min, sel.p_max))
+req, recipe_col = dv.request_widgets(dv.default_seeds(sel.dataset, sel.split, cached, sel.p_min, sel.p_max))
 if not req.backbones or not req.depths or not req.samplers:
     st.info("Pick at least one backbone, one depth and one sampler.")
     st.stop()

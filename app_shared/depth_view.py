@@ -21,7 +21,8 @@ from dropedge_core.studies.depth_view import DepthView
 from dropedge_core.studies.own_runs import OwnRuns, request_for
 
 __all__ = [
-    "POLL_S", "ss", "backbone_label", "DepthRequest", "request_widgets", "use_settings", "show_mine",
+    "POLL_S", "ss", "default_seeds", "backbone_label", "DepthRequest", "request_widgets", "use_settings",
+    "show_mine",
     "own_runs_notice", "sweep_controls", "cell_table", "lead_tests_table", "run_rows",
     "fallback_warning", "figure_notes",
 ]
@@ -29,6 +30,20 @@ __all__ = [
 POLL_S = 0.7
 PAGE, SWEEP_PARAM = "depth_study", "sweep"
 ss = st.session_state
+
+
+def default_seeds(dataset: str, split: str, cached, p_min: float, p_max: float) -> int:
+    """:func:`depth.default_seeds` for the request the widgets hold (their defaults before the
+    first run)."""
+    ss = st.session_state
+    try:
+        return depth.default_seeds(dataset, split, ss.get("ds_backbones", ["gcn"]),
+                                   ss.get("ds_depths", list(depth.DEPTHS)),
+                                   ss.get("ds_samplers", list(depth.STUDY_SAMPLERS)), cached,
+                                   ss.get("ds_mode", depth.MODES[0]), p_min, p_max,
+                                   ss.get("ds_kernel", "linear"), bool(ss.get("ds_directed", False)))
+    except ValueError:  # a request the widgets will refuse anyway (e.g. nothing picked)
+        return depth.FEWEST_DEFAULT_SEEDS
 
 
 def backbone_label(name: str) -> str:

@@ -338,7 +338,8 @@ def requested_runs(configs: Sequence[TrainConfig], cached: pd.DataFrame) -> pd.D
 
 
 #: The "Seeds" box's range, and its default where no requested cell has a cached run.
-MOST_SEEDS, FEWEST_DEFAULT_SEEDS = 20, 3
+MOST_SEEDS = 20
+FEWEST_DEFAULT_SEEDS = 3
 
 
 def default_seeds(dataset: str, split: str | None, backbones: Sequence[str], layers: Sequence[int],

@@ -24,7 +24,7 @@ import torch
 from dropedge_core.data import datasets
 from dropedge_core.method.graph import Graph
 from dropedge_core.training.config import TrainConfig, resolve_device
-from dropedge_core.training.trainer import build_model, make_sampler, sample_generator
+from dropedge_core.training.seeding import build_model, make_sampler, sample_generator
 
 __all__ = ["FINGERPRINT_EPOCHS", "INIT_FIELDS", "MASKS_FIELDS", "Fingerprint", "FingerprintCache",
            "fingerprint", "init_digest", "init_fingerprint", "masks_digest", "masks_fingerprint"]
@@ -65,8 +65,8 @@ def init_digest(model: torch.nn.Module) -> str:
 def masks_fingerprint(config: TrainConfig, graph: Graph,
                       epochs: int = FINGERPRINT_EPOCHS) -> str:
     """:func:`masks_digest` of the masks the run draws in its first ``epochs`` epochs, from
-    the trainer's own sampler and generator (:func:`~.trainer.make_sampler`,
-    :func:`~.trainer.sample_generator`). An epoch's masks depend only on that generator and
+    the trainer's own sampler and generator (:func:`~.seeding.make_sampler`,
+    :func:`~.seeding.sample_generator`). An epoch's masks depend only on that generator and
     the draws before it, never on training, so drawing them back to back gives the masks the
     run trains on."""
     device = resolve_device(config.device)
@@ -78,7 +78,7 @@ def masks_fingerprint(config: TrainConfig, graph: Graph,
 
 def init_fingerprint(config: TrainConfig, graph: Graph) -> str:
     """:func:`init_digest` of the run's model right after the trainer builds it
-    (:func:`~.trainer.build_model`: its seed's weights)."""
+    (:func:`~.seeding.build_model`: its seed's weights)."""
     device = resolve_device(config.device)
     return init_digest(build_model(config, graph, device))
 

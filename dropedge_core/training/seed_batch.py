@@ -5,8 +5,8 @@ single run would be.
 :class:`~dropedge_core.training.config.RunResult` per seed, as :func:`~.trainer.train` would:
 
 * **the same draws** — each seed's initial weights and dropout stream come from
-  :func:`.trainer.build_model`, its edge-sample and diagnostics streams from
-  :func:`.trainer._seed_streams` (the functions a single run calls), and every seed draws
+  :func:`.seeding.build_model`, its edge-sample and diagnostics streams from
+  :func:`.seeding.seed_streams` (the functions a single run calls), and every seed draws
   from them in the single run's order and shapes: same masks, same weights, same dropout;
 * **the same computation, batched** — the seeds' weights stacked on a leading dimension
   (:class:`~dropedge_core.method.seed_stack.SeedStack`), their adjacencies one
@@ -51,7 +51,7 @@ from dropedge_core.method import normalization, samplers
 from dropedge_core.method.graph import Graph, csr_tensor
 from dropedge_core.method.seed_stack import SeedStack, block_diagonal
 from dropedge_core.method.sparse_products import with_transpose
-from dropedge_core.training import trainer
+from dropedge_core.training import seeding, trainer
 from dropedge_core.training.checks import seeds_per_batch
 from dropedge_core.training.config import ConfigError, RunResult, TrainConfig, device_name
 from dropedge_core.training.selection import make_selection
@@ -154,8 +154,8 @@ class _Batch:
 
 def _new_seed(config: TrainConfig, graph: Graph, device: torch.device) -> _Seed:
     """A seed's model and streams, drawn exactly as its single run draws them."""
-    model = trainer.build_model(config, graph, device)
-    sample_gen, diag_gen = trainer._seed_streams(config, device)
+    model = seeding.build_model(config, graph, device)
+    sample_gen, diag_gen = seeding.seed_streams(config, device)
     return _Seed(config, model, sample_gen, diag_gen, make_selection(config))
 
 

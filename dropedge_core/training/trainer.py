@@ -44,9 +44,7 @@ import torch.nn.functional as F
 
 from dropedge_core.data import datasets
 from dropedge_core.method import metrics, normalization, pattern, samplers
-from dropedge_core.method.authors_models import make_authors_model
 from dropedge_core.method.graph import Graph, csr_tensor, to_csr
-from dropedge_core.method.models import make_model
 from dropedge_core.method.sparse_products import with_transpose
 from dropedge_core.training.checks import check_trainable
 from dropedge_core.training.config import (
@@ -57,20 +55,16 @@ from dropedge_core.training.config import (
     device_name,
     resolve_device,
 )
+from dropedge_core.training.seeding import build_model, make_sampler, seed_streams
 from dropedge_core.training.selection import make_selection
 
 __all__ = [
     "SPARSE_FEATURES_BELOW", "MAD_NODES", "AdjacencyBuilder", "prepare_features", "device_memory",
-    "diagnostics", "train", "make_sampler", "sample_generator", "build_model",
+    "diagnostics", "train",
 ]
 
 SPARSE_FEATURES_BELOW = 0.3  # feature density under which X is kept as a sparse matrix
 MAD_NODES = 1000  # MAD's node subset: 2000 nodes cost 0.44 s per diagnostics at 16 layers, 1000 0.09 s
-
-# Model initialisation draws from torch's global RNG; the lock keeps concurrent runs
-# (TrainingWorker threads) from interleaving their draws, so a seed fixes the weights.
-_INIT_LOCK = threading.Lock()
-
 
 class AdjacencyBuilder:
     """Per-layer normalised adjacencies as sparse CSR matrices, fast enough for every epoch.
@@ -217,31 +211,6 @@ class _Run:
     diagnostics: list[dict] = field(default_factory=list)
 
 
-def make_sampler(config: TrainConfig, g: Graph) -> samplers.EdgeSampler:
-    """The run's sampler, its kernel weights computed (and memoised) on ``g``'s device once."""
-    sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
-                            kernel=config.kernel, directed=config.directed)
-    sampler.weights(g)
-    return sampler
-
-
-def sample_generator(config: TrainConfig, device: torch.device) -> torch.Generator:
-    """The generator the run's edge samples draw from (its seed's mask stream)."""
-    return torch.Generator(device=device).manual_seed(config.seed)
-
-
-def build_model(config: TrainConfig, g: Graph, device: torch.device) -> torch.nn.Module:
-    """The backbone, its weights drawn from ``config.seed`` (the authors' models for the
-    ``authors`` recipe)."""
-    build = make_authors_model if config.recipe == "authors" else make_model
-    with _INIT_LOCK:
-        torch.manual_seed(config.seed)
-        return build(config.backbone, g.num_features, g.num_classes, config.num_layers,
-                     hidden=config.hidden, dropout=config.dropout, self_loop=config.self_loop,
-                     batch_norm=config.batch_norm, alpha=config.alpha,
-                     generator=torch.Generator(device=device).manual_seed(config.seed + 1)).to(device)
-
-
 def _prepare_graph(config: TrainConfig, graph: Graph | None
                    ) -> tuple[torch.device, Graph, samplers.EdgeSampler, AdjacencyBuilder]:
     """Load and check the graph, then build what every seed of ``config`` shares: ``(device,
@@ -260,18 +229,12 @@ def _prepare_graph(config: TrainConfig, graph: Graph | None
     return device, g, sampler, builder
 
 
-def _seed_streams(config: TrainConfig, device: torch.device) -> tuple[torch.Generator, torch.Generator]:
-    """A run's ``(edge samples', diagnostics')`` generators, seeded from ``config.seed`` (the
-    weights' and dropout's come from :func:`build_model`); batched seeds take theirs here too."""
-    return sample_generator(config, device), torch.Generator().manual_seed(config.seed + 2)
-
-
 def _prepare(config: TrainConfig, graph: Graph | None) -> _Run:
     """Load and check the graph, then build the sampler, adjacencies, model and optimiser."""
     device, g, sampler, builder = _prepare_graph(config, graph)
     model = build_model(config, g, device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    sample_gen, diag_gen = _seed_streams(config, device)
+    sample_gen, diag_gen = seed_streams(config, device)
     return _Run(config=config, device=device, graph=g, sampler=sampler, builder=builder,
                 full_adjs=[builder.full()] * config.num_layers, x=prepare_features(g.x), model=model,
                 optimizer=optimizer, sample_gen=sample_gen, diag_gen=diag_gen)

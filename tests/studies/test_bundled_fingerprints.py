@@ -108,9 +108,9 @@ def test_a_changed_mask_stream_names_the_runs(monkeypatch):
 
 def test_a_changed_init_names_the_runs(monkeypatch):
     rows = _karate_rows("nodrop")
-    from dropedge_core.training import trainer
+    from dropedge_core.training import seeding, trainer
 
-    original = trainer.build_model
+    original = seeding.build_model
 
     def other_init(config, g, device):
         model = original(config, g, device)
@@ -170,7 +170,9 @@ def test_the_fingerprint_is_the_trainers_first_masks_and_weights():
         return masks
 
     init = {}
-    build = trainer.build_model
+    from dropedge_core.training import seeding
+
+    build = seeding.build_model
 
     def keep_init(c, g, device):
         model = build(c, g, device)

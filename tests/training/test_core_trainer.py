@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from dropedge_core.method import samplers
-from dropedge_core.training import TrainConfig, train
+from dropedge_core.training import TrainConfig, seeding, train
 from dropedge_core.training import trainer as trainer_module
 from tests.helpers import random_graph
 from tests.helpers.references import dense_reference
@@ -50,8 +50,8 @@ def test_sampled_adjacencies_reach_the_model_in_training_and_the_full_one_in_eva
         monkeypatch, sampler, method):
     g = split_graph()
     calls: list = []
-    make = trainer_module.make_model
-    monkeypatch.setattr(trainer_module, "make_model", lambda *a, **k: Recorder(make(*a, **k), calls))
+    make = seeding.make_model
+    monkeypatch.setattr(seeding, "make_model", lambda *a, **k: Recorder(make(*a, **k), calls))
     config = TrainConfig(dataset="upload", backbone="gcn", sampler=sampler, num_layers=3, p_min=0.2,
                          p_max=0.7, normalization=method, hidden=8, epochs=2, patience=0, diag_every=0,
                          seed=3)
@@ -76,8 +76,8 @@ def test_sampled_adjacencies_reach_the_model_in_training_and_the_full_one_in_eva
 def test_nodrop_trains_on_the_full_adjacency(monkeypatch):
     g = split_graph(1)
     calls: list = []
-    make = trainer_module.make_model
-    monkeypatch.setattr(trainer_module, "make_model", lambda *a, **k: Recorder(make(*a, **k), calls))
+    make = seeding.make_model
+    monkeypatch.setattr(seeding, "make_model", lambda *a, **k: Recorder(make(*a, **k), calls))
     train(TrainConfig(dataset="upload", sampler="nodrop", num_layers=2, hidden=8, epochs=1, patience=0,
                       diag_every=0), graph=g)
     full = dense_reference(dense_adjacency(g, torch.ones(g.num_edges, dtype=torch.bool)), "AN")
@@ -314,13 +314,13 @@ def test_prepare_features_makes_sparse_features_csr_and_leaves_dense_ones():
 
 def test_the_run_settings_reach_the_model_and_the_sampler(monkeypatch):
     seen: dict = {}
-    make = trainer_module.make_model
+    make = seeding.make_model
 
     def spy(*args, **kwargs):
         seen.update(args=args, kwargs=kwargs)
         return make(*args, **kwargs)
 
-    monkeypatch.setattr(trainer_module, "make_model", spy)
+    monkeypatch.setattr(seeding, "make_model", spy)
     made = samplers.make
     spy_sampler = lambda *a, **k: seen.update(sampler=(a, k)) or made(*a, **k)  # noqa: E731
     monkeypatch.setattr(trainer_module.samplers, "make", spy_sampler)

@@ -17,7 +17,7 @@ from torch import nn
 
 from dropedge_core import samplers
 from dropedge_core.method.graph import Graph
-from dropedge_core.training import trainer
+from dropedge_core.training import seeding, trainer
 from dropedge_core.training.config import TrainConfig
 from dropedge_core.training.selection import ModelSelection
 from tests.helpers import random_graph
@@ -45,7 +45,7 @@ class ScriptedModel(nn.Module):
 
 
 def install(monkeypatch, model: ScriptedModel) -> None:
-    monkeypatch.setattr(trainer, "make_model", lambda *args, **kwargs: model)
+    monkeypatch.setattr(seeding, "make_model", lambda *args, **kwargs: model)
 
 
 def dense_an(num_nodes: int, edges: np.ndarray) -> np.ndarray:

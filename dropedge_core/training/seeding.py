@@ -1,0 +1,52 @@
+"""What a run's seed fixes, made the same way for a single run, a batch of seeds and a
+fingerprint: its sampler (kernel weights on the run's device), the generator its edge samples
+draw from, its diagnostics' generator and its model's initial weights.
+"""
+from __future__ import annotations
+
+import threading
+
+import torch
+
+from dropedge_core.method import samplers
+from dropedge_core.method.authors_models import make_authors_model
+from dropedge_core.method.graph import Graph
+from dropedge_core.method.models import make_model
+from dropedge_core.training.config import TrainConfig
+
+__all__ = ["make_sampler", "sample_generator", "seed_streams", "build_model"]
+
+# Model initialisation draws from torch's global RNG; the lock keeps concurrent runs
+# (TrainingWorker threads) from interleaving their draws, so a seed fixes the weights.
+_INIT_LOCK = threading.Lock()
+
+
+def make_sampler(config: TrainConfig, g: Graph) -> samplers.EdgeSampler:
+    """The run's sampler, its kernel weights computed (and memoised) on ``g``'s device once."""
+    sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
+                            kernel=config.kernel, directed=config.directed)
+    sampler.weights(g)
+    return sampler
+
+
+def sample_generator(config: TrainConfig, device: torch.device) -> torch.Generator:
+    """The generator the run's edge samples draw from (its seed's mask stream)."""
+    return torch.Generator(device=device).manual_seed(config.seed)
+
+
+def build_model(config: TrainConfig, g: Graph, device: torch.device) -> torch.nn.Module:
+    """The backbone, its weights drawn from ``config.seed`` (the authors' models for the
+    ``authors`` recipe)."""
+    build = make_authors_model if config.recipe == "authors" else make_model
+    with _INIT_LOCK:
+        torch.manual_seed(config.seed)
+        return build(config.backbone, g.num_features, g.num_classes, config.num_layers,
+                     hidden=config.hidden, dropout=config.dropout, self_loop=config.self_loop,
+                     batch_norm=config.batch_norm, alpha=config.alpha,
+                     generator=torch.Generator(device=device).manual_seed(config.seed + 1)).to(device)
+
+
+def seed_streams(config: TrainConfig, device: torch.device) -> tuple[torch.Generator, torch.Generator]:
+    """A run's ``(edge samples', diagnostics')`` generators, seeded from ``config.seed`` (the
+    weights' and dropout's come from :func:`build_model`); batched seeds take theirs here too."""
+    return sample_generator(config, device), torch.Generator().manual_seed(config.seed + 2)
