@@ -4,14 +4,15 @@
 
 Every run of today's stream in the stores joins each bundled file (``dropedge_core/assets/results/``,
 ``assets/ablation/``, ``assets/search/cell_best_*.csv``) that holds a row of the same config
-(a re-run of an older-stream row: the old row stays, labelled) or of the same cell (dataset,
-split, backbone, sampler, depth, settings: more seeds of a cell the file holds). A new row gets
+(a re-run of an older-stream row: the old row stays, labelled) or of the same cell (the same
+config but the seed: more seeds of a cell the file holds). A new row gets
 the file's columns, its stream and its fingerprint computed now; a run already in the file (by
 key) is left as it is. Prints what each file gained.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -25,7 +26,6 @@ from dropedge_core.studies import fingerprints, runs
 from dropedge_core.training import TrainConfig
 
 ASSETS = Path(paths.BUNDLED_RESULTS_DIR).parent
-CELL = ["dataset", "split", "backbone", "sampler", "layers", "settings"]
 DTYPES = {"key": str, "settings": str, "masks_fp": str, "init_fp": str}
 
 
@@ -48,18 +48,24 @@ def store_rows(locations: list[str]) -> tuple[pd.DataFrame, dict]:
     return every, configs
 
 
+def _cell_of(config: TrainConfig) -> str:
+    """A config without its seed (and what does not change a run): the cell it is a seed of."""
+    values = config.to_dict()
+    for name in ("seed", "diag_every", "device"):
+        values.pop(name)
+    return json.dumps(values, sort_keys=True)
+
+
 def _joining(file_rows: pd.DataFrame, new: pd.DataFrame, configs: dict) -> pd.DataFrame:
-    """The store runs that belong in a file: re-runs of its rows' configs, or more seeds of
-    its cells; not already in it."""
+    """The store runs that belong in a file: re-runs of its rows' configs, or more seeds of a
+    cell it holds (the same config but the seed: keep rates, kernel and direction included);
+    not already in it."""
     have = set(file_rows["key"])
-    today_keys = {run_key(fingerprints.row_config(r)) for _, r in file_rows.iterrows()}
-    labelled = file_rows.assign(settings=file_rows["settings"] if "settings" in file_rows else "depth")
-    cells = set(map(tuple, labelled[CELL].astype(str).to_numpy()))
-    in_cell = new[CELL].astype(str).apply(tuple, axis=1).isin(cells)
+    rebuilt = [fingerprints.row_config(r) for _, r in file_rows.iterrows()]
+    today_keys = {run_key(c) for c in rebuilt}
+    cells = {_cell_of(c) for c in rebuilt}
+    in_cell = new["key"].map(lambda k: _cell_of(configs[k]) in cells)
     take = (new["key"].isin(today_keys) | in_cell) & ~new["key"].isin(have)
-    # the ablation's file is one cell at several keep rates: only re-runs of its rows join it
-    if "settings" not in file_rows:
-        take = new["key"].isin(today_keys) & ~new["key"].isin(have)
     return new[take]
 
 
