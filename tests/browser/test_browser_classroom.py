@@ -44,12 +44,13 @@ def test_a_visitor_watches_read_only_and_the_owner_link_controls(server):
             b = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             for pg in (a, b):
                 pg.set_default_timeout(TIMEOUT_MS)
-            a.goto(f"{server}/live_training")
+            a.goto(f"{server}/live_training?layers=16")  # 16 layers: 5000 epochs outlast the test
             _wait_main_text(a, "Live training")
             _wait_idle(a, 0)
             a.get_by_test_id("stMain").get_by_text("custom", exact=True).click()
             _wait_idle(a, 0)
             _set_number(a, "Epochs", 5000)
+            _set_number(a, "Patience", 0)  # no early stop: karate's run would end within the test
             _set_number(a, "Diagnostics every", 0)
             a.get_by_role("button", name="Start", exact=True).click()
             a.wait_for_selector("[data-testid=stProgress]", timeout=TIMEOUT_MS)
