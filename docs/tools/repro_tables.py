@@ -955,13 +955,47 @@ def expected_tables() -> list[str]:
     return names
 
 
+def _neighbour(name: str, names: list[str]) -> str | None:
+    """The block a new table block ``name`` goes after: the last block of a depth table of the
+    same backbone, else of the same kind (GCN or another backbone), else of any depth table."""
+    kind, *args = name.split()
+    tables = [n.split() for n in names if n.split()[0] == kind and len(n.split()) == 4]
+    for same in (lambda t: t[3] == args[2], lambda t: (t[3] == "gcn") == (args[2] == "gcn"), lambda t: True):
+        hits = [" ".join(t) for t in tables if same(t)]
+        if hits:
+            return hits[-1]
+    return None
+
+
+def add_missing_blocks(doc: str) -> tuple[str, list[str]]:
+    """``doc`` with an empty block for every table the bundled data call for and the document
+    lacks (a table a ``reproduce`` run added), each after its nearest neighbour
+    (:func:`_neighbour`); and the names added.
+
+    Raises:
+        SystemExit: a missing table with no table block of its kind to go after.
+    """
+    added = []
+    for name in expected_tables():
+        names = MARKER.findall(doc)
+        if name in names:
+            continue
+        after = _neighbour(name, names)
+        if after is None:
+            raise SystemExit(f"no block for {name}: add '<!-- repro_tables: {name} -->' and "
+                             f"'<!-- /repro_tables: {name} -->' where it belongs, then rerun --write")
+        end = f"\n<!-- /repro_tables: {after} -->\n"
+        at = doc.index(end) + len(end)
+        doc = doc[:at] + f"\n<!-- repro_tables: {name} -->\n<!-- /repro_tables: {name} -->\n" + doc[at:]
+        added.append(name)
+    return doc, added
+
+
 def regenerate(doc: str) -> str:
-    """``doc`` with every named block replaced by what :func:`render` prints now."""
+    """``doc`` with every named block replaced by what :func:`render` prints now (a table block
+    the data call for and the document lacks is added first, :func:`add_missing_blocks`)."""
+    doc, _ = add_missing_blocks(doc)
     names = MARKER.findall(doc)
-    missing = [n for n in expected_tables() if n not in names]
-    if missing:
-        raise SystemExit("no block for " + ", ".join(missing) + ": add '<!-- repro_tables: NAME -->' and "
-                         "'<!-- /repro_tables: NAME -->' where each table belongs, then rerun --write")
     for name in names:
         begin, end = f"\n<!-- repro_tables: {name} -->\n", f"\n<!-- /repro_tables: {name} -->\n"
         a = doc.index(begin) + 1

@@ -1,4 +1,4 @@
-"""Command line: ``python -m dropedge_core {datasets,train,men,sweep,tune,search} ...``.
+"""Command line: ``python -m dropedge_core {datasets,train,men,sweep,tune,search,reproduce} ...``.
 
 Every subcommand has ``--help``; ``--json`` prints machine-readable output to stdout;
 progress bars go to stderr (only when it is a terminal, or never with ``--no-progress``).
@@ -50,11 +50,12 @@ from dropedge_core.cli.commands import (
 )
 from dropedge_core.cli.common import CLIError, make_config
 from dropedge_core.cli.parser import build_parser
+from dropedge_core.cli.reproduce import cmd_reproduce
 from dropedge_core.studies.stopping import Interrupted
 from dropedge_core.training import ConfigError
 
 COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep": cmd_sweep,
-            "tune": cmd_tune, "search": cmd_search}
+            "tune": cmd_tune, "search": cmd_search, "reproduce": cmd_reproduce}
 
 
 def _set_threads(args: argparse.Namespace) -> None:

@@ -208,14 +208,16 @@ def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None
     if keys is not None:
         df = df[df["key"].isin(set(keys))]
     df = df.sort_values([*GROUP_COLUMNS, "seed"], key=display_order, kind="stable")
-    df = _with_fingerprints(df)
+    df = with_fingerprints(df)
     path.parent.mkdir(parents=True, exist_ok=True)
     with paths.replaced(path) as part:  # a reader (the app, another export) never sees half a file
         df.to_csv(part, index=False)
     return path
 
 
-def _with_fingerprints(df: pd.DataFrame) -> pd.DataFrame:
+def with_fingerprints(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (run CSV rows) with ``masks_fp`` and ``init_fp`` filled for every row of today's
+    stream (not an uploaded graph's): computed now, by the code that draws them."""
     from dropedge_core.studies import fingerprints  # it reads this module's format
 
     now = fingerprints.current(df[df["dataset"] != UPLOAD_DATASET])
@@ -285,5 +287,5 @@ def display_order(column: pd.Series) -> pd.Series:
 __all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "OPTIONAL_COLUMNS", "RUN_COLUMNS",
            "ResultsError", "bundled_files", "bundled_results",
            "bundled_signature", "cached_runs", "current", "older", "display_order", "empty_runs",
-           "export_runs", "export_table",
+           "export_runs", "export_table", "with_fingerprints",
            "read_runs", "run_row", "store_runs"]

@@ -1,0 +1,239 @@
+"""One of the paper's depth tables, regenerated: its cells, the runs it still lacks, those
+runs trained (the seeds of a cell in one batch) and stored, the bundled file brought up to
+date, and the table's verdicts — what ``python -m dropedge_core reproduce`` does.
+
+A table (:data:`TABLES`) is one of the paper's accuracy-by-depth tables of one dataset and
+split, for GCN or for the three other backbones, as the bundled run files split them
+(``dropedge_core/assets/results/depth_<gcn|backbones>_<split>_<dataset>.csv``). Its runs are
+the Depth study's under the depth recipe (:func:`dropedge_core.studies.depth.depth_configs`:
+keep rates 0.3 / 0.8, no diagnostics), so a run made here, by a sweep or by the app's "Run
+missing" has one key. A run counts as present when the bundled file holds it (today's
+stream) or the store does; the rest are trained cell by cell and stored as each cell ends,
+so an interrupted reproduction resumes where it stopped.
+
+Example:
+    >>> from dropedge_core.studies import reproduce
+    >>> table = reproduce.TABLES["gcn-semi-cora"]
+    >>> table.file, table.backbones
+    ('depth_gcn_semi_cora.csv', ('gcn',))
+    >>> configs = reproduce.table_configs(table, seeds=2, layers=[2])
+    >>> [(c.num_layers, c.sampler, c.seed) for c in configs][:3]
+    [(2, 'nodrop', 0), (2, 'dropedge', 0), (2, 'dropedge++', 0)]
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from dropedge_core import paths
+from dropedge_core.data import reference
+from dropedge_core.method.graph import Graph
+from dropedge_core.store import ResultStore, run_key
+from dropedge_core.studies import depth, ordering
+from dropedge_core.studies.cells import paper_rows
+from dropedge_core.studies.runs import (
+    GROUP_COLUMNS,
+    ResultsError,
+    current,
+    display_order,
+    empty_runs,
+    read_runs,
+    store_runs,
+    with_fingerprints,
+)
+from dropedge_core.training import RunResult, TrainConfig
+
+#: The other backbones, beside GCN (the paper's tables give all four; the bundled files
+#: keep GCN apart).
+OTHER_BACKBONES: tuple[str, ...] = ("resgcn", "jknet", "appnp_star")
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """One of the paper's accuracy-by-depth tables, as a bundled run file holds it.
+
+    Attributes:
+        dataset, split: the data (``cora``/``citeseer``, ``semi``/``full``).
+        backbones: ``("gcn",)`` or :data:`OTHER_BACKBONES`.
+    """
+
+    dataset: str
+    split: str
+    backbones: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        return "gcn" if self.backbones == ("gcn",) else "backbones"
+
+    @property
+    def name(self) -> str:
+        """The name ``reproduce --table`` takes, e.g. ``gcn-semi-cora``."""
+        return f"{self.kind}-{self.split}-{self.dataset}"
+
+    @property
+    def file(self) -> str:
+        """The bundled run file's name, e.g. ``depth_gcn_semi_cora.csv``."""
+        return f"depth_{self.kind}_{self.split}_{self.dataset}.csv"
+
+
+#: Every table ``reproduce`` regenerates, by name.
+TABLES: dict[str, PaperTable] = {t.name: t for t in (
+    PaperTable(dataset, split, backbones)
+    for backbones in (("gcn",), OTHER_BACKBONES)
+    for dataset in ("cora", "citeseer") for split in ("semi", "full"))}
+
+
+def check_table(name: str) -> PaperTable:
+    """The table called ``name``.
+
+    Raises:
+        ResultsError: an unknown name (the message lists the valid ones).
+    """
+    table = TABLES.get(str(name).strip().lower())
+    if table is None:
+        raise ResultsError(f"unknown table {name!r}; valid: {', '.join(TABLES)}")
+    return table
+
+
+def table_layers(table: PaperTable) -> list[int]:
+    """The depths the paper reports for ``table`` (2 to 64)."""
+    rows = paper_rows(reference.paper_accuracy_by_depth(), table.dataset, table.split, table.backbones)
+    return sorted(int(v) for v in rows["layers"].unique())
+
+
+def table_configs(table: PaperTable, seeds: int | Sequence[int] = 10,
+                  layers: Sequence[int] | None = None, device: str = "auto") -> list[TrainConfig]:
+    """Every run of ``table``: backbone × depth × sampler (NoDrop, DropEdge, DropEdge++) ×
+    seed under the depth recipe, in the Depth study's order (seed by seed, shallow first).
+
+    Args:
+        seeds: a count ``n`` (seeds ``0 .. n-1``) or the seeds.
+        layers: only these of the paper's depths (default all of them).
+        device: where the runs train (not part of a run's key).
+
+    Raises:
+        ResultsError: a depth the paper's table does not have.
+    """
+    every = table_layers(table)
+    chosen = every if layers is None else sorted({int(v) for v in layers})
+    foreign = [v for v in chosen if v not in every]
+    if foreign:
+        raise ResultsError(f"--layers {' '.join(map(str, foreign))}: not a depth of the paper's table "
+                           f"{table.name}; valid: {' '.join(map(str, every))}")
+    configs = depth.depth_configs(table.dataset, table.split, table.backbones, chosen, seeds=seeds)
+    return [dataclasses.replace(c, device=device) for c in configs] if device != "auto" else configs
+
+
+def bundled_path(table: PaperTable, directory: str | Path | None = None) -> Path:
+    """Where ``table``'s bundled run file is (default ``dropedge_core/assets/results/``)."""
+    return Path(directory if directory is not None else paths.BUNDLED_RESULTS_DIR) / table.file
+
+
+def bundled_runs(table: PaperTable, directory: str | Path | None = None) -> pd.DataFrame:
+    """Every row of ``table``'s bundled file, of every stream (empty when there is no file)."""
+    path = bundled_path(table, directory)
+    return read_runs(path) if path.is_file() else empty_runs()
+
+
+def _cell_of(config: TrainConfig) -> str:
+    """The key of a config with seed 0: the same for every seed of one cell."""
+    return run_key(dataclasses.replace(config, seed=0))
+
+
+def missing_cells(configs: Sequence[TrainConfig], present: Iterable[str]) -> list[list[TrainConfig]]:
+    """The configs whose key is not in ``present``, the seeds of one cell together, cells in
+    the order of their first config (shallow depths first)."""
+    have = set(present)
+    cells: dict[str, list[TrainConfig]] = {}
+    for c in sorted(configs, key=lambda c: (c.num_layers, c.backbone)):
+        if run_key(c) not in have:
+            cells.setdefault(_cell_of(c), []).append(c)
+    return [sorted(group, key=lambda c: c.seed) for group in cells.values()]
+
+
+def present_keys(table: PaperTable, store: ResultStore | None,
+                 directory: str | Path | None = None) -> set[str]:
+    """The keys of runs that need no training: today's-stream rows of the bundled file and
+    every run of ``store``."""
+    keys = set(current(bundled_runs(table, directory))["key"])
+    return keys | (store.keys() if store is not None else set())
+
+
+def expected_epochs(config: TrainConfig, runs: pd.DataFrame) -> float:
+    """Epochs a run of ``config``'s cell is expected to take: the mean ``epochs_run`` of the
+    cell's runs in ``runs`` (early stopping makes it shorter than the budget), else the
+    config's ``epochs``."""
+    same = runs[(runs["backbone"] == config.backbone) & (runs["layers"] == config.num_layers)
+                & (runs["sampler"] == config.sampler)]["epochs_run"].dropna()
+    return float(same.mean()) if len(same) else float(config.epochs)
+
+
+def estimate_seconds(cells: Sequence[Sequence[TrainConfig]], runs: pd.DataFrame,
+                     epoch_seconds: Callable[[TrainConfig], float]) -> pd.DataFrame:
+    """One row per missing cell: backbone, layers, sampler, seeds to train, expected epochs
+    per run (:func:`expected_epochs`), seconds per epoch (``epoch_seconds`` of the cell's
+    first config) and the cell's estimated seconds (seeds × epochs × seconds per epoch)."""
+    rows = []
+    for cell in cells:
+        c = cell[0]
+        epochs, per_epoch = expected_epochs(c, runs), float(epoch_seconds(c))
+        rows.append({"backbone": c.backbone, "layers": c.num_layers, "sampler": c.sampler,
+                     "seeds": len(cell), "epochs": epochs, "epoch_s": per_epoch,
+                     "seconds": len(cell) * epochs * per_epoch})
+    return pd.DataFrame(rows, columns=["backbone", "layers", "sampler", "seeds", "epochs", "epoch_s",
+                                       "seconds"])
+
+
+def measure_epoch(config: TrainConfig, graph: Graph, epochs: int = 3,
+                  train_fn: Callable[..., RunResult] | None = None) -> float:
+    """Seconds per epoch of ``config`` on its device: a run of ``epochs`` epochs (not stored),
+    its mean epoch time."""
+    from dropedge_core.training import train
+
+    short = dataclasses.replace(config, epochs=int(epochs), patience=0)
+    result = (train_fn or train)(short, graph=graph)
+    return float(result.mean_epoch_time or result.total_time / max(result.epochs_run, 1))
+
+
+def bundle(table: PaperTable, store: ResultStore, directory: str | Path | None = None) -> tuple[Path, int]:
+    """Add to ``table``'s bundled file every run of ``store`` that belongs to the table (a key
+    of :func:`table_configs` at any of the store's seeds) and is not in the file yet, with its
+    fingerprint; rows already there stay as they are (older-stream rows included). Written
+    whole, by rename. Returns the path and the number of rows added."""
+    path = bundled_path(table, directory)
+    old = bundled_runs(table, directory)
+    new = store_runs(store)
+    new = new[(new["dataset"] == table.dataset) & (new["split"] == table.split)
+              & new["backbone"].isin(table.backbones) & ~new["key"].isin(set(old["key"]))]
+    seeds = sorted({int(s) for s in new["seed"]})
+    wanted = {run_key(c) for c in table_configs(table, seeds)} if seeds else set()
+    new = new[new["key"].isin(wanted)]
+    if not len(new):
+        return path, 0
+    new = with_fingerprints(new.copy())
+    columns = list(old.columns) if len(old.columns) else list(new.columns)
+    both = pd.concat([old, new.reindex(columns=columns)], ignore_index=True)
+    both = both.sort_values([*GROUP_COLUMNS, "seed"], key=display_order, kind="stable")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with paths.replaced(path) as part:
+        both.to_csv(part, index=False)
+    return path, len(new)
+
+
+def verdicts(table: PaperTable, directory: str | Path | None = None) -> pd.DataFrame:
+    """The paired claims of ``table``'s bundled runs of today's stream, per backbone
+    (:func:`dropedge_core.studies.ordering.compare_samplers`, Holm-corrected per claim over
+    the table's depths), with a ``backbone`` column."""
+    runs = current(bundled_runs(table, directory))
+    parts = [ordering.compare_samplers(runs[runs["backbone"] == b]).assign(backbone=b)
+             for b in table.backbones if (runs["backbone"] == b).any()]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+__all__ = ["OTHER_BACKBONES", "PaperTable", "TABLES", "bundle", "bundled_path", "bundled_runs",
+           "check_table", "estimate_seconds", "expected_epochs", "measure_epoch", "missing_cells",
+           "present_keys", "table_configs", "table_layers", "verdicts"]
