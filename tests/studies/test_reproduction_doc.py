@@ -287,3 +287,18 @@ def test_the_authors_table_agrees_with_a_direct_count():
         assert re.search(pattern, block, re.M), (dataset, split, backbone, layers)
     printed = [r for r in block.splitlines() if re.match(r"^\| (semi|full) \|", r)]
     assert sum(r.split("|")[6].strip() != "–" for r in printed) == len(cells)
+
+
+def test_a_table_the_data_call_for_gets_a_block_beside_its_kind(tool):
+    """A table block the document lacks (a new table bundled by ``reproduce``) is added after
+    the last block of the same backbone, and filled by the next regeneration."""
+    doc = DOC.read_text(encoding="utf-8")
+    name = "depth cora semi jknet"
+    whole = re.compile(rf"^<!-- repro_tables: {name} -->$.*?^<!-- /repro_tables: {name} -->\n", re.S | re.M)
+    without = whole.sub("", doc, count=1)
+    assert name not in tool.MARKER.findall(without)
+    added, names = tool.add_missing_blocks(without)
+    assert names == [name]
+    blocks = tool.MARKER.findall(added)
+    assert blocks[blocks.index(name) - 1] == "depth citeseer semi jknet"  # jknet's last block before it
+    assert "#### cora / semi, JKNet, settings 'depth'" in tool.regenerate(without)

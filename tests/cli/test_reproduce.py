@@ -1,0 +1,134 @@
+"""``reproduce --table``: the missing cells of a paper table trained, stored, bundled with
+their fingerprints and judged; a dry run that writes nothing; a resume after an interruption;
+bad input refused in one line.
+
+The independent numbers are the bundled file's own rows (made earlier by ``sweep`` and
+``train``): a row removed from a copy of the file must come back from ``reproduce`` with the
+same test accuracy and the same fingerprints.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from dropedge_core.store import ResultStore
+from dropedge_core.studies import reproduce as rep
+from dropedge_core.studies import runs
+from tests.helpers.runs import refused_line, run_cli
+
+TABLE = rep.TABLES["gcn-semi-cora"]
+
+
+def _copy_without(tmp_path, drop) -> tuple:
+    """A bundle folder holding the Cora semi GCN file without the rows ``drop(df)`` selects;
+    the removed rows."""
+    df = runs.read_runs(runs.BUNDLED_DIR / TABLE.file)
+    gone = df[drop(df)]
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    df[~drop(df)].to_csv(folder / TABLE.file, index=False)
+    return folder, runs.current(gone)
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_missing_runs_come_back_as_they_were_bundled(capsys, tmp_path, cora):
+    folder, gone = _copy_without(tmp_path, lambda d: (d["layers"] == 2) & (d["seed"] == 0))
+    assert sorted(gone["sampler"]) == ["dropedge", "dropedge++", "nodrop"]
+    store = tmp_path / "runs.sqlite"
+    argv = ["reproduce", "--table", TABLE.name, "--layers", "2", "--seeds", "1", "--store", str(store),
+            "--bundle-dir", str(folder), "--no-progress", "--json"]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["trained"] == 3 and report["added"] == 3
+    assert "not regenerated" in report["document"]  # another bundle folder: the doc is not touched
+    back = runs.read_runs(folder / TABLE.file).set_index(["sampler", "seed", "layers"])
+    for row in gone.itertuples():
+        new = back.loc[(row.sampler, 0, 2)]
+        assert new["test_acc"] == pytest.approx(row.test_acc, abs=1e-9), row.sampler
+        assert (new["key"], new["masks_fp"], new["init_fp"]) == (row.key, row.masks_fp, row.init_fp)
+    verdicts = {(v["layers"], v["better"], v["worse"]) for v in report["verdicts"]}
+    assert (2, "dropedge++", "dropedge") in verdicts and (32, "dropedge++", "dropedge") in verdicts
+
+    before = _digest(folder / TABLE.file)  # again: everything is there, nothing trains or changes
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0 and json.loads(out)["trained"] == 0 and json.loads(out)["added"] == 0
+    assert _digest(folder / TABLE.file) == before
+
+
+def test_a_dry_run_lists_the_missing_cells_and_writes_nothing(capsys, tmp_path, cora):
+    folder, gone = _copy_without(tmp_path, lambda d: (d["layers"] == 4) & (d["seed"] >= 1))
+    before = _digest(folder / TABLE.file)
+    store = tmp_path / "never.sqlite"
+    code, out, err = run_cli(capsys, "reproduce", "--table", TABLE.name, "--layers", "4", "--seeds", "3",
+                             "--store", str(store), "--bundle-dir", str(folder), "--dry-run", "--json",
+                             "--no-progress")
+    assert code == 0, err
+    plan = json.loads(out)
+    cells = {(c["sampler"], c["seeds"]) for c in plan["cells"]}
+    assert cells == {(s, 2) for s in gone["sampler"]}  # seeds 1 and 2 of each sampler at L = 4
+    assert plan["runs"] == len(gone) == 6
+    assert all(c["epoch_s"] > 0 and c["seconds"] > 0 for c in plan["cells"])
+    assert not store.exists() and _digest(folder / TABLE.file) == before
+
+
+def test_an_interrupted_reproduction_resumes_where_it_stopped(capsys, tmp_path, cora, monkeypatch):
+    """The first cell is stored before the interruption; the second invocation trains only the
+    cell that was cut short."""
+    from dropedge_core.cli import reproduce as command
+
+    folder, _ = _copy_without(tmp_path, lambda d: (d["layers"] == 2) & (d["seed"] == 0)
+                              & (d["sampler"] != "dropedge++"))
+    store = tmp_path / "runs.sqlite"
+    argv = ["reproduce", "--table", TABLE.name, "--layers", "2", "--seeds", "1", "--store", str(store),
+            "--bundle-dir", str(folder), "--no-progress"]
+    trained = []
+    real = command.train_and_store
+
+    def second_interrupts(config, store, graph):
+        if trained:
+            raise KeyboardInterrupt
+        trained.append(config.sampler)
+        return real(config, store, graph)
+
+    monkeypatch.setattr(command, "train_and_store", second_interrupts)
+    line = refused_line(capsys, *argv)
+    assert "interrupted after 1 run(s)" in line and "again to resume" in line
+    assert len(ResultStore(store)) == 1
+    monkeypatch.setattr(command, "train_and_store", real)
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    assert "1 trained here" in out and "2 row(s) added" in out
+    assert len(ResultStore(store)) == 2
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["--table", "gcn-semi-pubmed"], "unknown table 'gcn-semi-pubmed'; valid: gcn-semi-cora"),
+    (["--table", "gcn-semi-cora", "--layers", "3"], "--layers 3: not a depth of the paper's table"),
+    (["--table", "gcn-semi-cora", "--seeds", "0"], "--seeds 0: allowed 1 to 100"),
+    (["--table", "gcn-semi-cora", "--device", "tpu"], "unknown device 'tpu'"),
+])
+def test_bad_input_is_refused_in_one_line(capsys, tmp_path, argv, fragment):
+    store = tmp_path / "never.sqlite"
+    assert fragment in refused_line(capsys, "reproduce", *argv, "--store", store, "--dry-run")
+    assert not store.exists()
+
+
+def test_a_table_run_never_bundles_runs_of_other_settings(tmp_path, cora):
+    """A store run of the table's dataset, depth and sampler under other settings (5 epochs)
+    is not the table's: the bundled file is left as it was."""
+    from dropedge_core.store import ResultStore as Store
+    from dropedge_core.training import TrainConfig, train
+
+    folder, _ = _copy_without(tmp_path, lambda d: d["seed"] < 0)
+    before = _digest(folder / TABLE.file)
+    store = Store(tmp_path / "runs.sqlite")
+    store.put(train(TrainConfig(dataset="cora", split="semi", num_layers=2, sampler="nodrop", seed=7,
+                                epochs=5, diag_every=0), graph=cora))
+    assert rep.bundle(TABLE, store, folder)[1] == 0
+    assert _digest(folder / TABLE.file) == before
