@@ -33,7 +33,7 @@ from dropedge_core import paths
 from dropedge_core.data import reference
 from dropedge_core.figures import BACKBONE_LABELS
 from dropedge_core.method.models import BACKBONES
-from dropedge_core.studies import authors, cell_search, fingerprints, ordering
+from dropedge_core.studies import authors, cell_search, fingerprints, ordering, reproduce
 from dropedge_core.studies.cells import paper_rows
 from dropedge_core.studies.runs import bundled_results, empty_runs, read_runs
 
@@ -147,7 +147,7 @@ def search_table(summary, best, paper, dataset: str, split: str, backbone: str =
 
 
 NO_DATA = "not run: the data cannot be obtained on this project's machines (offline; Cora and CiteSeer only)"
-NOT_REACHED = "CPU time (a shared 2-core machine, no GPU; issue 25 item 7)"
+NOT_REACHED = "CPU time (a shared 2-core machine, no GPU)"
 STALE = "runs of an older sampler stream only (section \"Older-stream runs\")"
 #: The paper's dataset names as the text spells them.
 NAMES = {"Citeseer": "CiteSeer", "Pubmed": "PubMed"}
@@ -156,6 +156,13 @@ NAMES = {"Citeseer": "CiteSeer", "Pubmed": "PubMed"}
 def _seeds(counts) -> str:
     lo, hi = int(counts.min()), int(counts.max())
     return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def reproduce_command(dataset: str, split: str, backbone: str) -> str:
+    """The command that runs the missing cells of a depth table (:mod:`dropedge_core.studies.reproduce`)."""
+    table = next(t for t in reproduce.TABLES.values()
+                 if (t.dataset, t.split) == (dataset, split) and backbone in t.backbones)
+    return f"reproduce --table {table.name}"
 
 
 def _depth_coverage(runs, paper, older=None) -> list[tuple]:
@@ -182,6 +189,8 @@ def _depth_coverage(runs, paper, older=None) -> list[tuple]:
             if missing:
                 samplers_ = sorted({LABELS[r.sampler] for r, o in cells if o == old})
                 why.append(f"L = {', '.join(map(str, missing))} ({', '.join(samplers_)}): {reason}")
+        if why:  # every missing cell, an older stream's too, is what `reproduce` runs
+            why.append(f"`{reproduce_command(key, setting, bb)}`")
         rows.append((f"accuracy by depth, {NAMES.get(name, name)} {setting}, {backbone}", len(part), len(run),
                      ", ".join(map(str, depths)) or "–", _seeds(pd.Series(run)) if run else "–",
                      "; ".join(why) or "–"))

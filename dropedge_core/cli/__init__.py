@@ -20,6 +20,7 @@ Examples::
                                              # it on several machines, they split the grid
     python -m dropedge_core tune --dataset csbm --backbone gcn --layers 8 --trials 20 \\
         --study demo --storage sqlite:///results/tuning.sqlite
+    python -m dropedge_core reproduce --table gcn-semi-citeseer --seeds 10 --dry-run
     python -m dropedge_core train --edges my_edges.csv --features my_features.csv \\
         --labels my_labels.csv --layers 4 --sampler dropedge++
 

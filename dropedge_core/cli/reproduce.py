@@ -164,3 +164,6 @@ def add_parser(sub: argparse._SubParsersAction, output_flags) -> None:
     p.add_argument("--doc", default=None, type=Path,
                    help="the document to regenerate (default docs/REPRODUCTION.md of the checkout)")
     output_flags(p)
+
+
+__all__ = ["add_parser", "cmd_reproduce"]
