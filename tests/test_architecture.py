@@ -27,12 +27,12 @@ RANKS: dict[str, int] = {
     "dropedge_core.privileges": 1, "dropedge_core.sqlite_locks": 1,  # a role's grants, a file's locks,
     "dropedge_core.echo": 1,                                   # refused values shown cut
     "dropedge_core.data": 2, "dropedge_core": 2,
-    "dropedge_core.training": 3,
-    "dropedge_core.pyg": 4,                                    # for PyG users' code: nothing here imports it
-    "dropedge_core.store": 5,                                  # schema, versions, runs, claim SQL
-    "dropedge_core.claims": 6,
-    "dropedge_core.studies": 7,
-    "dropedge_core.figures": 8,
+    "dropedge_core.figures": 3,                                # tables in, Figure out: data and method only
+    "dropedge_core.training": 4,
+    "dropedge_core.pyg": 5,                                    # for PyG users' code: nothing here imports it
+    "dropedge_core.store": 6,                                  # schema, versions, runs, claim SQL
+    "dropedge_core.claims": 7,
+    "dropedge_core.studies": 8,
     "dropedge_core.cli": 9, "dropedge_core.__main__": 9,
     "app_shared": 10,
     # the app's jobs, one idea each (issue 27): the thread, the watchdog, a run, a session,
@@ -41,7 +41,7 @@ RANKS: dict[str, int] = {
     "app_shared.training_session": 10, "app_shared.sweep_job": 10, "app_shared.tuning_job": 10,
     "app_shared.registry": 10, "app_shared.job_links": 10, "app_shared.live_runs": 10,
     "app_shared.upload": 10, "app_shared.text": 10,
-    "dropedge_core.studies.tuned": 7,                           # a study read back (issue 27)
+    "dropedge_core.studies.tuned": 8,                           # a study read back
     "app_pages": 11, "app": 11,
 }
 #: App plumbing: none of it belongs in the package.
@@ -190,7 +190,8 @@ def test_the_cli_and_the_pages_call_the_studies():
 def test_the_rank_check_catches_an_upward_import(tmp_path):
     """The checker itself, on a made-up tree: a method module importing the studies
     (absolute and relative) or a database module, a data module importing the store, the
-    app's plumbing imported by the package, are seen; downward imports are not."""
+    app's plumbing imported by the package, a figure importing the studies or training, are
+    seen; downward imports are not."""
     files = {
         "dropedge_core/method/a.py": "from dropedge_core.studies import sweep\n",
         "dropedge_core/method/b.py": "from ..figures import style\n",
@@ -199,6 +200,9 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
         "dropedge_core/data/presets.py": "from dropedge_core.store import ResultStore\n",
         "dropedge_core/store/runs.py": "import app_shared\nfrom dropedge_core.training import TrainConfig\n",
         "app_shared/__init__.py": "from dropedge_core.studies import runs\n",
+        "dropedge_core/figures/men.py": ("from ..studies.sampling import men_runs\n"
+                                         "from dropedge_core.data import x\n"),
+        "dropedge_core/figures/teaching.py": "import dropedge_core.training.trainer\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -208,7 +212,11 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
         "dropedge_core/method/b.py": ["dropedge_core.figures", "dropedge_core.figures.style"],
         "dropedge_core/method/graph.py": ["dropedge_core.databases"],
         "dropedge_core/data/presets.py": ["dropedge_core.store", "dropedge_core.store.ResultStore"],
-        "dropedge_core/store/runs.py": ["app_shared"]}
+        "dropedge_core/store/runs.py": ["app_shared"],
+        # a figure draws a table the caller built: it imports neither the studies nor training
+        "dropedge_core/figures/men.py": ["dropedge_core.studies.sampling",
+                                         "dropedge_core.studies.sampling.men_runs"],
+        "dropedge_core/figures/teaching.py": ["dropedge_core.training.trainer"]}
 
 
 #: Test folders beside the package's own (dropedge_core/<layer>/ -> tests/<layer>/): the app's
@@ -274,40 +282,6 @@ def _write_tree(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
-
-
-def _figures_importing_studies(repo: Path = REPO) -> dict[str, list[str]]:
-    """Each figures module's imports of the studies (figures draw the tables the studies
-    build; they never compute one themselves)."""
-    root = repo / "dropedge_core" / "figures"
-    bad = {str(p.relative_to(repo)): sorted(m for m in _imports(p, repo)
-                                            if m == "dropedge_core.studies"
-                                            or m.startswith("dropedge_core.studies."))
-           for p in (_modules(root) if root.is_dir() else [])}
-    return {k: v for k, v in bad.items() if v}
-
-
-def test_no_figures_module_imports_the_studies():
-    bad = _figures_importing_studies()
-    assert not bad, f"figures draw only (tables in, Figure out); these import the studies: {bad}"
-
-
-def test_the_figures_check_catches_a_studies_import(tmp_path):
-    """The checker itself, on a made-up tree: absolute, relative and plain imports of the
-    studies from a figures module are seen; the studies importing the method are not."""
-    files = {
-        "dropedge_core/figures/men.py": "from dropedge_core.studies import sampling\n",
-        "dropedge_core/figures/graph.py": "from ..studies.graph_layout import GraphLayout\n",
-        "dropedge_core/figures/teaching.py": "import dropedge_core.studies.teaching\n",
-        "dropedge_core/figures/style.py": "from dropedge_core.data.reference import FULL_GRAPH\n",
-        "dropedge_core/studies/sampling.py": "from dropedge_core.method import metrics\n",
-    }
-    _write_tree(tmp_path, files)
-    assert _figures_importing_studies(tmp_path) == {
-        "dropedge_core/figures/graph.py": ["dropedge_core.studies.graph_layout",
-                                           "dropedge_core.studies.graph_layout.GraphLayout"],
-        "dropedge_core/figures/men.py": ["dropedge_core.studies", "dropedge_core.studies.sampling"],
-        "dropedge_core/figures/teaching.py": ["dropedge_core.studies.teaching"]}
 
 
 def _layer_limit_homes(repo: Path = REPO) -> list[str]:
