@@ -352,12 +352,12 @@ def workspace(name: str, cfg: dict) -> Path:
     """``.mutation/NAME/``: links to the package and the tests, and a pyproject.toml that
     configures mutmut for this module only (mutmut reads its settings from the cwd)."""
     module = cfg["modules"][name]
-    # tests/test_core_NAME.py is always in the selection (an empty stand-in until it
-    # exists): mutmut starts over when the selection changes, but keeps its verdicts when
-    # only the tests do, so `retest` can rerun the survivors against new tests
-    found = sorted((REPO / "tests").rglob(f"test_core_{name}.py"))
-    core = found[0].relative_to(REPO) if found else Path("tests") / f"test_core_{name}.py"
-    tests = [*module["tests"], str(core)]
+    # the module's follow-up file (mutation.toml's `follow_up`, named by what it tests) is
+    # always in the selection (an empty stand-in until it exists): mutmut starts over when the
+    # selection changes, but keeps its verdicts when only the tests do, so `retest` can rerun
+    # the survivors against new tests
+    core = Path(module.get("follow_up", f"tests/test_follow_up_{name}.py"))
+    tests = list(dict.fromkeys([*module["tests"], str(core)]))
     ws = WORK / name
     ws.mkdir(parents=True, exist_ok=True)
     for part in ("dropedge_core", *cfg.get("mutmut", {}).get("also_copy", [])):
