@@ -129,7 +129,14 @@ def table_configs(table: PaperTable, seeds: int | Sequence[int] = 10,
 
 
 def bundled_path(table: PaperTable, directory: str | Path | None = None) -> Path:
-    """Where ``table``'s bundled run file is (default ``dropedge_core/assets/results/``)."""
+    """Where ``table``'s bundled run file is (default ``dropedge_core/assets/results/``).
+
+    Raises:
+        ResultsError: ``directory`` given but not an existing folder.
+    """
+    if directory is not None and not Path(directory).is_dir():
+        raise ResultsError(f"--bundle-dir {str(directory)!r} is not an existing folder; give the folder "
+                           "that holds the bundled run files")
     return Path(directory if directory is not None else paths.BUNDLED_RESULTS_DIR) / table.file
 
 
@@ -218,9 +225,12 @@ def bundle(table: PaperTable, store: ResultStore, directory: str | Path | None =
     columns = list(old.columns) if len(old.columns) else list(new.columns)
     both = pd.concat([old, new.reindex(columns=columns)], ignore_index=True)
     both = both.sort_values([*GROUP_COLUMNS, "seed"], key=display_order, kind="stable")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with paths.replaced(path) as part:
-        both.to_csv(part, index=False)
+    try:
+        with paths.replaced(path) as part:
+            both.to_csv(part, index=False)
+    except OSError as exc:  # a read-only folder, a full disk: one line, the file left as it was
+        raise ResultsError(f"cannot write the bundled file {str(path)!r}: {exc.strerror or exc}; the "
+                           "runs stay in the store: run the command again to bundle them") from None
     return path, len(new)
 
 

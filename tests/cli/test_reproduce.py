@@ -112,6 +112,8 @@ def test_an_interrupted_reproduction_resumes_where_it_stopped(capsys, tmp_path, 
     (["--table", "gcn-semi-cora", "--layers", "3"], "--layers 3: not a depth of the paper's table"),
     (["--table", "gcn-semi-cora", "--seeds", "0"], "--seeds 0: allowed 1 to 100"),
     (["--table", "gcn-semi-cora", "--device", "tpu"], "unknown device 'tpu'"),
+    (["--table", "gcn-semi-cora", "--bundle-dir", "/nonexistent"], "--bundle-dir '/nonexistent' is not an"),
+    (["--table", "gcn-semi-cora", "--doc", "README.md"], "--doc 'README.md': not a file with"),
 ])
 def test_bad_input_is_refused_in_one_line(capsys, tmp_path, argv, fragment):
     store = tmp_path / "never.sqlite"
@@ -132,3 +134,27 @@ def test_a_table_run_never_bundles_runs_of_other_settings(tmp_path, cora):
                                 epochs=5, diag_every=0), graph=cora))
     assert rep.bundle(TABLE, store, folder)[1] == 0
     assert _digest(folder / TABLE.file) == before
+
+
+def test_a_bundle_that_cannot_be_written_is_one_line_and_the_runs_stay_stored(capsys, tmp_path, cora,
+                                                                             monkeypatch):
+    """A full disk while the bundled file is written (the writer raises ENOSPC as the kernel
+    would): one line, the file as it was, the trained run kept in the store."""
+    import contextlib
+    import errno
+
+    folder, _ = _copy_without(tmp_path, lambda d: (d["layers"] == 2) & (d["seed"] == 0)
+                              & (d["sampler"] == "nodrop"))
+    before = _digest(folder / TABLE.file)
+
+    @contextlib.contextmanager
+    def full_disk(path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+        yield
+
+    monkeypatch.setattr(rep.paths, "replaced", full_disk)
+    store = tmp_path / "runs.sqlite"
+    line = refused_line(capsys, "reproduce", "--table", TABLE.name, "--layers", "2", "--seeds", "1",
+                        "--store", store, "--bundle-dir", folder, "--no-progress")
+    assert "cannot write the bundled file" in line and "No space left on device" in line
+    assert len(ResultStore(store)) == 1 and _digest(folder / TABLE.file) == before
