@@ -1,4 +1,4 @@
-"""Watch the classes merge: each layer's node representations in 2-D, per sampler (issues 16, 24).
+"""Watch the classes merge: each layer's node representations in 2-D, per sampler.
 
 The separation is measured in the full hidden representation; the 2-D projection is only its
 picture, and the sentences that say which model merges are built from the numbers shown

@@ -1,4 +1,4 @@
-"""Lesson mode: six guided steps for a class, one figure each (issue 16)."""
+"""Lesson mode: six guided steps for a class, one figure each."""
 from __future__ import annotations
 
 import streamlit as st

@@ -1,4 +1,4 @@
-"""Lesson mode: a guided path through over-smoothing and DropEdge++ for a class (issue 16).
+"""Lesson mode: a guided path through over-smoothing and DropEdge++ for a class.
 
 Six steps, each one figure, two or three controls, a question to ask the class and what to
 look for, and plain-language help for every symbol it shows. This module holds the

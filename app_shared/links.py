@@ -1,5 +1,5 @@
 """The link and the browser's history: the session's state in the URL, one history entry
-per view (issue 24, item 3).
+per view.
 
 How Streamlit 1.67's frontend moves the history (``static/js/index.*.js``):
 

@@ -1,4 +1,4 @@
-"""Demo links: the app's state as URL query parameters, and back (issue 16).
+"""Demo links: the app's state as URL query parameters, and back.
 
 A presenter's link such as ``...?dataset=karate&sampler=lid&layers=6&p_min=0.2&p_max=0.9&seed=3``
 restores the shared sidebar pickers and the page's main controls. This module is the

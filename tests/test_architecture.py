@@ -6,6 +6,7 @@ counted), so moving code across a layer boundary fails here with the file named.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests.helpers import REPO
@@ -362,3 +363,39 @@ def test_the_all_check_finds_a_missing_all_and_a_stale_name(tmp_path):
     _write_tree(tmp_path, files)
     assert _all_problems([tmp_path / "dropedge_core"], tmp_path) == [
         "dropedge_core/a.py: no __all__", "dropedge_core/b.py: __all__ lists 'f', not defined there"]
+
+
+#: An issue number in prose ("issue 37", "issues 16, 24", "issue #39"): history, which belongs
+#: in commit messages and the issue tracker, not in what the code says it does.
+ISSUE_NUMBER = re.compile(r"\b[Ii]ssues? #?\d+")
+
+
+def _issue_numbers(roots: list[Path], repo: Path = REPO) -> list[str]:
+    """``path:line`` of every docstring (module, class, function) of the product code under
+    ``roots`` that names an issue number."""
+    found = []
+    for root in roots:
+        for path in _modules(root):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            nodes = [tree, *(n for n in ast.walk(tree)
+                             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))]
+            for node in nodes:
+                doc = ast.get_docstring(node, clean=False)
+                if doc and ISSUE_NUMBER.search(doc):
+                    found.append(f"{path.relative_to(repo)}:{getattr(node, 'lineno', 1)}")
+    return found
+
+
+def test_no_docstring_names_an_issue_number():
+    bad = _issue_numbers([CORE, REPO / "app_shared", REPO / "app_pages"])
+    assert not bad, f"say what the code does, not which issue asked for it: {bad}"
+
+
+def test_the_issue_number_check_sees_one(tmp_path):
+    _write_tree(tmp_path, {
+        "dropedge_core/a.py": '"""Seeds in one batch (issue 37)."""\n',
+        "dropedge_core/b.py": 'def f():\n    """As issue #12 asked."""\n',
+        "dropedge_core/c.py": '"""Run #3 of 3 issues; 37 seeds."""\n',
+    })
+    assert _issue_numbers([tmp_path / "dropedge_core"], tmp_path) == ["dropedge_core/a.py:1",
+                                                                      "dropedge_core/b.py:1"]

@@ -1,5 +1,5 @@
 """Several seeds of one backbone trained as one model: every weight stacked on a leading
-seed dimension ``S`` (issue 37, "Seeds in one batch").
+seed dimension ``S``.
 
 :class:`SeedStack` is built from ``S`` models of :mod:`dropedge_core.method.models` (one per
 seed, each drawn from its own seed), so its initial weights are theirs; each seed keeps

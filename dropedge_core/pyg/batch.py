@@ -1,4 +1,4 @@
-"""Per-graph keep counts for a batch of graphs (issue 36 (f)).
+"""Per-graph keep counts for a batch of graphs.
 
 A PyG mini-batch is one big graph of disjoint parts (``batch[i]``: the graph of node
 ``i``). Sampled as one graph, a layer keeps ``floor(rate * M)`` of all ``M`` edges, so one

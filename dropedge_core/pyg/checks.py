@@ -1,4 +1,4 @@
-"""What a PyG model hands the samplers, checked before any work (issue 36).
+"""What a PyG model hands the samplers, checked before any work.
 
 Each check raises one :class:`ValueError` that names the bad value, before anything is
 allocated or drawn: a malformed ``edge_index``, node ids or a ``num_nodes`` whose graph

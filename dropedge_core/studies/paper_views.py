@@ -1,4 +1,4 @@
-"""The paper's tables beside ours: time per epoch, best accuracy per backbone (issue 16).
+"""The paper's tables beside ours: time per epoch, best accuracy per backbone.
 
 Studies that the app's "The paper's tables" page (and a notebook) call: each takes the
 paper's table from :mod:`dropedge_core.data.reference` and our measurement, and returns one

@@ -25,7 +25,7 @@ __all__ = [
     "RunResult",
 ]
 
-# Bounds of the numeric settings, the same for the CLI, the app and the API (issue 15):
+# Bounds of the numeric settings, the same for the CLI, the app and the API:
 # beyond them Adam overflows (lr ~3e37), a weight matrix cannot be allocated (hidden),
 # or the results store (SQLite int64) and the app's seed picker cannot hold the value.
 MAX_HIDDEN = 4096

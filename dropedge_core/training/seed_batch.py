@@ -1,4 +1,4 @@
-"""Seeds in one batch (issue 37): the seeds of one cell trained together, each as its own
+"""Seeds in one batch: the seeds of one cell trained together, each as its own
 single run would be.
 
 :func:`train_seeds` takes configs that differ only in their seed and returns one
