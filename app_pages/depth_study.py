@@ -136,5 +136,5 @@ with st.expander("The same runs from the command line"):
             language="bash", wrap_lines=True)
     st.caption("Run them where the app runs, with its DROPEDGE_RESULTS. "
                "A sweep stores each run under the same key as this page, so its runs show here "
-               "(and an interrupted sweep resumes). `dropedge_core.studies.runs.export_runs(store, "
-               "path)` writes them in the run CSV format for `dropedge_core/assets/results/`.")
+               "(and an interrupted sweep resumes). `python -m dropedge_core export runs.csv` writes "
+               "them in the run CSV format for `dropedge_core/assets/results/`.")

@@ -1,4 +1,4 @@
-"""Command line: ``python -m dropedge_core {datasets,train,men,sweep,tune,search,reproduce} ...``.
+"""Command line: ``python -m dropedge_core {datasets,train,men,sweep,tune,search,reproduce,export} ...``.
 
 Every subcommand has ``--help``; ``--json`` prints machine-readable output to stdout;
 progress bars go to stderr (only when it is a terminal, or never with ``--no-progress``).
@@ -50,13 +50,15 @@ from dropedge_core.cli.commands import (
     sweep_grid,
 )
 from dropedge_core.cli.common import CLIError, make_config
+from dropedge_core.cli.export import cmd_export
 from dropedge_core.cli.parser import build_parser
 from dropedge_core.cli.reproduce import cmd_reproduce
 from dropedge_core.studies.stopping import Interrupted
 from dropedge_core.training import ConfigError
 
 COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep": cmd_sweep,
-            "tune": cmd_tune, "search": cmd_search, "reproduce": cmd_reproduce}
+            "tune": cmd_tune, "search": cmd_search, "reproduce": cmd_reproduce,
+            "export": cmd_export}
 
 
 def _set_threads(args: argparse.Namespace) -> None:

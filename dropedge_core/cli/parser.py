@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dropedge_core.cli import reproduce
+from dropedge_core.cli import export, reproduce
 from dropedge_core.cli.common import (
     DEFAULT_DATASET,
 )
@@ -242,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m dropedge_core",
                      description="DropEdge++ Explorer: samplers, MEN and deep-GCN training "
                                  "(Structure-Aware DropEdge, the paper's method).")
-    sub = parser.add_subparsers(dest="command", metavar="{datasets,train,men,sweep,tune,search,reproduce}")
+    sub = parser.add_subparsers(dest="command",
+                                metavar="{datasets,train,men,sweep,tune,search,reproduce,export}")
     sub.required = True
     _add_datasets(sub)
     _add_train(sub)
@@ -251,4 +252,5 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tune(sub)
     _add_search(sub)
     reproduce.add_parser(sub, _add_output_flags)
+    export.add_parser(sub, _add_output_flags)
     return parser

@@ -15,7 +15,7 @@ from dropedge_core.store import ResultStore
 from tests.helpers import REPO
 from tests.helpers.runs import run_cli, run_module
 
-SUBCOMMANDS = ["datasets", "train", "men", "sweep"]
+SUBCOMMANDS = ["datasets", "train", "men", "sweep", "reproduce", "export"]
 KARATE_TRAIN = ["train", "--dataset", "karate", "--hidden", "8", "--epochs", "5", "--diag-every", "0",
                 "--no-progress"]
 
