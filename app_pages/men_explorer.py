@@ -32,8 +32,8 @@ too_big = graph.num_nodes > metrics.EXACT_ALLOWED_MAX_NODES
 why = (f" Disabled: {graph.num_nodes:,} nodes is above {metrics.EXACT_ALLOWED_MAX_NODES:,}, where exact MEN "
        "would need an N x N matrix." if too_big else "")
 exact = c4.toggle("Exact MEN", value=not big, key=f"men_exact_{ui.data_id(sel)}", disabled=too_big,
-                  help="Exact: every node is a source. Off: 256 sampled source nodes, "
-                       "scaled up, with a standard error (fast on big graphs)." + why) and not too_big
+                  help=f"Exact: every node is a source. Off: {sampling.MEN_RUNS_SOURCES} sampled source "
+                       "nodes, scaled up, with a standard error (fast on big graphs)." + why) and not too_big
 if too_big:
     st.caption(f"Exact MEN is off:{why[len(' Disabled:'):]}")
 names = st.multiselect("Samplers", samplers.NAMES, default=list(samplers.NAMES),
@@ -52,7 +52,7 @@ def _men_runs(_graph, graph_key: tuple, names: tuple, depths: tuple, runs: int, 
 
 try:
     df = _men_runs(graph, ui.graph_key(sel), tuple(names), tuple(sorted(depths)), runs, p_min, p_max,
-                   sel.seed, 0 if exact else 256)
+                   sel.seed, 0 if exact else sampling.MEN_RUNS_SOURCES)
 except memory.MemoryLimitError as exc:  # a huge upload: refused before anything is sampled
     st.error(ui.plain(str(exc)))
     st.stop()
@@ -61,7 +61,8 @@ paper_here = paper[paper["dataset_key"] == sel.dataset]
 st.plotly_chart(figures.men_vs_depth(sampling.men_summary(df), paper_here if paper_setting else None),
                 key="men_depth")
 st.caption(
-    f"Keep rates {p_min:.2f} → {p_max:.2f} ({'exact' if exact else '256-source estimate'}, "
+    f"Keep rates {p_min:.2f} → {p_max:.2f} "
+    f"({'exact' if exact else f'{sampling.MEN_RUNS_SOURCES}-source estimate'}, "
     f"{runs} runs). LID keeps the bottom layers sparse and nests each layer in the one "
     "above, so the accumulated product grows slowest: lowest MEN of the uniform samplers. "
     "LDD is the mirror image (densest at the bottom): highest. DropEdge++ adds kernel "

@@ -52,13 +52,12 @@ epochs = c[1].number_input("Epochs per trial", 5, 1000, DEFAULT_EPOCHS, key="tun
                                 "30 epochs leave every trial near chance.")
 hidden = c[2].number_input("Hidden width", 4, 512, DEFAULT_HIDDEN, key="tune_hidden",
                            help="64 trains Cora at L = 8 as well as the recipe's 128 in half the time.")
-trials = c[3].number_input("Trials", 1, 500, 12, key="tune_trials",
+trials = c[3].number_input("Trials", 1, tuning.MAX_TRIALS, 12, key="tune_trials",
                            help="Pruned trials (worse than the median at the same epoch) stop early.")
 search = c[4].radio("Search", ["tpe", "random"], key="tune_search", horizontal=True,
                     help="tpe: Optuna's Bayesian sampler; random: the paper's random search.")
 extra = c[5].multiselect("Also tune", tuning.OPTIONAL_PARAMS, key="tune_extra",
-                         help="lr in [1e-3, 5e-2] (log), dropout in [0, 0.8], weight decay in "
-                              "[1e-6, 1e-2] (log); otherwise the depth recipe's at this depth.")
+                         help=f"{tuning.SearchSpace.extra_help()}; else the depth recipe's at this depth.")
 c = st.columns([1, 1, 4])
 kernel = c[0].selectbox("Kernel", samplers.KERNELS, key="tune_kernel",
                         disabled=samplers.NAMED[sel.sampler][1] != "kernel",

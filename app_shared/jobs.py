@@ -29,7 +29,6 @@ from app_shared.run_records import SESSION_RUN_COLUMNS, RunRecord, run_label, ru
 from app_shared.sweep_job import SweepJob
 from app_shared.training_session import (
     COMPARE_SAMPLERS,
-    STORED_REASONS,
     PollResult,
     TrainingSession,
     device_label,
@@ -45,6 +44,6 @@ from app_shared.watchdog import (
 from dropedge_core.studies.tuned import load_study, train_request
 
 __all__ = ["COMPARE_SAMPLERS", "DEFAULT_IDLE_TIMEOUT", "DEFAULT_MAX_SECONDS", "SESSION_RUN_COLUMNS",
-           "STORED_REASONS", "PollResult", "RunRecord", "SweepJob", "TrainingSession", "TuningJob",
+           "PollResult", "RunRecord", "SweepJob", "TrainingSession", "TuningJob",
            "WatchedJob", "WatchedWorker", "Watchdog", "device_label", "load_study", "run_label",
            "runs_frame", "train_request"]

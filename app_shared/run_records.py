@@ -45,7 +45,7 @@ class RunRecord:
     note: str | None = None
     #: The watchdog ended the run (nobody watching, or the wall-time limit): the queue is dropped.
     watchdog_stopped: bool = False
-    #: The run's key in the results store once it was stored (finished or early stop).
+    #: The run's key in the results store once it was stored (``studies.sweep.should_store``).
     stored_key: str | None = None
     #: When it started (``time.monotonic()``; ``None`` while queued): the first epoch's wait.
     started_at: float | None = None

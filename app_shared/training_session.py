@@ -13,13 +13,9 @@ from app_shared.background import TrainingWorker
 from app_shared.run_records import RunRecord, run_label
 from app_shared.watchdog import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SECONDS, Watchdog, WatchedWorker
 from dropedge_core import paths
-from dropedge_core.store import ResultStore, StoreError
+from dropedge_core.store import ResultStore, StoreUnavailable
 from dropedge_core.studies import sweep
 from dropedge_core.training import TrainConfig, device_name, resolve_device
-from dropedge_core.training.config import UPLOAD_DATASET
-
-#: End reasons of a Live training run that is put into the results store.
-STORED_REASONS: tuple[str, ...] = ("finished", "early_stop")
 
 
 def _results_store():
@@ -75,10 +71,11 @@ class TrainingSession:
         max_runs: finished runs kept (the oldest are dropped first).
         worker_factory: ``(config, graph) -> worker``; default starts a
             :class:`~app_shared.background.TrainingWorker` (tests pass fakes).
-        store: ``() -> ResultStore`` where a run that ends with a result (finished or
-            early stop; not stopped, NaN or an error; not an uploaded graph) is put, so
-            the Depth study finds it without training it again; default the results
-            store of :func:`dropedge_core.paths.results_store`; ``None``: nothing stored.
+        store: ``() -> ResultStore`` where a run that ends is put by the one storing rule
+            (:func:`dropedge_core.studies.sweep.store_result`: finished, early stop or NaN;
+            not stopped, an error or an uploaded graph), so the Depth study finds it
+            without training it again; default the results store of
+            :func:`dropedge_core.paths.results_store`; ``None``: nothing stored.
         autonomous: a driver thread advances the queue (see above).
         drive_every: the driver's interval in seconds.
     """
@@ -286,29 +283,26 @@ class TrainingSession:
 
 
     def _store(self, record: RunRecord, result) -> None:
-        """Put a run that ended with a result into the results store; a store that fails
-        is a note on the run, never an exception in the poll."""
-        if (self.store is None or result is None or record.status not in STORED_REASONS
-                or record.config.dataset == UPLOAD_DATASET):
+        """Put a run that ended with a result into the results store by the one rule
+        (:func:`dropedge_core.studies.sweep.store_result`), tried once here: a store that
+        fails is a note on the run, never an exception in the poll."""
+        if self.store is None or result is None or not sweep.should_store(result):
             return
         try:
-            record.stored_key = self.store().put(result)
-        except StoreError as exc:
-            if not sweep.may_pass(exc):  # another program's table, a damaged file: it will not pass
-                _note(record, exc)
-                return
+            record.stored_key = sweep.store_result(self.store(), result, delays=())
+        except StoreUnavailable:
             # locked or down for a while: written again off the lock, so polls never wait on it
             record.note = _joined(record.note, BUSY_NOTE)
             threading.Thread(target=self._store_later, args=(record, result), daemon=True,
                              name="dropedge-store-retry").start()
-        except Exception as exc:  # an unwritable file, a server that refuses: the run itself is fine
+        except Exception as exc:  # another program's table, a damaged file, a refusing server
             _note(record, exc)
 
     def _store_later(self, record: RunRecord, result) -> None:
-        """:func:`dropedge_core.studies.sweep.store_run`'s retries for a run whose first write
-        met a busy store; the run's note says how it ended."""
+        """:func:`dropedge_core.studies.sweep.store_result`'s retries for a run whose first
+        write met a busy store; the run's note says how it ended."""
         try:
-            record.stored_key = sweep.store_run(self.store(), result, delays=self.store_delays)
+            record.stored_key = sweep.store_result(self.store(), result, delays=self.store_delays)
             record.note = record.note.replace(BUSY_NOTE, "stored once the results store was free")
         except Exception as exc:
             record.note = record.note.replace(BUSY_NOTE, "").strip("; ")
@@ -337,4 +331,4 @@ def device_label(name: str = "auto") -> str:
     return "CPU" + ("" if torch.cuda.is_available() else " (no CUDA GPU found)")
 
 
-__all__ = ["COMPARE_SAMPLERS", "STORED_REASONS", "PollResult", "TrainingSession", "device_label"]
+__all__ = ["COMPARE_SAMPLERS", "PollResult", "TrainingSession", "device_label"]

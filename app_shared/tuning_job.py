@@ -38,12 +38,9 @@ class TuningJob(WatchedJob):
         self.base, self.n_trials, self.study_name = base, n_trials, study_name
         self.storage = tuning.resolve_storage(storage)
         self.search, self.seed, self.space, self.graph = search, seed, space, graph
-        if not isinstance(n_trials, int) or n_trials < 1:
-            raise tuning.TuningError(f"trials must be a positive integer (got {n_trials!r})")
-        if space is not None and not isinstance(space, tuning.SearchSpace):
-            raise tuning.TuningError(f"space must be a SearchSpace (got {type(space).__name__})")
+        checked = tuning.check_job(n_trials, space)  # tune()'s own checks, raised here at once
         self.study = tuning.open_study(study_name, self.storage, search, seed)
-        tuning.check_study(self.study, space or tuning.SearchSpace())  # someone else's: refused now
+        tuning.check_study(self.study, checked)  # someone else's: refused now
         self.trials_before = len(self.study.get_trials(deepcopy=False))
         self.finished = 0
         if start:

@@ -31,6 +31,7 @@ from dropedge_core.echo import bounded
 from dropedge_core.method import models, normalization, samplers
 from dropedge_core.studies.depth import DEPTHS
 from dropedge_core.studies.sampling import MEN_DEPTHS
+from dropedge_core.studies.tuning import MAX_TRIALS, OPTIONAL_PARAMS
 
 __all__ = [
     "APP_MAX_LAYERS", "MAX_LIST_ITEMS", "RATE_STEP", "UrlError", "Param", "choice", "multi", "integer",
@@ -193,9 +194,8 @@ PAGES: dict[str, dict[str, Param]] = {
                     "ds_mode": choice(("depth recipe", "quick", "quick + batch norm", "paper preset")),
                     "ds_kernel": choice(samplers.KERNELS), "ds_directed": BOOL},
     "tuning": {"tune_backbone": choice(_BACKBONES, models.ALIASES), "tune_search": choice(("tpe", "random")),
-               "tune_trials": integer(1, 500), "tune_epochs": integer(5, 1000),
-               "tune_hidden": integer(4, 512),
-               "tune_extra": multi(("lr", "dropout", "weight_decay", "hidden")),  # studies.tuning's
+               "tune_trials": integer(1, MAX_TRIALS), "tune_epochs": integer(5, 1000),
+               "tune_hidden": integer(4, 512), "tune_extra": multi(OPTIONAL_PARAMS),
                "tune_kernel": choice(samplers.KERNELS), "tune_directed": BOOL, "tune_study": text(200)},
     "class_merge": {"cm_source": choice(("merging", "merging-seed0", "bundled", "old-defaults", "session")),
                     "cm_layer": integer(1, 255), "cm_epochs": integer(50, 400)},

@@ -17,6 +17,8 @@ Example (a worker's loop; ``tests/store/test_storage_targets.py`` and
         result = train(claim.config, stop_event=claim.lost)
         if result.reason != "stopped":
             store.put(result)
+
+(:func:`dropedge_core.studies.sweep.run_claimed` is that loop with the one storing rule.)
 """
 from __future__ import annotations
 

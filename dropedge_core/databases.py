@@ -353,6 +353,15 @@ def server_engine(url: URL, pool_size: int = 2) -> Engine:
     return sa.create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=4, connect_args=args)
 
 
+def creation_race(exc: BaseException) -> bool:
+    """Whether a driver's error is the loser's side of two connections creating the same
+    tables at once: "already exists" (a table; on PostgreSQL also an enum type) or "locked"
+    (SQLite). Only the message says so (the drivers type both as operational or programming
+    errors), so it is read here, with the drivers' other errors."""
+    line = error_line(exc)
+    return "already exists" in line or "locked" in line
+
+
 def error_line(exc: BaseException) -> str:
     """The first meaningful line of a driver's error (psycopg puts details on later lines)."""
     orig = getattr(exc, "orig", None) or exc
@@ -362,6 +371,6 @@ def error_line(exc: BaseException) -> str:
 
 __all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "Grants", "LOCK_PAUSE",
            "LOCK_TRY", "LOCK_WAIT", "LockedError", "OPTUNA_MARKERS", "POSTGRES_SCHEMES", "RESULTS_MARKERS",
-           "RESULTS_TABLES", "ROW_PRIVILEGES", "SQLITE_HEADER", "display", "error_line", "inspect",
-           "io_problem", "is_locked", "is_url", "lock_holders", "missing_privilege", "note", "same_place",
-           "server_engine", "space_problem", "sqlite_path", "wait_unlocked"]
+           "RESULTS_TABLES", "ROW_PRIVILEGES", "SQLITE_HEADER", "creation_race", "display", "error_line",
+           "inspect", "io_problem", "is_locked", "is_url", "lock_holders", "missing_privilege", "note",
+           "same_place", "server_engine", "space_problem", "sqlite_path", "wait_unlocked"]

@@ -80,14 +80,14 @@ def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: i
     """The diagnostics of one epoch (:func:`dropedge_core.training.trainer.diagnostics`): the
     evaluation pass's ``L`` hidden outputs, held throughout, and on top of them, one after
     the other, their two stacked copies for the layer distances, then MEN over ``S`` sources
-    (all ``N`` up to ``EXACT_ALLOWED_MAX_NODES``, else 512): on the CPU bit-packed
+    (all ``N`` up to ``EXACT_ALLOWED_MAX_NODES``, else ``DEFAULT_SOURCES``): on the CPU bit-packed
     reachability gathered once per kept entry and unpacked to bytes, on CUDA three dense
     ``N x S`` floats and the ``L`` layer operators."""
-    from dropedge_core.method.metrics import EXACT_ALLOWED_MAX_NODES
+    from dropedge_core.method.metrics import DEFAULT_SOURCES, EXACT_ALLOWED_MAX_NODES
 
     n, m, e = num_nodes, num_edges, 2 * num_edges + num_nodes
     hidden_outputs = num_layers * n * hidden * _F32
-    sources = n if n <= EXACT_ALLOWED_MAX_NODES else 512
+    sources = n if n <= EXACT_ALLOWED_MAX_NODES else DEFAULT_SOURCES
     if device_type == "cuda":
         men = 13 * n * sources + num_layers * e * 20
     else:

@@ -10,7 +10,6 @@ from dropedge_core import databases, memory, paths
 from dropedge_core.cli.common import (
     MAX_RUNS,
     MAX_SOURCES,
-    MAX_TRIALS,
     CLIError,
     dataset_of,
     graph_of,
@@ -223,14 +222,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_trials(trials: int, most: int) -> None:
+    """``--trials`` in ``1..most`` (:data:`dropedge_core.studies.tuning.MAX_TRIALS`, passed in:
+    the tuning module loads Optuna, so only the commands that tune import it)."""
+    if not 1 <= trials <= most:
+        raise CLIError(f"--trials must be an integer in 1..{most} (got {bounded(trials, quote=False)})")
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     from dropedge_core.studies import tuning
 
     if len(args.seeds) != 1:
         raise CLIError(f"tune takes one --seeds value (got {args.seeds})")
-    if not 1 <= args.trials <= MAX_TRIALS:
-        raise CLIError(f"--trials must be an integer in 1..{MAX_TRIALS} "
-                       f"(got {bounded(args.trials, quote=False)})")
+    _check_trials(args.trials, tuning.MAX_TRIALS)
     tuning.check_storage(args.storage)  # before any work: a storage that cannot be used is one line
     dataset = dataset_of(args)
     base = make_config(args, dataset, args.backbone, num_layers=args.layers,
@@ -283,8 +287,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from dropedge_core.store import ResultStore
     from dropedge_core.studies import cell_search, tuning
 
-    if not 1 <= args.trials <= 1000:
-        raise CLIError(f"--trials must be in 1..1000 (got {args.trials})")
+    _check_trials(args.trials, tuning.MAX_TRIALS)
     for seed in args.best_seeds:
         if not 0 <= seed <= MAX_SEED:
             raise CLIError(f"--best-seeds must be in 0..{MAX_SEED} (got {seed})")

@@ -18,7 +18,7 @@ from dropedge_core.training import (
 from dropedge_core.training.checks import seeds_per_batch
 
 __all__ = [
-    "DEFAULT_DATASET", "UPLOAD_SPLIT_SEED", "MAX_RUNS", "MAX_SOURCES", "MAX_TRIALS", "CLIError",
+    "DEFAULT_DATASET", "UPLOAD_SPLIT_SEED", "MAX_RUNS", "MAX_SOURCES", "CLIError",
     "progress_bar", "recipe_of", "make_config", "warn_preset_depth", "pct", "print_json", "load_dataset",
     "dataset_of", "graph_of", "upload_summary", "train_runs", "train_batched_runs",
 ]
@@ -27,7 +27,6 @@ DEFAULT_DATASET = "cora"
 UPLOAD_SPLIT_SEED = 0  # the per-class split of an uploaded graph (like the app's)
 MAX_RUNS = 10_000
 MAX_SOURCES = 1_000_000
-MAX_TRIALS = 100_000  # trials one tune worker runs (a typo of 10^12 would run for ever)
 
 # CLI flag dest -> TrainConfig field (flags that may override a preset default to None)
 _TRAIN_FLAGS: dict[str, str] = {

@@ -4,12 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dropedge_core.claims import DEFAULT_LEASE
 from dropedge_core.cli import export, reproduce
 from dropedge_core.cli.common import (
     DEFAULT_DATASET,
 )
 from dropedge_core.data import datasets, presets
-from dropedge_core.method import samplers
+from dropedge_core.method import metrics, samplers
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.method.normalization import METHODS
 from dropedge_core.training import (
@@ -148,7 +149,8 @@ def _add_men(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=int, default=10, help="samples per sampler and depth (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample generator (default 0)")
     p.add_argument("--estimate", action="store_true", help="estimate MEN from sampled source nodes")
-    p.add_argument("--sources", type=int, default=512, help="source nodes for --estimate (default 512)")
+    p.add_argument("--sources", type=int, default=metrics.DEFAULT_SOURCES,
+                   help=f"source nodes for --estimate (default {metrics.DEFAULT_SOURCES})")
     _add_upload_flags(p)
     _add_output_flags(p)
 
@@ -172,10 +174,10 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", default=None, metavar="PATH|URL",
                    help="results store: a SQLite file, or postgresql://user@host:port/db for workers on "
                         "several machines (default $DROPEDGE_RESULTS or results/results.sqlite)")
-    p.add_argument("--lease", type=float, default=120.0, metavar="SECONDS",
+    p.add_argument("--lease", type=float, default=DEFAULT_LEASE, metavar="SECONDS",
                    help="each run is claimed before training and the claim renewed while it trains; "
                         "a claim not renewed for this long (its worker died) is taken over "
-                        "(default 120)")
+                        f"(default {DEFAULT_LEASE:g})")
     _add_output_flags(p)
 
 

@@ -24,9 +24,9 @@ import torch
 from dropedge_core.method.graph import Graph, to_csr
 
 __all__ = [
-    "EXACT_ALLOWED_MAX_NODES", "COUNT_ROWS", "edge_numbers", "men", "MenEstimate", "men_estimate",
-    "men_measure", "layer_distances", "average_distance", "dirichlet_energy", "mad", "component_labels",
-    "subspace_distance",
+    "DEFAULT_SOURCES", "EXACT_ALLOWED_MAX_NODES", "COUNT_ROWS", "edge_numbers", "men", "MenEstimate",
+    "men_estimate", "men_measure", "layer_distances", "average_distance", "dirichlet_energy", "mad",
+    "component_labels", "subspace_distance",
 ]
 
 #: The largest graph (nodes) on which exact MEN / edge numbers are computed at all: exact
@@ -98,8 +98,11 @@ def _reach_counts_scipy(graph: Graph, masks: torch.Tensor, sources: torch.Tensor
     return torch.from_numpy(counts)
 
 
+#: Source nodes of one sample's MEN estimate unless told otherwise (:func:`men_estimate`,
+#: :func:`men_measure`: the trainer's diagnostics, ``men --estimate``).
+DEFAULT_SOURCES = 512
 #: rows of the reach table unpacked at once: unpacking all of it is one byte per
-#: (node, source), 5 GB for 10M nodes and 512 sources, 8x the packed table
+#: (node, source), 5 GB for 10M nodes and DEFAULT_SOURCES sources, 8x the packed table
 COUNT_ROWS = 1 << 16
 
 
@@ -146,7 +149,7 @@ class MenEstimate:
     edge_numbers: tuple[float, ...]
 
 
-def men_estimate(graph: Graph, masks: torch.Tensor, num_sources: int = 512,
+def men_estimate(graph: Graph, masks: torch.Tensor, num_sources: int = DEFAULT_SOURCES,
                  generator: torch.Generator | None = None) -> MenEstimate:
     """MEN estimated from ``num_sources`` source nodes drawn without replacement.
 
@@ -171,7 +174,7 @@ def men_estimate(graph: Graph, masks: torch.Tensor, num_sources: int = 512,
 
 def men_measure(graph: Graph, masks: torch.Tensor, num_sources: int | None = None,
                 generator: torch.Generator | None = None, exact_up_to: int = EXACT_ALLOWED_MAX_NODES,
-                default_sources: int = 512) -> MenEstimate:
+                default_sources: int = DEFAULT_SOURCES) -> MenEstimate:
     """MEN of one sample by the package's one rule: exact or estimated.
 
     ``num_sources``: ``0`` = exact; ``S > 0`` = estimated from ``S`` sampled sources

@@ -14,13 +14,23 @@ The package, one idea per module (as Optuna's ``storages/_rdb``):
 * :mod:`.runs` — :class:`ResultStore`: open (inspect first, refuse what is not ours),
   put, get, delete, the table of all runs;
 * :mod:`.claims` — the claim and lease SQL the sweep workers share (:mod:`dropedge_core.claims`);
-* :mod:`.connection` — the SQLite engine, WAL, errors as one line.
+* :mod:`.connection` — the SQLite engine, WAL, errors as one typed line: callers match
+  :class:`StoreUnavailable` (may pass: a lock, a server restarting; :class:`StoreBusy` after
+  the announced wait), :class:`ForeignStore`, :class:`DamagedStore` or :class:`StoreError`
+  by type, never by message.
 
 Exports (CSV, parquet) live with the other run tables in :mod:`dropedge_core.studies.runs`.
 """
 from __future__ import annotations
 
-from dropedge_core.store.connection import StoreBusy, StoreError
+from dropedge_core.store.connection import (
+           DamagedStore,
+           ForeignStore,
+           StoreBusy,
+           StoreError,
+           StoreLocked,
+           StoreUnavailable,
+)
 from dropedge_core.store.runs import ResultStore
 from dropedge_core.store.schema import (
            CLAIMS,
@@ -32,5 +42,6 @@ from dropedge_core.store.schema import (
            run_key,
 )
 
-__all__ = ["CLAIMS", "MARKER_COLUMNS", "NOT_IN_KEY", "SCHEMA_VERSION", "TABLE", "ResultStore", "StoreBusy",
-           "StoreError", "canonical_json", "run_key"]
+__all__ = ["CLAIMS", "DamagedStore", "ForeignStore", "MARKER_COLUMNS", "NOT_IN_KEY", "SCHEMA_VERSION",
+           "TABLE", "ResultStore", "StoreBusy", "StoreError", "StoreLocked", "StoreUnavailable",
+           "canonical_json", "run_key"]

@@ -9,6 +9,10 @@ is announced after two seconds (who holds it, for how long it will be waited for
 waited for up to the store's bound (``DROPEDGE_LOCK_WAIT``), then :class:`StoreBusy`. A
 connection is opened per call (SQLite) or taken from a small pool (server), so a store
 object may be shared between threads.
+
+Errors are typed here, where the driver's error is still at hand (:func:`store_error`):
+callers match the type (:class:`StoreUnavailable`: write again later; :class:`ForeignStore`,
+:class:`DamagedStore`: it will not pass), never the message.
 """
 from __future__ import annotations
 
@@ -24,11 +28,42 @@ from dropedge_core import databases
 
 
 class StoreError(ValueError):
-    """A store location, database or export format that cannot be used (one line)."""
+    """A store location, database or export format that cannot be used (one line). Raised
+    as such, it will not pass by waiting (a read-only role, a schema too new, a missing
+    driver); the subclasses say more."""
 
 
-class StoreBusy(StoreError):
-    """The store's SQLite file stayed locked by another process for the whole wait (one line)."""
+class StoreUnavailable(StoreError):
+    """The store cannot be used for now and may be again later: a SQLite file locked, busy,
+    read-only or not openable for the moment, a disk I/O error, a server's connection
+    refused or lost (its "operational" errors). A finished run is worth writing again."""
+
+
+class StoreLocked(StoreUnavailable):
+    """Another connection held the SQLite file's lock past the busy timeout of a statement."""
+
+
+class StoreBusy(StoreLocked):
+    """The store's SQLite file stayed locked by another process for the whole announced
+    wait (``DROPEDGE_LOCK_WAIT``)."""
+
+
+class ForeignStore(StoreError):
+    """The location holds another program's tables (or ours replaced by another's): it is
+    never written to."""
+
+
+class DamagedStore(StoreError):
+    """The store's file or one of its rows is damaged (not a database, malformed)."""
+
+
+#: SQLite's messages (``sqlite3.OperationalError``) that name a state that may pass.
+_SQLITE_LOCKED = re.compile(r"locked|busy", re.IGNORECASE)
+_SQLITE_FOR_NOW = re.compile(r"readonly|unable to open|disk i/o", re.IGNORECASE)
+#: SQLite's messages of a table that is not the one this store created.
+_SQLITE_FOREIGN = re.compile(r"no such table|no such column|has no column named", re.IGNORECASE)
+#: SQLite's messages of a damaged file.
+_SQLITE_DAMAGED = re.compile(r"malformed|not a database|file is encrypted", re.IGNORECASE)
 
 
 def _busy_ms(seconds: float) -> int:
@@ -75,6 +110,26 @@ def sqlite_engine(path: Path, timeout: float, notify: Callable[[str], None] | No
     return engine
 
 
+def error_kind(exc: BaseException, is_server: bool) -> type[StoreError]:
+    """The :class:`StoreError` type of a driver's (or SQLAlchemy's) error: what a caller
+    may do about it. SQLite says why only in its message, so the message is read here,
+    once, and nowhere else."""
+    orig = getattr(exc, "orig", None) or exc
+    if isinstance(orig, sqlite3.OperationalError):  # SQLite's own error, through SQLAlchemy or not
+        line = str(orig)
+        if _SQLITE_LOCKED.search(line):
+            return StoreLocked
+        if _SQLITE_FOR_NOW.search(line):
+            return StoreUnavailable
+        if _SQLITE_FOREIGN.search(line):
+            return ForeignStore
+    if isinstance(orig, sqlite3.DatabaseError) and _SQLITE_DAMAGED.search(str(orig)):
+        return DamagedStore
+    if is_server and isinstance(exc, sa.exc.OperationalError):  # connection refused, lost, restarting
+        return StoreUnavailable
+    return StoreError
+
+
 def error_message(exc: BaseException, where: str, is_server: bool) -> str:
     """A database error of the store at ``where`` as one line."""
     line = databases.error_line(exc)
@@ -83,10 +138,16 @@ def error_message(exc: BaseException, where: str, is_server: bool) -> str:
     room = None if is_server else databases.io_problem(exc, Path(where))
     if room:
         return f"results store {where!r} cannot be written ({line}): {room}; raise the limit or free space"
-    if not is_server and re.search(r"malformed|not a database|file is encrypted", line):
+    if error_kind(exc, is_server) is DamagedStore:
         return (f"{where!r} is not a usable SQLite results store ({line}): it is damaged "
                 "or not a database; move it away or restore a copy")
     return f"results store {where!r}: {line}"
+
+
+def store_error(exc: BaseException, where: str, is_server: bool) -> StoreError:
+    """A database error of the store at ``where`` as a typed one-line :class:`StoreError`
+    (:func:`error_kind`, :func:`error_message`); raise it ``from None``."""
+    return error_kind(exc, is_server)(error_message(exc, where, is_server))
 
 
 def use_wal(engine: sa.Engine, path: Path, timeout: float,
@@ -105,7 +166,8 @@ def use_wal(engine: sa.Engine, path: Path, timeout: float,
     except databases.LockedError as exc:
         raise StoreBusy(str(exc)) from exc.__cause__
     except sqlite3.Error as exc:
-        raise StoreError(error_message(exc, str(path), is_server=False)) from None
+        raise store_error(exc, str(path), is_server=False) from None
 
 
-__all__ = ["StoreBusy", "StoreError", "error_message", "sqlite_engine", "use_wal"]
+__all__ = ["DamagedStore", "ForeignStore", "StoreBusy", "StoreError", "StoreLocked", "StoreUnavailable",
+           "error_kind", "error_message", "sqlite_engine", "store_error", "use_wal"]

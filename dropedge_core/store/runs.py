@@ -23,7 +23,16 @@ from dropedge_core import databases, env, locations, paths
 from dropedge_core.method import streams
 from dropedge_core.store import schema, versions
 from dropedge_core.store.claims import Claims
-from dropedge_core.store.connection import StoreBusy, StoreError, error_message, sqlite_engine, use_wal
+from dropedge_core.store.connection import (
+    DamagedStore,
+    ForeignStore,
+    StoreBusy,
+    StoreError,
+    StoreLocked,
+    sqlite_engine,
+    store_error,
+    use_wal,
+)
 from dropedge_core.training import RunResult, TrainConfig
 
 _PG_INIT_LOCK = 0x64726F70  # advisory lock id ("drop"): one worker creates the tables at a time
@@ -45,7 +54,7 @@ def open_location(target: str | Path | locations.Location | None, wait: float | 
         raise StoreError(str(exc)) from None
     shown = contents.where
     if contents.kind not in ("new", "empty", "results"):
-        raise StoreError(f"results store {shown} is not a DropEdge results store: it holds "
+        raise ForeignStore(f"results store {shown} is not a DropEdge results store: it holds "
                          f"{contents.describe()}; nothing was changed. Give a new file or an empty database")
     if contents.kind == "results" and (contents.schema_version or 0) > schema.SCHEMA_VERSION:
         raise StoreError(f"results store {shown} was written by a newer version of this program (schema "
@@ -86,7 +95,11 @@ class ResultStore(Claims):
     Raises:
         StoreError: the location cannot be used (a directory, an unknown scheme, a missing
             driver, a refusing server, a read-only file), or it holds another program's
-            tables, a damaged file or rows of a newer schema; nothing is written then.
+            tables (:class:`~dropedge_core.store.connection.ForeignStore`), a damaged file
+            or row (:class:`~dropedge_core.store.connection.DamagedStore`) or rows of a newer
+            schema; nothing is written then. Later calls raise
+            :class:`~dropedge_core.store.connection.StoreUnavailable` for a state that may
+            pass (a lock, a server restarting), the other types for one that will not.
 
     Example (the second needs a PostgreSQL server)::
 
@@ -127,7 +140,7 @@ class ResultStore(Claims):
                 with conn.begin():
                     yield conn
         except (SQLAlchemyError, sqlite3.Error) as exc:
-            raise StoreError(error_message(exc, str(self.path), self.is_server)) from None
+            raise store_error(exc, str(self.path), self.is_server) from None
 
     def _insert(self, table: sa.Table):
         """The dialect's INSERT (with ``on_conflict_do_update``)."""
@@ -148,12 +161,12 @@ class ResultStore(Claims):
                     schema.create(conn, self._meta)
                     versions.upgrade_rows(conn, self._runs)
                 break
-            except StoreError as exc:  # a lock met after BEGIN (two creators at once); not a waited one
-                if isinstance(exc, StoreBusy) or "locked" not in str(exc) or attempt == 49:
+            except StoreLocked as exc:  # a lock met after BEGIN (two creators at once); not a waited one
+                if isinstance(exc, StoreBusy) or attempt == 49:
                     raise
                 time.sleep(0.1)
             except versions.DamagedRow as exc:  # the upgrade was rolled back with its transaction
-                raise StoreError(f"results store {str(self.path)!r} is damaged: {exc}; nothing was "
+                raise DamagedStore(f"results store {str(self.path)!r} is damaged: {exc}; nothing was "
                                  "changed: repair or delete that row, or give another store") from None
         if not self.is_server:
             use_wal(self._engine, self.path, self.timeout, self._on_wait)

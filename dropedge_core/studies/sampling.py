@@ -24,11 +24,11 @@ from dropedge_core.method import metrics, normalization, samplers
 from dropedge_core.method.graph import Graph
 
 __all__ = [
-    "PAPER_MEN_SETTING", "MEN_DEPTHS", "EXACT_BY_DEFAULT_MAX_NODES", "run_seed", "make_sampler",
-    "sample_masks", "masks_by_sampler", "keep_counts_by_sampler", "nesting_matrix", "edge_classes",
-    "intra_inter_shares", "intra_inter_by_sampler", "undirected_masks", "men_runs", "men_summary",
-    "edge_number_table", "edge_number_stats", "men_comparison", "smoothing_curves", "smoothing_spread",
-    "smoothing_at_last_step",
+    "PAPER_MEN_SETTING", "MEN_DEPTHS", "EXACT_BY_DEFAULT_MAX_NODES", "MEN_RUNS_SOURCES", "run_seed",
+    "make_sampler", "sample_masks", "masks_by_sampler", "keep_counts_by_sampler", "nesting_matrix",
+    "edge_classes", "intra_inter_shares", "intra_inter_by_sampler", "undirected_masks", "men_runs",
+    "men_summary", "edge_number_table", "edge_number_stats", "men_comparison", "smoothing_curves",
+    "smoothing_spread", "smoothing_at_last_step",
 ]
 
 #: The paper's MEN setting (appendix "Mean-Edge-Number"): keep rates 0.05 -> 1.0 and
@@ -41,6 +41,10 @@ MEN_DEPTHS: tuple[int, ...] = (2, 4, 8, 16, 32)
 #: above it, an estimate from sampled source nodes (exact stays possible up to
 #: :data:`dropedge_core.method.metrics.EXACT_ALLOWED_MAX_NODES`).
 EXACT_BY_DEFAULT_MAX_NODES = 1000
+#: Source nodes of each sample's MEN estimate in :func:`men_runs` above that size (and on
+#: the MEN Explorer with "Exact MEN" off): a table estimates once per sampler, depth and
+#: run, so it takes fewer than one sample's :data:`~dropedge_core.method.metrics.DEFAULT_SOURCES`.
+MEN_RUNS_SOURCES = 256
 
 
 def run_seed(seed: int, *parts: object) -> int:
@@ -175,7 +179,7 @@ def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[i
         seed: base seed; each ``(sampler, L, run)`` gets :func:`run_seed`.
         kernel: kernel of ``fd`` / ``dropedge++``.
         num_sources: ``None`` = exact when ``N <= EXACT_BY_DEFAULT_MAX_NODES``, else an
-            estimate from 256 sampled source nodes; ``0`` = always exact; ``S > 0`` =
+            estimate from :data:`MEN_RUNS_SOURCES` sampled source nodes; ``0`` = always exact; ``S > 0`` =
             estimate from ``S`` sources (:func:`dropedge_core.method.metrics.men_estimate`).
 
     Returns:
@@ -192,7 +196,8 @@ def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[i
     n = graph.num_nodes
     exact = num_sources == 0 or (num_sources is None and n <= EXACT_BY_DEFAULT_MAX_NODES)
     deepest = max((int(d) for d in layers_list), default=1)
-    memory.check(memory.men_bytes(n, graph.num_edges, deepest, n if exact else min(num_sources or 256, n)),
+    sources = n if exact else min(num_sources or MEN_RUNS_SOURCES, n)
+    memory.check(memory.men_bytes(n, graph.num_edges, deepest, sources),
                  f"MEN at L={deepest} on {graph.name} (N={n}, M={graph.num_edges})",
                  "use fewer layers, fewer sources or a smaller graph")
     rows = []
@@ -203,7 +208,8 @@ def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[i
                 gen = torch.Generator().manual_seed(run_seed(seed, name, num_layers, run))
                 masks = s.sample(graph, int(num_layers), generator=gen)
                 est = metrics.men_measure(graph, masks, num_sources, generator=gen,
-                                          exact_up_to=EXACT_BY_DEFAULT_MAX_NODES, default_sources=256)
+                                          exact_up_to=EXACT_BY_DEFAULT_MAX_NODES,
+                                          default_sources=MEN_RUNS_SOURCES)
                 rows.append({"sampler": name, "layers": int(num_layers), "run": run, "men": est.value,
                              "men_stderr": est.stderr, "edge_numbers": est.edge_numbers,
                              "exact": est.sources >= graph.num_nodes, "p_min": p_min, "p_max": p_max})

@@ -1,33 +1,37 @@
 """The sweep: the one loop that trains runs and keeps them in the results store.
 
-Every run that finishes is stored — ``python -m dropedge_core train --store``, ``sweep``
-and ``search``, the app's "Run missing" (Depth study) and Live training all go through
-:func:`train_and_store` or :func:`run_claimed` — so a run trained anywhere is found
+A run reaches the store by one function with one rule, whoever started it:
+:func:`store_result` stores what :func:`should_store` admits — every run that ended on
+its own (finished, early stop, a NaN loss: :data:`STORED_REASONS`) and none cut short
+(``stopped``: a partial run would pass for a finished one) nor any on an uploaded graph
+(the store keys a run on its dataset's name, which an uploaded graph does not have). A NaN
+run is stored as measured (no accuracy): the Depth study then shows it and does not offer
+to train it again. ``python -m dropedge_core train --store``, ``sweep`` and ``search``, the
+app's "Run missing" (Depth study) and Live training (Tuning's "Train this" included) all
+go through it — :func:`train_and_store`, :func:`train_seeds_and_store`,
+:func:`run_claimed`, or :func:`store_result` itself — so a run trained anywhere is found
 everywhere (the store keys a run on its config, :func:`dropedge_core.store.run_key`).
 
 :func:`run_claimed` walks a grid with claims (:class:`~dropedge_core.claims.ClaimedRuns`):
 workers started on one store split the grid, and a run stored by anyone is not trained
-again. A run cut short (``reason == "stopped"``) is never stored: a partial run would
-pass for a finished one. A finished run whose store write fails for a reason that may pass
-(a lock, a server restarting) is written again after a pause (:func:`store_run`).
+again. A finished run whose store write fails for a reason that may pass (the store raises
+:class:`~dropedge_core.store.StoreUnavailable`: a lock, a server restarting) is written
+again after a pause.
 """
 from __future__ import annotations
 
-import re
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
-import sqlalchemy as sa
 
 from dropedge_core.claims import ClaimedRuns
 from dropedge_core.method.graph import Graph
-from dropedge_core.store import ResultStore, StoreBusy, StoreError
+from dropedge_core.store import ResultStore, StoreError, StoreUnavailable
 from dropedge_core.studies.cells import cell_summary
-from dropedge_core.training import RunResult, TrainConfig, train
+from dropedge_core.training import UPLOAD_DATASET, RunResult, TrainConfig, train
 from dropedge_core.training.seed_batch import train_seeds
 
 #: ``(config, graph, on_event, stop_event) -> RunResult``: how a run is trained (tests pass fakes).
@@ -49,48 +53,44 @@ class AnyEvent:
         return any(event.is_set() for event in self.events)
 
 
+#: End reasons (:data:`~dropedge_core.training.config.END_REASONS`) of a run that is
+#: stored: it ended on its own. Not ``stopped``: cut short, it is no result.
+STORED_REASONS: tuple[str, ...] = ("finished", "early_stop", "nan")
+
 #: Seconds before each retry of a store write that failed for a reason that may pass (a
 #: lock held elsewhere, a server restarting): doubling, about a minute in all.
 STORE_RETRY_DELAYS: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 
 
-_SQLITE_PASSING = re.compile(r"locked|busy|readonly|unable to open|disk i/o", re.IGNORECASE)
+def should_store(result: RunResult) -> bool:
+    """Whether a run that ended goes into the results store: it ended on its own
+    (:data:`STORED_REASONS`, a NaN loss included) and on a named dataset (not
+    :data:`~dropedge_core.training.config.UPLOAD_DATASET`: an uploaded graph has no name
+    the store could find it by again, and the store is shared)."""
+    return result.reason in STORED_REASONS and result.config.dataset != UPLOAD_DATASET
 
 
-def may_pass(exc: StoreError) -> bool:
-    """Whether a store error may pass: a SQLite file locked, busy, read-only or not
-    openable for now; a server's "operational" errors (connection refused or lost). The
-    store raises its one-line :class:`StoreError` ``from None``; the driver's error stays
-    on ``__context__``. A :class:`~dropedge_core.store.StoreBusy` (the file stayed locked
-    for the store's whole wait, announced) may pass too: a finished run is worth waiting
-    for again."""
-    if isinstance(exc, StoreBusy):
-        return True
-    cause = exc.__context__
-    orig = getattr(cause, "orig", cause)
-    if isinstance(orig, sqlite3.OperationalError):  # also "no such table": that one stays
-        return bool(_SQLITE_PASSING.search(str(orig)))
-    return isinstance(cause, sa.exc.OperationalError)
-
-
-def store_run(store: ResultStore, result: RunResult,
-              delays: Sequence[float] = STORE_RETRY_DELAYS,
-              on_retry: Callable[[int, StoreError], None] | None = None,
-              sleep: Callable[[float], None] = time.sleep) -> str:
-    """``store.put(result)``, tried again after each of ``delays`` while the error may
-    pass (a finished run is not thrown away for a store that is locked or down for a
-    while); return the run's key. ``on_retry(attempt, error)`` is called before each
-    pause.
+def store_result(store: ResultStore, result: RunResult,
+                 delays: Sequence[float] = STORE_RETRY_DELAYS,
+                 on_retry: Callable[[int, StoreError], None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> str | None:
+    """Put ``result`` into ``store`` if :func:`should_store` admits it; return its key
+    (``None``: not stored). A write that raises
+    :class:`~dropedge_core.store.StoreUnavailable` (a lock, a server down for a while) is
+    tried again after each of ``delays``: a finished run is not thrown away for that.
+    ``on_retry(attempt, error)`` is called before each pause; ``delays=()`` tries once.
 
     Raises:
         StoreError: an error that will not pass (another program's table, a damaged
             file), or the last one once ``delays`` are used up.
     """
+    if not should_store(result):
+        return None
     for attempt in range(len(delays) + 1):
         try:
             return store.put(result)
-        except StoreError as exc:
-            if attempt == len(delays) or not may_pass(exc):
+        except StoreUnavailable as exc:
+            if attempt == len(delays):
                 raise
             if on_retry is not None:
                 on_retry(attempt, exc)
@@ -101,10 +101,11 @@ def store_run(store: ResultStore, result: RunResult,
 def train_and_store(config: TrainConfig, store: ResultStore | None, graph: Graph | None = None,
                     on_event: Callable | None = None, stop_event=None,
                     train_fn: TrainFn = default_train) -> RunResult:
-    """Train one run and put it into ``store`` (unless it was stopped, or ``store`` is ``None``)."""
+    """Train one run and put it into ``store`` as :func:`store_result` does (nothing when
+    ``store`` is ``None``)."""
     result = train_fn(config, graph, on_event, stop_event)
-    if store is not None and result.reason != "stopped":
-        store_run(store, result)  # one transaction per run: a kill loses at most the run in flight
+    if store is not None:
+        store_result(store, result)  # one transaction per run: a kill loses at most the run in flight
     return result
 
 
@@ -121,13 +122,12 @@ def train_seeds_and_store(configs: list[TrainConfig], store: ResultStore | None,
                           on_event: Callable | None = None, stop_event=None,
                           train_fn: SeedsTrainFn = default_train_seeds) -> list[RunResult]:
     """Train the seeds of one cell together (:func:`~dropedge_core.training.seed_batch.train_seeds`)
-    and put each finished run into ``store`` as :func:`train_and_store` puts a single run
-    (one row per seed, :func:`store_run`; a stopped run is not stored)."""
+    and put each run into ``store`` as :func:`train_and_store` puts a single run (one row
+    per seed, :func:`store_result`)."""
     results = train_fn(configs, graph, on_event, stop_event)
     if store is not None:
         for result in results:
-            if result.reason != "stopped":
-                store_run(store, result)
+            store_result(store, result)
     return results
 
 
@@ -185,8 +185,12 @@ def run_claimed(runs: ClaimedRuns, store: ResultStore,
                     break
                 out.lost += 1  # the claim was taken over: the other worker stores the run
             else:
-                out.stored_keys.append(store_run(store, result))
-                runs.stored(claim)
+                key = store_result(store, result)
+                if key is not None:
+                    out.stored_keys.append(key)
+                    runs.stored(claim)
+                else:  # not for the store (an uploaded graph's): released, not trained again here
+                    runs.failed_run(claim)
                 out.results.append(result)
             if on_run is not None:
                 on_run(out)
@@ -209,5 +213,6 @@ def summarize_runs(runs: pd.DataFrame, keys: Iterable[str] | None = None) -> pd.
     return cell_summary(runs, by=CELL_COLUMNS, one_run_std=0.0).rename(columns={"n": "runs"})
 
 
-__all__ = ["AnyEvent", "CELL_COLUMNS", "SweepOutcome", "default_train", "run_claimed", "summarize_runs",
-           "store_run", "train_and_store", "may_pass"]
+__all__ = ["AnyEvent", "CELL_COLUMNS", "STORED_REASONS", "STORE_RETRY_DELAYS", "SweepOutcome",
+           "default_train", "run_claimed", "should_store", "store_result", "summarize_runs",
+           "train_and_store", "train_seeds_and_store"]

@@ -58,6 +58,25 @@ from dropedge_core.studies.tuning_storage import (
 )
 from dropedge_core.training import ConfigError, RunResult, TrainConfig, train
 
+#: Trials one worker may be asked for at once (``tune --trials``, ``search --trials``, the
+#: Tuning page): a typo of 10^12 would run for ever.
+MAX_TRIALS = 100_000
+
+
+def check_job(n_trials: int, space: SearchSpace | None = None) -> SearchSpace:
+    """A tuning job's own arguments, checked before any storage is opened: ``n_trials`` an
+    integer in ``1..MAX_TRIALS``, ``space`` a :class:`SearchSpace` (``None``: the default
+    space, returned).
+
+    Raises:
+        TuningError: naming the value and what is allowed.
+    """
+    if not isinstance(n_trials, int) or isinstance(n_trials, bool) or not 1 <= n_trials <= MAX_TRIALS:
+        raise TuningError(f"trials must be an integer in 1..{MAX_TRIALS} (got {n_trials!r})")
+    if space is not None and not isinstance(space, SearchSpace):
+        raise TuningError(f"space must be a SearchSpace (got {type(space).__name__})")
+    return space or SearchSpace()
+
 
 def _train_trial(trial: optuna.Trial, config: TrainConfig, graph,
                  stop_event: threading.Event | None) -> tuple[RunResult, bool]:
@@ -163,10 +182,8 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     best is never worse. ``budget`` caps the study's counted trials across every worker
     (:mod:`~dropedge_core.studies.trial_budget`), finished and running.
     """
-    if not isinstance(n_trials, int) or n_trials < 1:
-        raise TuningError(f"trials must be a positive integer (got {n_trials!r})")
+    space = check_job(n_trials, space)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    space = space or SearchSpace()
     study = open_study(study_name, storage, search, seed, pruner)
     check_study(study, space)
     check_basis(study, base, graph)  # a study of another depth (dataset, ...) is not joined
@@ -262,7 +279,8 @@ def best_summary(study: optuna.Study) -> dict | None:
 
 
 # the names callers use, re-exported from the modules the tuning study was split into
-__all__ = ["BASIS_ATTR", "FLOAT_RANGES", "HIDDEN_CHOICES", "KEEP_SPACES", "OPTIONAL_PARAMS", "OPTUNA_MARKERS",
-           "SPACE_ATTR", "SearchSpace", "TINY_VALIDATION", "TuningError", "best_summary", "best_uncertainty",
-           "check_basis", "check_storage", "check_study", "default_study_name", "make_sampler", "objective",
-           "open_study", "resolve_storage", "storage_url", "trials_frame", "tune"]
+__all__ = ["BASIS_ATTR", "FLOAT_RANGES", "HIDDEN_CHOICES", "KEEP_SPACES", "MAX_TRIALS", "OPTIONAL_PARAMS",
+           "OPTUNA_MARKERS", "SPACE_ATTR", "SearchSpace", "TINY_VALIDATION", "TuningError", "best_summary",
+           "best_uncertainty", "check_basis", "check_job", "check_storage", "check_study",
+           "default_study_name", "make_sampler", "objective", "open_study", "resolve_storage",
+           "storage_url", "trials_frame", "tune"]

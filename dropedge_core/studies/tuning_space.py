@@ -35,8 +35,8 @@ class TuningError(ValueError):
 class SearchSpace:
     """What a trial draws: the keep rates as ``keep`` says (:data:`KEEP_SPACES`; ``p_min``
     and ``p_max'`` by default), and the settings listed in ``extra`` (subset of
-    :data:`OPTIONAL_PARAMS`): lr log-uniform in [1e-4, 5e-2], dropout in [0, 0.8],
-    weight decay log-uniform in [1e-6, 1e-2], hidden width one of :data:`HIDDEN_CHOICES`."""
+    :data:`OPTIONAL_PARAMS`): lr, dropout and weight decay in :data:`FLOAT_RANGES`, hidden
+    width one of :data:`HIDDEN_CHOICES` (in words: :meth:`extra_help`)."""
 
     p_min: tuple[float, float] = (0.05, 1.0)
     p_max_prime: tuple[float, float] = (0.0, 1.0)
@@ -53,6 +53,22 @@ class SearchSpace:
         for name, (low, high) in (("p_min", self.p_min), ("p_max_prime", self.p_max_prime)):
             if not 0.0 <= low <= high <= 1.0:
                 raise TuningError(f"{name} range must satisfy 0 <= low <= high <= 1 (got {low}, {high})")
+
+    @staticmethod
+    def extra_help() -> str:
+        """The optional settings' ranges in words, written from :data:`FLOAT_RANGES` and
+        :data:`HIDDEN_CHOICES` (a page's help quotes the space, never a copy of it).
+
+        Example::
+
+            >>> print(SearchSpace.extra_help().replace("), ", "),\\n"))
+            lr in [0.0001, 0.05] (log),
+            dropout in [0, 0.8], weight decay in [1e-06, 0.01] (log),
+            hidden one of 64, 128
+        """
+        floats = [f"{name.replace('_', ' ')} in [{low:g}, {high:g}]" + (" (log)" if log else "")
+                  for name, (low, high, log) in FLOAT_RANGES.items()]
+        return ", ".join([*floats, f"hidden one of {', '.join(map(str, HIDDEN_CHOICES))}"])
 
     @classmethod
     def for_sampler(cls, sampler: str, extra: Sequence[str] = ()) -> SearchSpace:

@@ -8,7 +8,6 @@ creates or joins a study, retrying the races of workers that start together.
 """
 from __future__ import annotations
 
-import re
 import time
 import warnings
 from pathlib import Path
@@ -172,9 +171,8 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
         except (IntegrityError, optuna.exceptions.DuplicatedStudyError) as exc:
             error = exc  # another worker created it a moment ago
         except SQLAlchemyError as exc:
-            # two workers creating Optuna's tables at once: the loser sees "already exists"
-            # (a table, or on PostgreSQL an enum type: ProgrammingError) or "locked" (SQLite)
-            if not re.search(r"already exists|locked", str(exc)):
+            # two workers creating Optuna's tables at once: the loser tries again
+            if not databases.creation_race(exc):
                 raise TuningError(f"{cannot}: {databases.error_line(exc)}") from None
             error = exc
         time.sleep(0.2 * (attempt + 1))

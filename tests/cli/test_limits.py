@@ -65,12 +65,15 @@ def test_men_has_the_same_limits(capsys, flag, value, says):
     assert code == 2 and err.count("\n") == 1 and says in err, err
 
 
-@pytest.mark.parametrize("value", ["1000000000000", "0", "-3"])
-def test_tune_trials_are_bounded(capsys, tmp_path, value):
-    """``tune --trials 1000000000000`` was killed by the kernel (issue 29): now one line,
-    and no study storage is created."""
-    storage = str(tmp_path / "t.sqlite")
-    code, out, err = run_cli(capsys, "tune", *QUICK, f"--trials={value}", "--storage", storage)
+@pytest.mark.parametrize("command", ["tune", "search"])
+@pytest.mark.parametrize("value", ["1000000000000", "0", "-3", "100001"])
+def test_tune_trials_are_bounded(capsys, tmp_path, command, value):
+    """``tune --trials 1000000000000`` was killed by the kernel: now one line, and no study
+    storage (or results store) is created; ``search`` has the same bound."""
+    where = ["--storage", str(tmp_path / "t.sqlite")] + (["--store", str(tmp_path / "r.sqlite")]
+                                                         if command == "search" else [])
+    args = QUICK if command == "tune" else ["--dataset", "karate", "--layers", "2", "--no-progress"]
+    code, out, err = run_cli(capsys, command, *args, f"--trials={value}", *where)
     assert code == 2 and err == f"error: --trials must be an integer in 1..100000 (got {value})\n", err
     assert out == "" and list(tmp_path.iterdir()) == []
 

@@ -384,3 +384,25 @@ def test_the_pages_show_a_malformed_location_in_one_line(monkeypatch, tmp_path):
         shown = [e.value for e in at.error if "slash missing" in e.value]
         assert len(shown) == 1 and name in shown[0] and "\n" not in shown[0], [e.value for e in at.error]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_table_creation_race_is_told_from_other_errors(tmp_path):
+    """Two workers creating Optuna's tables at once: the loser's "already exists" (bare or
+    wrapped by SQLAlchemy) and SQLite's "locked" are a race to retry; "no such table" is not."""
+    path = tmp_path / "a.sqlite"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("CREATE TABLE t (x)")
+
+    def raised(work) -> sqlite3.Error:
+        with pytest.raises(sqlite3.Error) as info:
+            work()
+        return info.value
+
+    exists = raised(lambda: db.execute("CREATE TABLE t (x)"))
+    missing = raised(lambda: db.execute("SELECT * FROM u"))
+    db.execute("BEGIN EXCLUSIVE")
+    locked = raised(lambda: sqlite3.connect(path, timeout=0).execute("SELECT * FROM t"))
+    db.execute("ROLLBACK")
+    wrapped = sa.exc.OperationalError("CREATE TABLE t (x)", {}, exists)
+    races = [databases.creation_race(e) for e in (exists, wrapped, locked, missing)]
+    assert races == [True, True, True, False]

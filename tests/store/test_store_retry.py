@@ -1,14 +1,14 @@
-"""A finished run whose store write fails for a while is written again (issue 29, class 3):
-a real SQLite store locked by another connection (``BEGIN EXCLUSIVE``), released after
-the first failed write; one never released (bounded retries, then the error); a store
-whose table is not ours (no retry: it will not pass)."""
+"""A finished run whose store write fails for a while is written again: a real SQLite
+store locked by another connection (``BEGIN EXCLUSIVE``), released after the first failed
+write; one never released (bounded retries, then the error); a store whose table is not
+ours (no retry: it will not pass). The store says which by the error's type."""
 from __future__ import annotations
 
 import sqlite3
 
 import pytest
 
-from dropedge_core.store import ResultStore, StoreError
+from dropedge_core.store import ForeignStore, ResultStore, StoreBusy, StoreUnavailable
 from dropedge_core.studies import sweep
 from dropedge_core.training import TrainConfig, train
 
@@ -36,13 +36,17 @@ def test_a_write_that_meets_a_lock_is_retried_once_it_is_released(tmp_path, resu
     holder = _lock(path)
     retries = []
 
+    errors = []
+
     def on_retry(attempt, error):
         retries.append(str(error))
+        errors.append(type(error))
         holder.execute("COMMIT")  # the other program lets go after our first failure
 
-    key = sweep.store_run(store, result, delays=(0.01, 0.01, 0.01), on_retry=on_retry)
+    key = sweep.store_result(store, result, delays=(0.01, 0.01, 0.01), on_retry=on_retry)
     holder.close()
     assert len(retries) == 1 and "locked" in retries[0]
+    assert errors == [StoreBusy]  # the store's announced wait ran out: a lock, typed as one
     assert _rows(path) == [key]
 
 
@@ -52,8 +56,9 @@ def test_a_lock_never_released_ends_in_one_error_after_the_bounded_retries(tmp_p
     holder = _lock(path)
     retries = []
     try:
-        with pytest.raises(StoreError, match="locked"):
-            sweep.store_run(store, result, delays=(0.01, 0.02, 0.03), on_retry=lambda a, e: retries.append(a))
+        with pytest.raises(StoreBusy, match="locked"):
+            sweep.store_result(store, result, delays=(0.01, 0.02, 0.03),
+                               on_retry=lambda a, e: retries.append(a))
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -68,9 +73,9 @@ def test_an_error_that_will_not_pass_is_not_retried(tmp_path, result):
         db.execute("DROP TABLE runs")
         db.execute("CREATE TABLE runs (key TEXT PRIMARY KEY)")
     retries = []
-    with pytest.raises(StoreError):
-        sweep.store_run(store, result, delays=(0.01,), on_retry=lambda a, e: retries.append(a))
-    assert retries == []
+    with pytest.raises(ForeignStore) as info:
+        sweep.store_result(store, result, delays=(0.01,), on_retry=lambda a, e: retries.append(a))
+    assert retries == [] and not isinstance(info.value, StoreUnavailable)
 
 
 def test_a_postgresql_store_down_as_a_run_finishes_is_written_once_it_is_back(result):
@@ -84,14 +89,15 @@ def test_a_postgresql_store_down_as_a_run_finishes_is_written_once_it_is_back(re
         url = server.new_database()
         store = ResultStore(url)
         server.pause()  # the server stops as the run finishes
-        retries = []
+        retries, kinds = [], []
 
         def on_retry(attempt, error):
             retries.append(str(error))
+            kinds.append(type(error))
             if attempt == 1:
                 server.resume()  # back after two failed writes
 
-        key = sweep.store_run(store, result, delays=(0.1,) * 6, on_retry=on_retry)
+        key = sweep.store_result(store, result, delays=(0.1,) * 6, on_retry=on_retry)
         store.close()
         import sqlalchemy as sa
 
@@ -102,4 +108,5 @@ def test_a_postgresql_store_down_as_a_run_finishes_is_written_once_it_is_back(re
     finally:
         server.stop()
     assert len(retries) >= 2 and all("results store" in r for r in retries)
+    assert kinds and all(k is StoreUnavailable for k in kinds)  # a server's connection errors
     assert keys == [key]

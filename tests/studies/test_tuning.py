@@ -54,5 +54,5 @@ def test_bad_arguments():
         tuning.make_sampler("grid")
     with pytest.raises(tuning.TuningError, match="unknown tuning parameter"):
         tuning.SearchSpace(extra=("momentum",))
-    with pytest.raises(tuning.TuningError, match="positive integer"):
+    with pytest.raises(tuning.TuningError, match=r"trials must be an integer in 1\.\.100000 \(got 0\)"):
         tuning.tune(TrainConfig(dataset="karate"), 0, "x", storage="sqlite:///:memory:")
