@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import streamlit as st
 import torch
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 import app_shared as ui
 from app_shared import links, session_memory
+from app_shared.st_internals import StopException
 from dropedge_core import env, figures, memory
 from dropedge_core.studies import sampling
 
@@ -114,4 +114,4 @@ except StopException:  # st.stop() in a page: the URL and the link are still sen
     links.resume_after_stop()
 finally:  # the URL follows every control
     links.sync(page.url_path)
-    ui.share_link()
+    links.share_link()

@@ -12,13 +12,13 @@ import streamlit as st
 
 import app_shared as ui
 from app_shared import job_links, jobs, live_runs
+from app_shared import training_form as tf
 from app_shared import training_view as tv
-from app_shared.training_view import DEFAULTS, MODES, OVERRIDE_KEYS
+from app_shared.training_view import DEFAULTS
 from dropedge_core import figures
-from dropedge_core.data import presets
 from dropedge_core.memory import MemoryLimitError
 from dropedge_core.method.models import BACKBONES
-from dropedge_core.training import ConfigError, TrainConfig, check_trainable, recipes
+from dropedge_core.training import ConfigError, TrainConfig, check_trainable
 
 POLL_S = 0.7
 
@@ -34,10 +34,9 @@ sel = ui.selection()
 graph = ui.page_header("Live training", sel, labels=True)
 
 override = ss.get("lt_override")
-setting = {"sampler": sel.sampler, "num_layers": sel.layers, "p_min": sel.p_min,
-           "p_max": sel.p_max, "seed": sel.seed}
+setting = tf.run_point({"sampler": sel.sampler, "num_layers": sel.layers, "p_min": sel.p_min,
+                        "p_max": sel.p_max, "seed": sel.seed}, override)
 if override:
-    setting.update({k: override[k] for k in OVERRIDE_KEYS if k in override})
     c1, c2 = st.columns([5, 1])
     c1.info(f"From {override['source']}: {figures.sampler_label(setting['sampler'])}, "
             f"L = {setting['num_layers']}, p_min = {setting['p_min']:.3f}, "
@@ -57,39 +56,28 @@ backbone = c1.selectbox("Backbone", BACKBONES, key="lt_backbone",
                         format_func=lambda b: figures.BACKBONE_LABELS.get(b, b),
                         help="GCN, ResGCN (residual hidden layers), JKNet (output from all "
                              "hidden layers), APPNP* (propagation with teleport α).")
-mode = c2.radio("Hyperparameters", MODES, key="lt_mode", horizontal=True,
+mode = c2.radio("Hyperparameters", tf.MODES, key="lt_mode", horizontal=True,
                 help="depth recipe (default): settings that train at the sidebar's depth — the "
                      "usual GCN settings up to L = 4; from L = 5 lr 0.001, no dropout, no weight "
                      "decay, the self-feature term on, more epochs. quick: the shallow settings at "
                      "any depth (deep GCNs sit at chance). paper preset: the paper's best "
                      "hyperparameters for this dataset, split and backbone (layers and keep rates "
                      "included). custom: your values below.")
-preset = None
-recipe = {"depth recipe": "depth", "quick": "quick", "paper preset": "paper"}.get(mode)
-if recipe == "paper" and sel.dataset == ui.UPLOAD:
-    c3.info("No paper preset for your own graph: the paper's presets are per dataset. Using "
-            "the depth recipe.")
-    recipe = "depth"
-elif recipe == "paper":
-    try:
-        preset = presets.paper_preset(sel.dataset, sel.split, backbone)
-    except presets.PresetError as exc:
-        c3.info(f"No paper preset here — {exc}. Using the depth recipe.")
-        recipe = "depth"
-    else:
-        c3.success("Paper preset: " + ", ".join(f"{k} = {v}" for k, v in preset.items())
-                   + ". Its layers and keep rates replace the sidebar's.")
-        setting.update({k: preset[k] for k in ("num_layers", "p_min", "p_max") if k in preset})
+choice = tf.choose_recipe(mode, sel.dataset, sel.split, backbone)
+recipe = choice.recipe
+if choice.fallback:
+    c3.info(f"{choice.fallback} Using the depth recipe.")
+elif choice.preset:
+    c3.success("Paper preset: " + ", ".join(f"{k} = {v}" for k, v in choice.preset.items())
+               + ". Its layers and keep rates replace the sidebar's.")
+    setting = tf.run_point(setting, choice.preset)
 fixed = recipe is not None
 signature = (recipe, setting["num_layers"], backbone, sel.dataset, sel.split)
 if fixed and ss.get("lt_recipe_for") != signature:
     # the widgets take the recipe's values at this depth once (the hyperparameters are then
     # locked; epochs and patience stay editable: a shorter demo run is still the recipe's)
     ss["lt_recipe_for"] = signature
-    filled = recipes.recipe_fields(recipe, sel.dataset if sel.dataset != ui.UPLOAD else "karate",
-                                   sel.split if sel.dataset != ui.UPLOAD else None, backbone,
-                                   setting["num_layers"])
-    tv.fill_widgets({k: v for k, v in filled.items() if k not in ("backbone", "diag_every")},
+    tv.fill_widgets(tf.recipe_widget_fields(recipe, sel.dataset, sel.split, backbone, setting["num_layers"]),
                     keep=ss.pop("_url_values", set()))
 elif not fixed:
     ss.pop("lt_recipe_for", None)
@@ -98,9 +86,8 @@ c3.caption(f"Sampler **{figures.sampler_label(setting['sampler'])}**, L = {setti
            + (" (tuned point)" if override else " (sidebar)") + ". Training on "
            f"**{jobs.device_label()}**.")
 
-values = tv.hyperparameter_widgets(fixed, backbone, setting["sampler"]) | dict(
-    dataset=sel.dataset, split=sel.split, backbone=backbone) | setting | (preset or {})
-values["recipe"] = recipe or "depth"  # custom: every setting given, recorded against the depth recipe
+values = tf.run_values(tv.hyperparameter_widgets(fixed, backbone, setting["sampler"]), sel.dataset,
+                      sel.split, backbone, setting, choice)
 
 start = compare = False
 if live_runs.controls():  # another session's runs (a link, the server's list): no buttons at all

@@ -8,17 +8,19 @@ shared with ``python -m dropedge_core tune`` workers, and read back.
 from __future__ import annotations
 
 import secrets
+from functools import partial
 
 import streamlit as st
 
 import app_shared as ui
 from app_shared import jobs
+from app_shared import training_form as tf
 from app_shared import tuning_view as tv
 from dropedge_core import figures, paths, samplers
 from dropedge_core.memory import MemoryLimitError
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.studies import tuning
-from dropedge_core.training import ConfigError, TrainConfig, check_trainable
+from dropedge_core.training import ConfigError, check_trainable
 
 POLL_S = 1.0
 #: Defaults sized so that a study on Cora at L = 8 says something (see the epochs' help).
@@ -65,17 +67,17 @@ kernel = c[0].selectbox("Kernel", samplers.KERNELS, key="tune_kernel",
                              "x_u·x_v, poly (x_u·x_v)², rbf exp(-6‖x_u−x_v‖²), reverse 1 − x_u·x_v.")
 directed = c[1].checkbox("Directed", key="tune_directed", disabled=sel.sampler == "nodrop",
                          help="Sample the two directions of each edge separately.")
-if samplers.NAMED[sel.sampler][1] != "kernel":
-    kernel = "linear"
-directed = bool(directed) and sel.sampler != "nodrop"
+kernel, directed = tf.sampler_options(sel.sampler, kernel, directed)
+#: The run this form describes: the study's base (no diagnostics in a trial), and the base
+#: of "Train this" for a study that is not this session's.
+form_config = partial(tf.tuning_config, sel.dataset, sel.split, sel.sampler, sel.layers, sel.seed,
+                      backbone, hidden, epochs, kernel, directed)
 
 # a token per browser session: two sessions with the same settings get their own studies
 # (one shared storage); give a session's study name to another to share it on purpose
 token = ss.setdefault("tune_session_token", secrets.token_hex(3))
-auto_name = (f"{ui.data_id(sel)}-{sel.split}-{sel.sampler}-{backbone}-L{sel.layers}-h{hidden}"
-             f"-e{epochs}-s{sel.seed}" + ("" if kernel == "linear" else f"-{kernel}")
-             + ("-directed" if directed else "") + f"-{token}")
-tv.settle_study_name(auto_name)
+tv.settle_study_name(tf.study_name(ui.data_id(sel), sel.split, sel.sampler, backbone, sel.layers, hidden,
+                                   epochs, sel.seed, kernel, directed, token))
 name = st.text_input("Study name", key="tune_study", max_chars=200,
                      help="Trials go into this study of the storage; an existing name "
                           "resumes it (its trials should share these settings).").strip()
@@ -87,9 +89,7 @@ if not tv.controls():  # another session's study (its link): watched, no Start, 
     tv.read_only_note(job)
 elif b[0].button("Start study", type="primary", key="tune_start", disabled=running or not name):
     try:
-        base = TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone, num_layers=sel.layers,
-                           sampler=sel.sampler, hidden=hidden, epochs=epochs, seed=sel.seed, diag_every=0,
-                           kernel=kernel, directed=directed)
+        base = form_config().replace(diag_every=0)
         space = tuning.SearchSpace(extra=tuple(extra))
         check_trainable(base, graph)
         new = jobs.TuningJob(base, int(trials), name, STORAGE_URL, search=search, seed=sel.seed,
@@ -134,10 +134,7 @@ def show_study() -> None:
         right.plotly_chart(figures.tuning_history(df), key="tune_history")
         right.caption(f"{len(complete)} finished, {int((df['state'] == 'PRUNED').sum())} pruned "
                       f"of {len(df)} trials in this study.")
-        tv.best_point(study, complete, graph, name, ss.get("tune_base") if mine else None,
-                      lambda: TrainConfig(dataset=sel.dataset, split=sel.split, backbone=backbone,
-                                          num_layers=sel.layers, sampler=sel.sampler, hidden=hidden,
-                                          epochs=epochs, seed=sel.seed, kernel=kernel, directed=directed))
+        tv.best_point(study, complete, graph, name, ss.get("tune_base") if mine else None, form_config)
         tv.trials_table(df, name)
     if current is not None and current.done and not ss.get("tune_reported"):
         ss["tune_reported"] = True  # once: the page's buttons follow the finished job

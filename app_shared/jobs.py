@@ -5,10 +5,11 @@ watchdog or kept in the server-wide :mod:`app_shared.registry`.
 Each idea has its own module; this one gathers their names for the pages:
 
 * :mod:`app_shared.background`: the thread and stop flag every job owns; the training worker.
-* :mod:`app_shared.watchdog`: :class:`Watchdog` (stops what nobody polls or what ran too
-  long) and the watched worker and job.
+* :mod:`app_shared.watchdog`: the limits (nobody polls, the wall time ran out) and
+  :class:`Watchdog`, which applies them to a sweep or tuning job (:class:`WatchedJob`).
 * :mod:`app_shared.run_records`: one Live training run as the page sees it.
-* :mod:`app_shared.training_session`: a queue of Live training runs, stored when they end.
+* :mod:`app_shared.training_session`: a queue of Live training runs, stored when they end
+  (two threads per run: the worker and the session's driver, which applies the limits).
 * :mod:`app_shared.sweep_job`, :mod:`app_shared.tuning_job`: a sweep into the results
   store and a tuning study.
 * :mod:`app_shared.registry`: jobs that outlive the browser tab, found again by id.
@@ -18,10 +19,10 @@ plumbing: :mod:`dropedge_core.studies.tuned` (re-exported here for the pages).
 
 Example:
     >>> from dropedge_core.training import TrainConfig
-    >>> session = TrainingSession(idle_timeout=60)
-    >>> _ = session.submit([TrainConfig(dataset="karate", epochs=5)])  # doctest: +SKIP
-    >>> while session.active:                                           # doctest: +SKIP
-    ...     session.poll(); time.sleep(0.5)
+    >>> session = TrainingSession(idle_timeout=60, store=None)
+    >>> record, = session.submit([TrainConfig(dataset="karate", epochs=5, diag_every=0)])
+    >>> session.wait(60), record.status, record.epochs_done
+    (True, 'finished', 5)
 """
 from __future__ import annotations
 
@@ -39,11 +40,10 @@ from app_shared.watchdog import (
     DEFAULT_MAX_SECONDS,
     Watchdog,
     WatchedJob,
-    WatchedWorker,
 )
 from dropedge_core.studies.tuned import load_study, train_request
 
 __all__ = ["COMPARE_SAMPLERS", "DEFAULT_IDLE_TIMEOUT", "DEFAULT_MAX_SECONDS", "SESSION_RUN_COLUMNS",
            "PollResult", "RunRecord", "SweepJob", "TrainingSession", "TuningJob",
-           "WatchedJob", "WatchedWorker", "Watchdog", "device_label", "load_study", "run_label",
+           "WatchedJob", "Watchdog", "device_label", "load_study", "run_label",
            "runs_frame", "train_request"]

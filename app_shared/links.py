@@ -15,7 +15,8 @@ So left alone, a page change made two entries (``/B`` and ``/B?<B's state>``): B
 B, and a history run showed the session's latest values, not the entry's. Here: a history
 run restores the entry's values (as a link does); the first run of a page writes its query
 by replacing the entry the page change pushed (one entry per page visit); a control
-change on a page pushes an entry (Back undoes it).
+change on a page pushes an entry (Back undoes it). Streamlit's internals that this
+needs are in :mod:`app_shared.st_internals`, checked against the supported versions.
 """
 from __future__ import annotations
 
@@ -23,39 +24,85 @@ import json
 from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-from streamlit.runtime.state import get_session_state
 
-import app_shared as ui
-from app_shared import urlstate
+from app_shared import st_internals, urlstate
+from app_shared.job_links import OWNER_PARAM
+from app_shared.pickers import DEFAULT_DATASET, UPLOAD, dataset_splits, selection
+from app_shared.text import plain
+from app_shared.training_view import run_link_values
 
-__all__ = ["restore", "page_query", "sync", "resume_after_stop"]
-
-
-def _history_run() -> bool:
-    ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.is_history_navigation)
+__all__ = ["page_query", "restore", "restore_url_state", "resume_after_stop", "share_link", "sync"]
 
 
 def restore(page: str) -> None:
     """A session's first run (a link opened) and a Back/Forward run: the URL's values go
-    into the session before the pickers are drawn (:func:`app_shared.restore_url_state`)."""
-    if _history_run():
+    into the session before the pickers are drawn (:func:`restore_url_state`)."""
+    if st_internals.is_history_run():
         st.session_state.pop("_url_restored", None)
-    ui.restore_url_state(page)
+    restore_url_state(page)
+
+
+def _query() -> dict[str, str]:
+    return {k: st.query_params[k] for k in st.query_params}
+
+
+def restore_url_state(page: str) -> None:
+    """Before the pickers are drawn, on a session's first run (a link was opened): put the
+    URL's values (sidebar and ``page``'s controls) into the session. Values that cannot be
+    used are named in a sidebar warning.
+
+    Only the first run: the browser updates its URL after a run ends, so a rerun that a
+    quick second click starts may still carry the previous run's URL — restoring from it
+    would undo that click."""
+    ss = st.session_state
+    if ss.get("_url_restored"):
+        return
+    ss["_url_restored"] = True
+    query = _query()
+    if not query:
+        return
+    values, errors = urlstate.decode(urlstate.spec_for(page), query)
+    if page == "live_training":  # a run's link: its own data and settings under the link's values
+        values = run_link_values(query) | values
+    dataset = values.get("dataset", ss.get("dataset", DEFAULT_DATASET))
+    if "split" in values and values["split"] not in dataset_splits(dataset):
+        errors.append(f"split={values.pop('split')} ignored: not a split of {dataset} "
+                      f"(allowed: {', '.join(dataset_splits(dataset))})")
+    ss.update({urlstate.session_key(k, dataset): v for k, v in values.items()})
+    ss["_url_errors"] = errors
+    ss["_url_written"] = query
+    ss["_url_values"] = set(values)  # a recipe fills its widgets once: not over these
+
+
+def share_link() -> None:
+    """The sidebar's "Link to this view": the URL with the current state, copyable (and,
+    once, why the browser's history is handled the plain way: :data:`st_internals.PROBLEM`)."""
+    ss = st.session_state
+    with st.sidebar:
+        for line in ss.pop("_url_errors", None) or []:
+            st.warning(f"Link: {plain(line)}")
+        if st_internals.PROBLEM and not ss.get("_internals_warned"):
+            ss["_internals_warned"] = True
+            st.warning(st_internals.PROBLEM)
+        with st.expander("Link to this view"):
+            base = str(getattr(st.context, "url", "") or "").split("?")[0]
+            # a job's owner key controls it: whoever opens the shared link watches, read-only
+            query = {k: v for k, v in (ss.get("_url_written") or {}).items() if k != OWNER_PARAM}
+            st.code(base + ("?" + urlencode(query) if query else ""), language=None, wrap_lines=True)
+            st.caption("Copy it (the icon at the right): opening it restores the sidebar and "
+                       "this page's main controls. An uploaded graph is not part of the link.")
 
 
 def page_query(page: str) -> dict[str, str]:
     """The query of the sidebar's and ``page``'s current values."""
     ss = st.session_state
-    sel = ui.selection()
+    sel = selection()
     values = {"dataset": sel.dataset, "split": sel.split, "sampler": sel.sampler,
               "p_range": (sel.p_min, sel.p_max), "layers": sel.layers, "seed": sel.seed}
     keys = {k: urlstate.session_key(k, sel.dataset) for k in urlstate.PAGES.get(page, {})}
     values.update({k: ss[key] for k, key in keys.items() if key in ss})
     query = urlstate.encode(urlstate.spec_for(page), values)
-    if sel.dataset == ui.UPLOAD:  # an upload's files stay in the browser: not linkable
+    if sel.dataset == UPLOAD:  # an upload's files stay in the browser: not linkable
         query.pop("dataset", None)
         query.pop("split", None)
     query.update(ss.get("_url_jobs", {}).get(page, {}))  # a job's id (app_shared.job_links)
@@ -70,17 +117,10 @@ def sync(page: str) -> None:
     page change pushed, and a script replaces that entry's URL instead."""
     ss = st.session_state
     query = page_query(page)
-    first = ss.get("_url_page") != page and not _history_run()
+    first = ss.get("_url_page") != page and not st_internals.is_history_run()
     ss["_url_page"] = page
     current = {k: st.query_params[k] for k in st.query_params}
-    if first:
-        with get_session_state().query_params() as qp:
-            qp.clear_with_no_forward_msg(preserve_embed=True)
-            for key, value in query.items():
-                qp.set_with_no_forward_msg(key, value)
-        ctx = get_script_run_ctx()
-        if ctx is not None:
-            ctx.query_string = urlencode(query)
+    if first and st_internals.set_query_quietly(query):
         ss["_url_nonce"] = ss.get("_url_nonce", 0) + 1  # a new element: the script runs again
         search = json.dumps("?" + urlencode(query) if query else "")
         with st.sidebar:
@@ -97,11 +137,5 @@ def resume_after_stop() -> None:
     ``st.stop()`` leaves the run's requests at STOP, and every message sent after it raises
     the stop again: the URL of a page that stopped (e.g. the class view waiting for its
     "Train" button) kept the previous page's query. The stop has done its work (the page's
-    script ended); the frame's last elements are sent."""
-    ctx = get_script_run_ctx()
-    requests = getattr(ctx, "script_requests", None)
-    if requests is None:
-        return
-    with requests._lock:  # no public way to resume a stopped run (Streamlit 1.67)
-        if requests._state == ScriptRequestType.STOP:
-            requests._state = ScriptRequestType.CONTINUE
+    script ended); the frame's last elements are sent (:func:`st_internals.resume_after_stop`)."""
+    st_internals.resume_after_stop()

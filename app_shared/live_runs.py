@@ -1,7 +1,7 @@
 """Live training runs that outlive the browser tab: which session a page shows, its id in
 the URL, and the list of every session's runs on this server.
 
-A page's :class:`~app_shared.training_session.TrainingSession` is autonomous (a driver
+A page's :class:`~app_shared.training_session.TrainingSession` has no idle limit (its driver
 thread trains its queue to the end and stores the runs, nobody need watch) and, once it
 has runs, registered in :data:`app_shared.registry.REGISTRY` (read at each call: tests
 swap it) under an id that the page writes into its URL as ``?run=<id>``. A reloaded page
@@ -63,7 +63,7 @@ def back_to_mine() -> None:
     """Leave the runs watched read-only: show this session's own again (new if none)."""
     mine, job_id = ss.pop("lt_mine", (None, None))
     job_links.leave(PAGE)
-    ss["live_training"] = mine if mine is not None else TrainingSession(idle_timeout=None, autonomous=True)
+    ss["live_training"] = mine if mine is not None else TrainingSession(idle_timeout=None)
     ss.pop("lt_cursor", None)
     if job_id is not None:
         job_links.show_in_url(PAGE, RUN_PARAM, job_id)
@@ -71,7 +71,7 @@ def back_to_mine() -> None:
 
 def live_session() -> TrainingSession:
     """This page's training session: the one the URL's ``run`` names (a reloaded page, a
-    shared link), else this browser session's own (new: autonomous, no idle stop)."""
+    shared link), else this browser session's own (new: no idle stop)."""
     before = (ss.get("live_training"), job_links.shown_id(PAGE)) if controls() else None
     job = job_links.from_url(PAGE, RUN_PARAM, KIND, "training run")
     if job is not None:
@@ -80,7 +80,7 @@ def live_session() -> TrainingSession:
         ss["live_training"] = job
         ss.pop("lt_cursor", None)
     if "live_training" not in ss:
-        ss["live_training"] = TrainingSession(idle_timeout=None, autonomous=True)
+        ss["live_training"] = TrainingSession(idle_timeout=None)
     return ss["live_training"]
 
 

@@ -29,6 +29,7 @@ import time
 import weakref
 from collections.abc import Callable
 
+from app_shared import st_internals
 from dropedge_core import env
 
 #: Seconds a session may be inactive before its state is released (Streamlit keeps a
@@ -70,9 +71,7 @@ def _forget_widgets(state) -> None:
     clear = getattr(state, "clear", None)
     if callable(clear):
         clear()
-    metadata = getattr(getattr(state, "_new_widget_state", None), "widget_metadata", None)
-    if isinstance(metadata, dict):  # Streamlit's own clear() keeps it (1.67)
-        metadata.clear()
+    st_internals.forget_widget_metadata(state)  # Streamlit's own clear() keeps it (1.67)
 
 
 class SessionReaper:
@@ -151,23 +150,19 @@ def watch_current() -> None:
     """Register the session of the running script (call on every run, from ``app.py``);
     starts the reaper's thread once per server process."""
     global _REAPER
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    session = Runtime.instance().get_app_session(ctx.session_id) if ctx and Runtime.exists() else None
-    if session is None:
-        return  # bare mode (no server): nothing outlives the script
+    current = st_internals.current_session()
+    if current is None:
+        return  # bare mode (no server) or no supported internals: nothing is reaped
+    session_id, session, runtime = current
     with _START:
         if _REAPER is None:
-            runtime = Runtime.instance()
             # the upload's bytes stay in Streamlit's file manager until it shuts the session
             # down, which its session storage does only when next touched (thread-safe call)
             _REAPER = SessionReaper(runtime.is_active_session, grace=env.settings_or_defaults().session_grace,
                                     on_release=runtime.uploaded_file_mgr.remove_session_files)
             threading.Thread(target=_sweep_forever, args=(_REAPER,), name="session-reaper",
                              daemon=True).start()
-    _REAPER.watch(ctx.session_id, session)
+    _REAPER.watch(session_id, session)
 
 
 __all__ = ["GRACE", "SWEEP_EVERY", "SessionReaper", "release", "trim_heap", "watch_current"]

@@ -1,5 +1,10 @@
-"""The Live training runs of one page: a queue trained one run at a time in a
-background thread, each run's events, and the results store for those that end."""
+"""The Live training runs of one page: a queue trained one run at a time, each run's
+events, and the results store for those that end.
+
+A run has two threads, no more: the worker that trains it
+(:class:`~app_shared.background.TrainingWorker`) and the session's driver, which collects
+the events, applies the limits (:func:`~app_shared.watchdog.limit_passed`: nobody polled,
+or the wall time ran out), stores a run that ended and starts the next one."""
 from __future__ import annotations
 
 import threading
@@ -11,7 +16,7 @@ import torch
 
 from app_shared.background import TrainingWorker
 from app_shared.run_records import RunRecord, run_label
-from app_shared.watchdog import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SECONDS, Watchdog, WatchedWorker
+from app_shared.watchdog import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SECONDS, limit_message, limit_passed
 from dropedge_core import paths
 from dropedge_core.store import ResultStore, StoreUnavailable
 from dropedge_core.studies import sweep
@@ -48,26 +53,29 @@ class PollResult:
 
 
 class TrainingSession:
-    """The training runs of one Live training page: a queue worked off one run at a time
-    in a background thread, every run's events, and a watchdog on the running one.
+    """The training runs of one Live training page: a queue worked off one run at a time,
+    every run's events, and the limits on the running one.
 
     Runs start in order: :meth:`submit` queues configs (e.g. the three samplers of
-    :data:`COMPARE_SAMPLERS`). Collecting the running run's events, storing it when it
-    ends and starting the next one is :meth:`advance`. Who calls it decides who the runs
-    belong to:
+    :data:`COMPARE_SAMPLERS`). Collecting the running run's events, applying its limits,
+    storing it when it ends and starting the next one is :meth:`advance`, called by the
+    session's driver thread while a run is active (so the runs outlive the browser tab)
+    and by every :meth:`poll`. The driver ends when the queue is empty; the next
+    :meth:`submit` starts another.
 
-    * ``autonomous=False``: only :meth:`poll` (the page's fragment) advances, so a queue
-      moves while somebody polls, and the watchdog stops the running run (and drops the
-      queue) when nobody has for ``idle_timeout`` seconds.
-    * ``autonomous=True`` (the app, with ``idle_timeout=None``): a driver thread advances
-      while runs are active, so the runs outlive the browser tab — trained to their end and
-      stored with nobody watching — and a reloaded page finds them in
-      :mod:`app_shared.registry`. The wall-time limit ``max_seconds`` still holds.
+    The limits are checked on each advance, by the driver itself (no watchdog thread):
+
+    * ``idle_timeout``: no :meth:`poll` for that many seconds stops the running run and
+      drops the queue (nobody watches any more). The app passes ``None``: its runs are
+      trained to their end and stored with nobody watching, and a reloaded page finds
+      them in :mod:`app_shared.registry`.
+    * ``max_seconds``: the running run's wall time, polled or not.
 
     Several pages may watch one session: each passes its own cursor to :meth:`poll`.
 
     Args:
-        idle_timeout, max_seconds: the watchdog's limits (see :class:`Watchdog`).
+        idle_timeout, max_seconds: the limits (seconds; ``None``: none), see above and
+            :func:`~app_shared.watchdog.limit_passed`.
         max_runs: finished runs kept (the oldest are dropped first).
         worker_factory: ``(config, graph) -> worker``; default starts a
             :class:`~app_shared.background.TrainingWorker` (tests pass fakes).
@@ -76,8 +84,8 @@ class TrainingSession:
             not stopped, an error or an uploaded graph), so the Depth study finds it
             without training it again; default the results store of
             :func:`dropedge_core.paths.results_store`; ``None``: nothing stored.
-        autonomous: a driver thread advances the queue (see above).
         drive_every: the driver's interval in seconds.
+        clock: a monotonic clock in seconds for the limits (tests pass a fake one).
     """
 
     #: Changes kept for pollers that lag behind (a page polls about once a second).
@@ -86,19 +94,28 @@ class TrainingSession:
     def __init__(self, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
                  max_seconds: float | None = DEFAULT_MAX_SECONDS, max_runs: int = 12,
                  worker_factory: Callable | None = None, store: Callable | None = _results_store,
-                 autonomous: bool = False, drive_every: float = 0.25):
+                 drive_every: float = 0.25, clock: Callable[[], float] = time.monotonic):
+        for name, value in (("idle_timeout", idle_timeout), ("max_seconds", max_seconds)):
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be > 0 seconds or None (got {value!r})")
         self.idle_timeout = idle_timeout
         self.store = store
         self.store_delays = sweep.STORE_RETRY_DELAYS  # a busy store: the background retries
         self.max_seconds = max_seconds
         self.max_runs = max_runs
         self.worker_factory = worker_factory or (lambda config, graph: TrainingWorker(config, graph))
-        self.autonomous, self.drive_every = autonomous, drive_every
+        self.drive_every = drive_every
+        self._clock = clock
         self.runs: list[RunRecord] = []
         self._pending: list[tuple[RunRecord, object]] = []
         self._current: RunRecord | None = None
-        self._worker: WatchedWorker | None = None
+        self._worker = None
         self._driver: threading.Thread | None = None
+        self._idle = threading.Event()  # set while no run is active: wait() blocks on it
+        self._idle.set()
+        self._last_poll = clock()
+        self._run_started = 0.0  # the running run's start on self._clock
+        self._limit: str | None = None  # the limit that stopped the running run
         self._seen = 0
         self._count = 0
         self._lock = threading.RLock()
@@ -123,10 +140,6 @@ class TrainingSession:
         """A run is running or waiting."""
         return self._current is not None or bool(self._pending)
 
-    @property
-    def watchdog(self) -> Watchdog | None:
-        return self._worker.watchdog if self._worker is not None else None
-
     def figure(self, name: str, version, build: Callable[[], object]):
         """The figure ``name`` from ``build()``, rebuilt only when ``version`` (e.g. the
         runs' event counts) changed. The page polls every ``POLL_S`` seconds; building
@@ -142,26 +155,29 @@ class TrainingSession:
         """Queue runs (validated configs); the first starts at once when idle."""
         with self._lock:
             records = []
+            self._last_poll = self._clock()  # whoever submits is watching
             for config in configs:
                 self._count += 1
                 record = RunRecord(self._count, config, run_label(config, self._count))
                 self._pending.append((record, graph))
                 self.runs.append(record)
                 records.append(record)
-            if self._current is None:
+            if self._current is None and self._pending:
                 self._start_next()
-            if self.autonomous and self._driver is None:
-                self._driver = threading.Thread(target=self._drive, name="dropedge-live", daemon=True)
-                self._driver.start()
+            if self.active:
+                self._idle.clear()
+                if self._driver is None:
+                    self._driver = threading.Thread(target=self._drive, name="dropedge-live", daemon=True)
+                    self._driver.start()
             return records
 
     def poll(self, cursor: int | None = None) -> PollResult:
-        """Heartbeat, :meth:`advance`, and the runs that started or ended since ``cursor``
-        (a poller's last :attr:`PollResult.cursor`; ``None``: the session's own cursor, for
-        a single poller). Cheap: call it as often as the page redraws."""
+        """Note that somebody watches, :meth:`advance`, and return the runs that started or
+        ended since ``cursor`` (a poller's last :attr:`PollResult.cursor`; ``None``: the
+        session's own cursor, for a single poller). Cheap: call it as often as the page
+        redraws."""
         with self._lock:
-            if self._worker is not None:
-                self._worker.heartbeat()
+            self._last_poll = self._clock()
             new_events = self.advance()
             own = cursor is None
             start = self._own_cursor if own else cursor
@@ -173,12 +189,13 @@ class TrainingSession:
             return out
 
     def advance(self) -> int:
-        """Collect the running run's new events; when it is over, store it and start the
-        next one. Returns the number of new events."""
+        """Apply the limits to the running run, collect its new events; when it is over,
+        store it and start the next one. Returns the number of new events."""
         with self._lock:
             new_events = 0
             if self._current is None and self._pending:  # a run was queued while idle
                 self._start_next()
+            self._check_limits()
             while self._current is not None:
                 # done is read before the events: a worker that ends in between has pushed its
                 # end event before it was done, so the run is never finished without it
@@ -197,7 +214,19 @@ class TrainingSession:
                     self._pending.clear()
                 if self._pending:
                     self._start_next()
+            if not self.active:
+                self._idle.set()
             return new_events
+
+    def _check_limits(self) -> None:
+        """Stop the running run once it passed a limit (once: it ends at its next epoch)."""
+        if self._current is None or self._limit is not None:
+            return
+        now = self._clock()
+        self._limit = limit_passed(now - self._last_poll, now - self._run_started,
+                                   self.idle_timeout, self.max_seconds)
+        if self._limit is not None:
+            self._worker.stop()
 
     def _changed(self, kind: str, record: RunRecord) -> None:
         self._changes.append((kind, record))
@@ -215,7 +244,7 @@ class TrainingSession:
                 if not self.active:
                     self._driver = None
                     return
-            time.sleep(self.drive_every)
+            self._idle.wait(self.drive_every)  # a pause that a run ending elsewhere cuts short
 
     def stop(self, reason: str = "stopped (Stop)") -> None:
         """Stop the running run (it ends with reason ``stopped`` at its next epoch, and
@@ -234,45 +263,43 @@ class TrainingSession:
         with self._lock:
             self.runs = [r for r in self.runs if not r.over]
 
-    def wait(self, timeout: float = 60.0, interval: float = 0.05) -> bool:
-        """Poll until no run is active or ``timeout`` seconds passed (tests, scripts);
-        ``True`` when idle."""
+    def wait(self, timeout: float = 60.0) -> bool:
+        """Block until no run is active (the driver says so) or ``timeout`` seconds passed
+        (tests, scripts); ``True`` when idle."""
         deadline = time.monotonic() + timeout
-        while True:
-            self.poll()
-            if not self.active:
-                return True
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(interval)
+        while not self._idle.wait(max(0.0, min(1.0, deadline - time.monotonic()))):
+            self.poll()  # the waiter watches: the idle limit does not stop its runs
+            if time.monotonic() >= deadline:
+                break
+        self.poll()
+        return not self.active
 
     # -- internals --------------------------------------------------------------------
     def _start_next(self) -> RunRecord:
         record, graph = self._pending.pop(0)
         record.status, record.started_at = "running", time.monotonic()
-        self._current, self._seen = record, 0
+        self._current, self._seen, self._limit = record, 0, None
+        self._run_started = self._clock()
         self._changed("started", record)
         try:
-            worker = self.worker_factory(record.config, graph)
+            self._worker = self.worker_factory(record.config, graph)
         except Exception as exc:  # reported on the run, never lost
             record.events.append({"type": "error", "message": f"{type(exc).__name__}: {exc}".splitlines()[0]})
             record.status = "error"
             self._current, self._worker = None, None
             self._changed("ended", record)
-            return record
-        self._worker = WatchedWorker(worker, self.idle_timeout, self.max_seconds)
         return record
 
     def _finish(self) -> RunRecord:
-        record, dog = self._current, self._worker.watchdog
-        dog.cancel()
+        record = self._current
         end = record.end
         record.status = end["reason"] if end else "error"
         if record.status == "error" and not record.error:
             record.events.append({"type": "error", "message": "the run ended without an end event"})
-        record.note = dog.message or (self._stop_note if record.status == "stopped" else None)
+        limit_note = limit_message(self._limit, self.idle_timeout, self.max_seconds)
+        record.note = limit_note or (self._stop_note if record.status == "stopped" else None)
         self._stop_note = None
-        record.watchdog_stopped = dog.message is not None
+        record.watchdog_stopped = limit_note is not None
         self._store(record, getattr(self._worker, "result", None))
         self._current, self._worker = None, None
         self._changed("ended", record)

@@ -9,11 +9,12 @@ import streamlit as st
 
 from app_shared import jobs, live_runs, registry, urlstate
 from app_shared.run_records import history_frame
+from app_shared.training_form import OVERRIDE_KEYS, sampler_options
 from dropedge_core import figures, normalization, samplers
 from dropedge_core.training import UPLOAD_DATASET, ConfigError, TrainConfig
 
 __all__ = [
-    "DIAGNOSTICS", "SMOOTHING_SIGN", "FORM_KEYS", "OVERRIDE_KEYS", "MODES", "DEFAULTS", "BOUNDS", "ss",
+    "DIAGNOSTICS", "SMOOTHING_SIGN", "FORM_KEYS", "DEFAULTS", "BOUNDS", "ss",
     "fill_widgets", "take_train_request", "draw_runs", "hyperparameter_widgets", "run_link_values",
 ]
 
@@ -30,8 +31,6 @@ FORM_KEYS = {"backbone": "lt_backbone", "hidden": "lt_hidden", "dropout": "lt_dr
              "normalization": "lt_norm", "self_loop": "lt_loop", "batch_norm": "lt_bn",
              "alpha": "lt_alpha", "patience": "lt_patience", "diag_every": "lt_diag_every",
              "kernel": "lt_kernel", "directed": "lt_directed"}
-OVERRIDE_KEYS = ("sampler", "num_layers", "p_min", "p_max", "seed")
-MODES = ["depth recipe", "quick", "paper preset", "custom"]
 DEFAULTS = {"lt_backbone": "gcn", "lt_mode": "depth recipe", "lt_hidden": 64, "lt_dropout": 0.5,
             "lt_lr": 0.01, "lt_wd": 5e-4, "lt_norm": "AN", "lt_alpha": 0.1, "lt_loop": False,
             "lt_bn": False, "lt_epochs": 100, "lt_patience": 100, "lt_diag_every": 10,
@@ -64,7 +63,7 @@ def run_link_values(query: Mapping[str, str]) -> dict:
     ("custom"), and its exact point as ``lt_override`` where the sidebar's 0.05 grid
     would round its keep rates. Empty when the link names no run on this server.
 
-    ``app_shared.restore_url_state`` puts them under the link's own values, so a link
+    :func:`app_shared.links.restore_url_state` puts them under the link's own values, so a link
     with only the id opens with the run's data and settings around its curves."""
     job = registry.REGISTRY.get(query.get(live_runs.RUN_PARAM), live_runs.KIND)
     runs = getattr(job, "runs", None)
@@ -244,6 +243,7 @@ def hyperparameter_widgets(fixed: bool, backbone: str, sampler: str) -> dict:
     directed = row[5].checkbox("Directed", key="lt_directed", disabled=sampler == "nodrop",
                                help="Sample the two directions of each edge separately (the authors' "
                                     "code); off: an edge is kept or dropped in both directions.")
+    kernel, directed = sampler_options(sampler, kernel, directed)
     return dict(hidden=hidden, dropout=dropout, lr=lr, weight_decay=wd, normalization=norm, self_loop=loop,
                 batch_norm=bn, alpha=alpha, epochs=epochs, patience=patience, diag_every=diag_every,
-                kernel=kernel if weighted else "linear", directed=bool(directed) and sampler != "nodrop")
+                kernel=kernel, directed=directed)

@@ -8,7 +8,9 @@ every poll stamps a heartbeat, and a small daemon thread calls the job's ``stop(
 no heartbeat came for ``idle_timeout`` seconds, or once the job has run for
 ``max_seconds``. Jobs meant to outlive the browser tab (the Live training runs, sweeps
 and tuning studies in :mod:`app_shared.registry`) run with ``idle_timeout=None`` and keep
-the wall-time limit. Nothing here imports Streamlit.
+the wall-time limit. The rule itself is :func:`limit_passed`: the sweep and tuning jobs
+apply it from a watchdog thread, the Live training session from its own driver thread
+(no third thread per run). Nothing here imports Streamlit.
 """
 from __future__ import annotations
 
@@ -27,6 +29,36 @@ from dropedge_core import env
 DEFAULT_IDLE_TIMEOUT = env.settings_or_defaults().idle_timeout
 #: Longest wall time of one job, polled or not (``$DROPEDGE_MAX_JOB_SECONDS``).
 DEFAULT_MAX_SECONDS = env.settings_or_defaults().max_job_seconds
+
+
+def limit_passed(idle_seconds: float, elapsed: float, idle_timeout: float | None,
+                 max_seconds: float | None) -> str | None:
+    """Which limit a job has passed: ``"idle"`` (no poll for more than ``idle_timeout``
+    seconds), ``"max_seconds"`` (running for more than ``max_seconds``) or ``None``; a
+    limit of ``None`` never passes. The one rule of :class:`Watchdog` and of the Live
+    training session's driver (:class:`~app_shared.training_session.TrainingSession`).
+
+    Example:
+        >>> limit_passed(11, 20, idle_timeout=10, max_seconds=60)
+        'idle'
+        >>> limit_passed(1, 61, idle_timeout=10, max_seconds=60), limit_passed(99, 99, None, None)
+        ('max_seconds', None)
+    """
+    if idle_timeout is not None and idle_seconds > idle_timeout:
+        return "idle"
+    if max_seconds is not None and elapsed > max_seconds:
+        return "max_seconds"
+    return None
+
+
+def limit_message(fired: str | None, idle_timeout: float | None, max_seconds: float | None) -> str | None:
+    """The note of a job stopped by :func:`limit_passed`'s verdict ``fired`` (``None``: none)."""
+    if fired == "idle":
+        return (f"stopped by the watchdog: nobody polled the run for {idle_timeout:g} s "
+                "(the browser tab was closed or the page left)")
+    if fired == "max_seconds":
+        return f"stopped by the watchdog: the run reached its wall-time limit of {max_seconds:g} s"
+    return None
 
 
 def _is_done(job) -> bool:
@@ -52,13 +84,15 @@ class Watchdog:
     target. The watchdog's thread is a daemon and ends when it fires, is cancelled or
     sees the target done.
 
-    Example:
+    Example (a fake clock and one look by hand; the thread makes the same look every
+    :attr:`check_every` seconds):
         >>> class Job:
         ...     stopped = False
         ...     def stop(self): self.stopped = True
-        >>> job = Job(); dog = Watchdog(job, idle_timeout=0.05)
-        >>> time.sleep(0.3); job.stopped, dog.fired
-        (True, 'idle')
+        >>> now = [0.0]
+        >>> job = Job(); dog = Watchdog(job, idle_timeout=10, clock=lambda: now[0], start=False)
+        >>> now[0] = 11.0; dog.check(), job.stopped
+        ('idle', True)
     """
 
     def __init__(self, target, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
@@ -101,10 +135,7 @@ class Watchdog:
         The watchdog thread calls this every :attr:`check_every` seconds."""
         if self.fired or self._cancel.is_set() or _is_done(self.target):
             return self.fired
-        if self.idle_timeout is not None and self.idle_seconds > self.idle_timeout:
-            self.fired = "idle"
-        elif self.max_seconds is not None and self.elapsed > self.max_seconds:
-            self.fired = "max_seconds"
+        self.fired = limit_passed(self.idle_seconds, self.elapsed, self.idle_timeout, self.max_seconds)
         if self.fired:
             self.target.stop()
         return self.fired
@@ -124,36 +155,7 @@ class Watchdog:
 
     @property
     def message(self) -> str | None:
-        if self.fired == "idle":
-            return (f"stopped by the watchdog: nobody polled the run for {self.idle_timeout:g} s "
-                    "(the browser tab was closed or the page left)")
-        if self.fired == "max_seconds":
-            return f"stopped by the watchdog: the run reached its wall-time limit of {self.max_seconds:g} s"
-        return None
-
-
-class WatchedWorker:
-    """A worker (anything with ``stop()``, e.g. a
-    :class:`~app_shared.background.TrainingWorker`) plus a :class:`Watchdog` on it.
-
-    :meth:`heartbeat` is the poller's stamp; every other attribute (``events_since``,
-    ``done``, ``result``, ``error``, ...) is the worker's.
-    """
-
-    def __init__(self, worker, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
-                 max_seconds: float | None = DEFAULT_MAX_SECONDS, **watchdog_kwargs):
-        self.worker = worker
-        self.watchdog = Watchdog(worker, idle_timeout=idle_timeout, max_seconds=max_seconds,
-                                 **watchdog_kwargs)
-
-    def heartbeat(self) -> None:
-        self.watchdog.heartbeat()
-
-    def stop(self) -> None:
-        self.worker.stop()
-
-    def __getattr__(self, name):
-        return getattr(self.worker, name)
+        return limit_message(self.fired, self.idle_timeout, self.max_seconds)
 
 
 class WatchedJob(ThreadedJob):
@@ -203,4 +205,5 @@ class WatchedJob(ThreadedJob):
 
 
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT", "DEFAULT_MAX_SECONDS", "WatchedJob", "WatchedWorker", "Watchdog"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "DEFAULT_MAX_SECONDS", "WatchedJob", "Watchdog", "limit_message",
+           "limit_passed"]

@@ -115,7 +115,9 @@ def test_stop_ends_a_long_run():
     at.button(key="lt_start").click().run()
     _ok(at)
     session = at.session_state["live_training"]
+    deadline = time.monotonic() + 120  # ends a hung test only: the loop waits on the run's epochs
     while session.current is not None and session.current.epochs_done < 3:
+        assert time.monotonic() < deadline, "the run never reached its third epoch"
         at.run()
         time.sleep(0.1)
     assert session.current is not None, "the long run ended by itself"

@@ -108,15 +108,6 @@ def test_watchdog_validates():
         jobs.Watchdog(FakeJob(), idle_timeout=0, start=False)
 
 
-def test_watched_training_worker_stops_by_itself():
-    """A real training thread that nobody polls ends with reason 'stopped'."""
-    worker = jobs.WatchedWorker(TrainingWorker(_karate(epochs=100_000, diag_every=0)),
-                                idle_timeout=0.3, max_seconds=None, check_every=0.05)
-    assert worker.join(10.0), "the watchdog did not stop the run"
-    assert worker.result.reason == "stopped" and worker.watchdog.fired == "idle"
-    assert worker.result.epochs_run < 100_000
-
-
 # -- TrainingSession -------------------------------------------------------------------------
 
 
@@ -143,12 +134,25 @@ def test_session_queue_compare_samplers(karate):
     assert session.runs == [] and not session.active
 
 
+class SignallingWorker(TrainingWorker):
+    """A real training thread that sets ``epoch_seen`` once its first epoch's event is out."""
+
+    def __init__(self, config, graph=None, epoch_seen: threading.Event | None = None):
+        self.epoch_seen = epoch_seen or threading.Event()
+        super().__init__(config, graph)
+
+    def _push(self, event: dict) -> None:
+        super()._push(event)
+        if event["type"] == "epoch":
+            self.epoch_seen.set()
+
+
 def test_session_stop_drops_the_queue(karate):
-    session = jobs.TrainingSession(idle_timeout=30)
+    epoch_seen = threading.Event()
+    session = jobs.TrainingSession(idle_timeout=30, worker_factory=lambda config, graph: SignallingWorker(
+        config, graph, epoch_seen))
     session.submit([_karate(epochs=100_000, diag_every=0), _karate()], karate)
-    while session.current.epochs_done < 2:
-        session.poll()
-        time.sleep(0.02)
+    assert epoch_seen.wait(60), "the first run never trained an epoch"
     session.stop()
     assert session.wait(10)
     first, second = session.runs
@@ -156,13 +160,105 @@ def test_session_stop_drops_the_queue(karate):
     assert second.status == "stopped" and "dropped from the queue" in second.message
 
 
-def test_session_watchdog_stops_an_abandoned_queue(karate):
-    """The tab closed mid-run: no poll comes; the run stops, nothing else starts."""
-    session = jobs.TrainingSession(idle_timeout=0.3)
+class UntilStopped:
+    """A run that goes on until it is told to stop, then ends at once (as ``train`` does
+    at its next epoch)."""
+
+    END = {"type": "end", "reason": "stopped", "message": "stopped at epoch 1", "best_epoch": 1,
+           "best_val_acc": 0.5, "test_acc": 0.4, "epochs_run": 1, "total_time": 0.1}
+
+    def __init__(self):
+        self._events, self.done = [{"type": "start", "device": "cpu"}], False
+
+    def events_since(self, i):
+        return list(self._events[i:])
+
+    def stop(self):
+        if not self.done:
+            self._events.append(dict(self.END))
+            self.done = True
+
+
+def test_session_limits_with_a_fake_clock():
+    """The session's driver applies the limits itself: no poll for ``idle_timeout``
+    stops the run and drops the queue; the wall-time limit holds whoever polls."""
+    clock = FakeClock()
+    session = jobs.TrainingSession(idle_timeout=10, max_seconds=60, store=None, clock=clock,
+                                   worker_factory=lambda config, graph: UntilStopped(), drive_every=3600)
+    first, second = session.submit([_karate(), _karate(seed=1)])
+    clock.now += 9
+    session.advance()
+    assert first.status == "running"
+    session.poll()  # somebody watches: the idle clock restarts
+    clock.now += 9
+    session.advance()
+    assert first.status == "running" and second.status == "queued"
+    clock.now += 2  # 11 s without a poll
+    session.advance()
+    assert [first.status, second.status] == ["stopped", "stopped"] and not session.active
+    assert "nobody polled the run for 10 s" in first.message and first.watchdog_stopped
+    assert "dropped from the queue by the watchdog" in second.message
+    # the wall-time limit: polled every 9 s, stopped after 60
+    clock = FakeClock()
+    session = jobs.TrainingSession(idle_timeout=10, max_seconds=60, store=None, clock=clock,
+                                   worker_factory=lambda config, graph: UntilStopped(), drive_every=3600)
+    (run,) = session.submit([_karate()])
+    for _ in range(6):
+        clock.now += 9
+        session.poll()
+    assert run.status == "running"
+    clock.now += 9
+    session.poll()
+    assert run.status == "stopped" and "wall-time limit of 60 s" in run.message
+    # no limits: nothing stops it
+    clock = FakeClock()
+    session = jobs.TrainingSession(idle_timeout=None, max_seconds=None, store=None, clock=clock,
+                                   worker_factory=lambda config, graph: UntilStopped(), drive_every=3600)
+    (run,) = session.submit([_karate()])
+    clock.now += 1e6
+    session.advance()
+    assert run.status == "running"
+    session.stop()
+    assert session.wait(10) and run.status == "stopped" and not run.watchdog_stopped
+
+
+def test_session_validates_its_limits():
+    with pytest.raises(ValueError, match="idle_timeout"):
+        jobs.TrainingSession(idle_timeout=0)
+    with pytest.raises(ValueError, match="max_seconds"):
+        jobs.TrainingSession(max_seconds=-1)
+
+
+def test_a_live_run_has_two_threads(karate):
+    """A Live run as the app starts one (no idle limit, the default wall-time limit):
+    the worker that trains and the session's driver, no watchdog or other thread."""
+    epoch_seen = threading.Event()
+    before = set(threading.enumerate())
+    session = jobs.TrainingSession(idle_timeout=None, store=None, worker_factory=lambda config, graph:
+                                   SignallingWorker(config, graph, epoch_seen))
+    assert session.max_seconds is not None  # the limit is there, applied without a thread
+    session.submit([_karate(epochs=100_000, diag_every=0)], karate)
+    assert epoch_seen.wait(60), "the run never trained an epoch"
+    new = sorted(t.name for t in threading.enumerate() if t not in before)
+    session.stop()
+    assert session.wait(30)
+    assert new == ["dropedge-live", "dropedge-train"], new
+
+
+def test_session_stops_an_abandoned_queue(karate):
+    """The tab closed mid-run: no poll comes; the driver stops the run (a real training
+    thread) once the fake clock passed the idle limit, and nothing else starts."""
+    clock = FakeClock()
+    epoch_seen = threading.Event()
+    session = jobs.TrainingSession(idle_timeout=30, clock=clock, drive_every=0.01,
+                                   worker_factory=lambda config, graph: SignallingWorker(config, graph,
+                                                                                         epoch_seen))
     session.submit([_karate(epochs=100_000, diag_every=0), _karate()], karate)
     worker = session._worker
-    assert worker.join(10.0), "the abandoned run kept going"
-    assert not worker.watchdog.alive
+    assert epoch_seen.wait(60)
+    clock.now += 31
+    assert worker.join(30), "the abandoned run kept going"
+    assert worker.result.reason == "stopped" and worker.result.epochs_run < 100_000
     changes = session.poll()  # the user comes back
     assert [r.status for r in changes.ended] == ["stopped", "stopped"]
     assert "watchdog" in session.runs[0].message and "watchdog" in session.runs[1].message
@@ -234,8 +330,8 @@ def test_tuning_job_runs_stops_and_is_watched(tmp_path, karate):
     # stop: the study ends after the running trial
     long = base.replace(epochs=100_000)
     job = jobs.TuningJob(long, 50, "t2", storage, graph=karate)
-    time.sleep(0.3)
-    job.stop()
+    _until(lambda: job.study.get_trials(deepcopy=False), "the study never started a trial")
+    job.stop()  # mid-trial
     assert job.join(30) and job.finished <= 1 and "stopped" in job.status
     # nobody polls: the watchdog stops it
     job = jobs.TuningJob(long, 50, "t3", storage, graph=karate, idle_timeout=0.3)
@@ -357,7 +453,7 @@ def test_a_live_training_run_is_found_by_the_depth_study(tmp_path, monkeypatch):
     assert len(store) == 1
 
 
-# -- jobs that outlive the tab: the registry and the autonomous session ---------------------
+# -- jobs that outlive the tab: the registry and the unwatched session -------------------------
 
 
 class Switch:
@@ -426,14 +522,13 @@ def test_each_job_has_its_own_owner_token_and_an_id_is_not_one():
     assert ta not in repr(reg.entries())
 
 
-def test_an_autonomous_session_trains_its_queue_to_the_end_unpolled(karate, tmp_path):
+def test_a_session_without_idle_limit_trains_its_queue_to_the_end_unpolled(karate, tmp_path):
     """Nobody polls (the tab closed): the driver thread works off the whole queue and
     stores every run; a late poller with its own cursor still sees every change once."""
     from dropedge_core.store import ResultStore
 
     store = ResultStore(tmp_path / "results.sqlite")
-    session = jobs.TrainingSession(idle_timeout=None, autonomous=True, store=lambda: store,
-                                   drive_every=0.01)
+    session = jobs.TrainingSession(idle_timeout=None, store=lambda: store, drive_every=0.01)
     records = session.submit([_karate(sampler=s, diag_every=0) for s in ("nodrop", "dropedge")], karate)
     _until(lambda: not session.active, "the queue did not finish without a poller", limit=120)
     assert [r.status for r in records] == ["finished", "finished"]
@@ -458,7 +553,7 @@ def test_a_run_meeting_a_locked_store_is_stored_once_it_is_free_and_the_queue_go
     store = ResultStore(path, timeout=0.05)
     holder = sqlite3.connect(path, isolation_level=None, timeout=0)
     holder.execute("BEGIN EXCLUSIVE")
-    session = jobs.TrainingSession(idle_timeout=None, autonomous=True, store=lambda: store, drive_every=0.01)
+    session = jobs.TrainingSession(idle_timeout=None, store=lambda: store, drive_every=0.01)
     session.store_delays = (0.2,) * 50
     first, second = session.submit([_karate(sampler=s, diag_every=0) for s in ("nodrop", "dropedge")], karate)
     _until(lambda: first.over and (first.note or first.stored_key), "the first run did not end", limit=120)

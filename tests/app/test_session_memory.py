@@ -113,7 +113,7 @@ def test_a_live_run_survives_its_sessions_release(tmp_path):
 
     store = ResultStore(tmp_path / "results.sqlite")
     registry = JobRegistry()
-    live = TrainingSession(idle_timeout=None, autonomous=True, store=lambda: store)
+    live = TrainingSession(idle_timeout=None, store=lambda: store)
     job_id = registry.register(live, "training")
     live.submit([TrainConfig(dataset="karate", num_layers=2, epochs=200, patience=0, diag_every=0)],
                 datasets.load("karate"))

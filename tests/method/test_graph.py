@@ -7,7 +7,6 @@ import copy
 import itertools
 import pickle
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -133,14 +132,15 @@ def _at_once(count: int, work) -> list:
 def test_a_derived_value_raced_by_threads_is_published_once():
     g = small_graph()
     built = []
+    inside = threading.Barrier(8, timeout=60)  # a builder under a lock would break it: an error
 
     def slow(graph: Graph) -> list:
-        time.sleep(0.05)  # every thread is inside the builder before any publishes
+        inside.wait()  # every thread is inside the builder before any publishes
         built.append(object())
         return [graph.num_edges, built[-1]]
 
     got = _at_once(8, lambda: g.derived(slow))
-    assert len(built) >= 2  # the race did happen (the builder is not under a lock) ...
+    assert len(built) == 8  # the race did happen (the builder is not under a lock) ...
     assert all(v is got[0] for v in got)  # ... and every thread got the one published first
     assert g.derived(slow) is got[0]
 

@@ -84,7 +84,8 @@ def test_store_on_the_server(pg):
     assert store.to_frame()["seed"].tolist() == [0]
     assert store.claim("k", "a", 60) and not store.claim("k", "b", 60) and not store.claim(key, "b", 60)
     assert store.claim("dead", "a", 1) and not store.renew("dead", "b", 1)
-    time.sleep(1.1)
+    server_now = store._now
+    store._now = lambda conn: server_now(conn) + 1.1  # the server's clock, 1.1 s on: a's lease is over
     assert store.claim("dead", "b", 60) and not store.renew("dead", "a", 60)
     assert store.delete(key) and len(store) == 0
     store.close()
@@ -137,7 +138,7 @@ def test_a_killed_workers_run_is_taken_over_after_its_lease(pg):
     while not store.claims():
         assert time.monotonic() < deadline and victim.poll() is None, "the worker never claimed a run"
         time.sleep(0.05)
-    time.sleep(0.3)  # mid-run (a run takes seconds)
+    # a claim is held only while its run trains (it goes with the stored run): killed mid-run
     victim.send_signal(signal.SIGKILL)
     victim.communicate(timeout=30)
     held = store.claims()

@@ -243,14 +243,18 @@ def _configs(n: int) -> list[TrainConfig]:
     return [TrainConfig(dataset="karate", num_layers=2, sampler="nodrop", epochs=3, seed=s) for s in range(n)]
 
 
-def test_claims_are_exclusive_expire_and_go_with_the_stored_run(tmp_path):
+def test_claims_are_exclusive_expire_and_go_with_the_stored_run(tmp_path, monkeypatch):
     store = ResultStore(tmp_path / "r.sqlite")
+    now = [1e9]
+    monkeypatch.setattr(store, "_now", lambda conn: now[0])  # the claims' clock, faked
     key = run_key(_configs(1)[0])
     assert store.claim(key, "a", lease=60) and not store.claim(key, "b", lease=60)
     assert store.claim(key, "a", lease=60)  # its own claim: renewed
     assert store.renew(key, "a", 60) and not store.renew(key, "b", 60)
     assert store.claim("other", "b", lease=1) and not store.claim("other", "a", lease=60)
-    time.sleep(1.1)
+    now[0] += 0.9
+    assert not store.claim("other", "a", lease=60)  # b's lease still holds
+    now[0] += 0.2
     assert store.claim("other", "a", lease=60)  # b died: its claim expired and is taken over
     assert not store.renew("other", "b", 60)
     store.put(fake_result(0, num_layers=2, sampler="nodrop", epochs=3))
@@ -267,11 +271,13 @@ def test_two_workers_in_threads_split_a_sqlite_grid(tmp_path):
     store = ResultStore(tmp_path / "r.sqlite")
     configs = _configs(12)
     trained: list[list[str]] = [[], []]
+    both_claimed = threading.Barrier(2, timeout=60)
 
     def work(i: int) -> None:
         runs = ClaimedRuns(ResultStore(tmp_path / "r.sqlite"), configs, owner=f"w{i}", lease=30)
-        for claim in runs:
-            time.sleep(0.05)  # "training"
+        for n, claim in enumerate(runs):
+            if n == 0:  # each holds a claim before either trains: both get work, whoever is faster
+                both_claimed.wait()
             trained[i].append(claim.key)
             runs.store.put(fake_result(claim.config.seed, num_layers=2, sampler="nodrop", epochs=3))
             runs.stored(claim)

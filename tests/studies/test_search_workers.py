@@ -110,6 +110,15 @@ def test_a_signal_during_search_voids_the_running_trial_and_the_resumed_cell_is_
     assert first.params["lr"] == base.lr  # the recipe's own point is still the first counted trial
 
 
+def _alive_marks(path) -> int:
+    """Running trials that said they are alive (Optuna's heartbeat rows)."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return db.execute("SELECT COUNT(*) FROM trial_heartbeats").fetchone()[0]
+    except sqlite3.Error:  # not created yet
+        return 0
+
+
 _KILLED_WORKER = """
 import sys
 from dropedge_core.studies import cell_search, tuning_storage
@@ -124,7 +133,8 @@ def test_a_killed_workers_trial_counts_until_its_grace_is_over_then_the_cell_is_
     from dropedge_core.studies import trial_budget, tuning, tuning_storage
 
     monkeypatch.setattr(tuning_storage, "ALIVE_EVERY", 1)
-    monkeypatch.setattr(tuning_storage, "GRACE_PERIOD", 3)
+    # a grace no test outlasts: the trial turns silent only when the test ages its heartbeat
+    monkeypatch.setattr(tuning_storage, "GRACE_PERIOD", 600)
     storage = tmp_path / "tuning.sqlite"
     proc = subprocess.Popen([sys.executable, "-c", _KILLED_WORKER, f"sqlite:///{storage}"], cwd=REPO)
     try:
@@ -132,14 +142,17 @@ def test_a_killed_workers_trial_counts_until_its_grace_is_over_then_the_cell_is_
         while not _running(storage) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.2)
         assert _running(storage) == 1, proc.poll()
-        time.sleep(1.5)  # its worker mark and first sign of life are written
+        while not _alive_marks(storage) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)  # a wait for its first sign of life, not a timing assertion
+        assert _alive_marks(storage) == 1, proc.poll()
     finally:
         proc.kill()  # SIGKILL: nothing of the worker runs any more
         proc.wait()
     base = _base(10)
     study = tuning.open_study(cell_search.study_name(base), f"sqlite:///{storage}")
     assert trial_budget.taken(study.get_trials(deepcopy=False)) == 1  # a live-looking trial counts
-    time.sleep(4)  # past the grace period: the dead worker's trial is silent
+    with sqlite3.connect(storage) as db:  # the grace period passes: its last sign of life an hour old
+        db.execute("UPDATE trial_heartbeats SET heartbeat = datetime(heartbeat, '-1 hour')")
     study = cell_search.search_cell(base, 2, f"sqlite:///{storage}")
     states = _states(storage)
     assert states.get("COMPLETE", 0) + states.get("PRUNED", 0) == 2 and states["FAIL"] == 1, states
