@@ -85,9 +85,9 @@ def surface_note(trials: pd.DataFrame, num_val: int | None = None) -> str:
     finished ones only: a pruned trial stopped early, its accuracy is not comparable), and,
     given ``num_val`` validation nodes, its colour range against one standard error of the
     best accuracy (:func:`dropedge_core.studies.tuning_noise.colour_range_caption`)."""
-    complete = trials.loc[trials["state"] == "COMPLETE", "val_acc"].dropna()
     noise = ""
-    if num_val and len(complete):
+    complete = trials.loc[trials["state"] == "COMPLETE", "val_acc"].dropna() if num_val else ()
+    if len(complete):
         p = float(complete.max())
         noise = " " + tuning_noise.colour_range_caption(complete.tolist(), (p * (1 - p) / num_val) ** 0.5)
     done, pruned = int((trials["state"] == "COMPLETE").sum()), int((trials["state"] == "PRUNED").sum())

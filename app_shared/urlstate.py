@@ -197,8 +197,9 @@ PAGES: dict[str, dict[str, Param]] = {
                "tune_hidden": integer(4, 512),
                "tune_extra": multi(("lr", "dropout", "weight_decay", "hidden")),  # studies.tuning's
                "tune_kernel": choice(samplers.KERNELS), "tune_directed": BOOL, "tune_study": text(200)},
-    "class_merge": {"cm_source": choice(("merging", "merging-seed0", "bundled", "old-defaults", "session")),
-                    "cm_layer": integer(1, 255), "cm_epochs": integer(50, 400)},
+    "class_merge": {"cm_source": choice(("bundled", "deep32", "merging", "merging-seed0", "old-defaults",
+                                         "propagation", "session")),
+                    "cm_layer": integer(0, 255), "cm_epochs": integer(50, 400), "cm_steps": integer(2, 64)},
     "theory": {"th_samplers": multi(samplers.NAMES)},
     "lesson": {"lesson_step": choice(("propagation", "depth", "dropping", "lid_ldd", "fd", "result")),
                "lesson_dataset": choice(("csbm", "karate")), "lesson_keep": number(0.05, 1.0),

@@ -10,7 +10,8 @@ pytestmark = BROWSER_MARKS
 
 
 def _sidebar_slider(pg, label: str):
-    return pg.get_by_test_id("stSidebar").get_by_test_id("stSlider").filter(has_text=label).get_by_role("slider")
+    sliders = pg.get_by_test_id("stSidebar").get_by_test_id("stSlider")
+    return sliders.filter(has_text=label).get_by_role("slider")
 
 
 def _wait_url(pg, pattern: str) -> None:
