@@ -43,15 +43,32 @@ slack => {
     const text = (e.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 50);
     return `${tid.split(' ')[0]} "${text}"`;
   };
+  // a text's box is its glyphs' (the union of its text's client rects, less a quarter of
+  // their height above and below: the font's leading), not its line box: a label's line
+  // height reaches into the slider value under it without covering it
+  const textBox = e => {
+    const range = document.createRange();
+    range.selectNodeContents(e);
+    const rects = [...range.getClientRects()].filter(r => r.width >= 1 && r.height >= 1);
+    if (!rects.length) return null;
+    return {left: Math.min(...rects.map(r => r.left)), right: Math.max(...rects.map(r => r.right)),
+            top: Math.min(...rects.map(r => r.top + 0.25 * r.height)),
+            bottom: Math.max(...rects.map(r => r.bottom - 0.25 * r.height))};
+  };
   const items = [];
   const seen = new Set();
   const add = (e, group) => {
     if (seen.has(e)) return;
     seen.add(e);
     const r = visible(e);
-    if (r) items.push({e, r, group});
+    if (!r) return;
+    const text = group === 'page' && e.tagName !== 'BUTTON' && (e.textContent || '').trim();
+    items.push({e, r: (text && textBox(e)) || r, group});
   };
-  for (const sel of page) document.querySelectorAll(sel).forEach(e => add(e, 'page'));
+  const found = [];
+  for (const sel of page) document.querySelectorAll(sel).forEach(e => found.push(e));
+  // the outermost of nested matches only (a label's paragraph is the label)
+  found.filter(e => !found.some(o => o !== e && o.contains(e))).forEach(e => add(e, 'page'));
   document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot').forEach((chart, i) => {
     for (const sel of inChart) chart.querySelectorAll(sel).forEach(e => add(e, `chart${i}`));
   });
@@ -66,9 +83,13 @@ slack => {
         out.push(`overlap: ${name(a.e)} and ${name(b.e)} share ${Math.round(w)}x${Math.round(h)} px`);
     }
   }
-  for (const {e} of items) {  // a text cut by its own box (ellipsis or hidden overflow)
-    if (!['page'].includes(items.find(x => x.e === e).group)) continue;
-    for (const x of [e, ...e.querySelectorAll('*')]) {
+  for (const {e, group} of items) {  // a text cut by its own box (ellipsis or hidden overflow)
+    if (group !== 'page') continue;
+    const up = [];  // the element's own boxes up to its Streamlit element (a label's wrapper cuts it)
+    for (let x = e.parentElement; x && up.length < 4 && !x.matches('[data-testid=stElementContainer]');
+         x = x.parentElement) up.push(x);
+    for (const x of [e, ...e.querySelectorAll('*'), ...up]) {
+      if (x.closest('.katex-mathml')) continue;  // KaTeX's copy for screen readers, hidden on purpose
       const s = getComputedStyle(x);
       if ((s.overflow === 'hidden' || s.overflowX === 'hidden' || s.textOverflow === 'ellipsis')
           && x.scrollWidth > x.clientWidth + slack && (x.textContent || '').trim())
@@ -79,10 +100,16 @@ slack => {
     const legend = chart.querySelector('.legend');
     const box = legend && visible(legend);
     if (!box) return;
+    const bar = legend.querySelector('.scrollbar');
+    if (bar && bar.getBoundingClientRect().height > 0)
+      out.push(`legend scrolls: ${name(legend)} (some entries hidden)`);
+    // the plot areas: a point outside them is clipped away by Plotly, not drawn
+    const areas = [...chart.querySelectorAll('.draglayer .nsewdrag')].map(a => a.getBoundingClientRect());
+    const inside = (x, y, b) => x > b.left && x < b.right && y > b.top && y < b.bottom;
     for (const p of chart.querySelectorAll('.scatterlayer .point, .barlayer .point')) {
       const r = p.getBoundingClientRect();
       const x = r.left + r.width / 2, y = r.top + r.height / 2;
-      if (r.width > 0 && x > box.left && x < box.right && y > box.top && y < box.bottom) {
+      if (r.width > 0 && inside(x, y, box) && areas.some(a => inside(x, y, a))) {
         out.push(`legend over data: ${name(legend)} covers a point at (${Math.round(x)}, ${Math.round(y)})`);
         break;
       }
