@@ -201,8 +201,7 @@ def keep_counts_bar(counts_by_sampler: Mapping[str, torch.Tensor | Sequence[int]
                       annotation_text=f"all edges (M = {num_edges})",
                       annotation_position="top left")
     base_layout(fig, "Keep counts per layer (the layer schedule)")
-    # the legend under the axis title (at -0.2 it met it at 1280 px)
-    fig.update_layout(barmode="group", bargap=0.15, legend=dict(y=-0.27), margin=dict(b=80))
+    fig.update_layout(barmode="group", bargap=0.15)
     fig.update_xaxes(title="layer l (0 = input)", dtick=1)
     fig.update_yaxes(title="edges kept (count)", rangemode="tozero")
     return fig

@@ -193,8 +193,7 @@ def separation_curves(snaps: Snapshots, first: int = 1) -> go.Figure:
     fig.update_xaxes(title_text="hidden layer l" if first else "averaging step l")
     fig.update_yaxes(title_text="between-class share of variance", range=[0, 1], row=1, col=1)
     fig.update_yaxes(title_text="‖H − P_M H‖_F / ‖H‖_F", row=1, col=2)
-    base_layout(fig, "How far the classes have merged, layer by layer", height=380)
-    return fig.update_layout(legend=dict(y=-0.3), margin=dict(b=70))  # below the axis titles
+    return base_layout(fig, "How far the classes have merged, layer by layer", height=380)
 
 
 def lambda_figure(df: pd.DataFrame) -> go.Figure:
@@ -368,7 +367,7 @@ def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str 
                   for k in range(num_layers)]
     fig.update_layout(**_reach_controls(layer, num_layers), clickmode="event+select")
     base_layout(fig, title(layer), height=580, legend="bottom")
-    fig.update_layout(legend=dict(y=-0.27), margin=dict(b=110))  # below the layer slider
+    fig.update_layout(margin=dict(b=130))  # the legend (at the bottom edge) below the layer slider
     fig.update_xaxes(showgrid=False, zeroline=False, showticklabels=False)
     fig.update_yaxes(showgrid=False, zeroline=False, showticklabels=False, scaleanchor="x", scaleratio=1)
     return fig
