@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
+from app_shared import class_merge_view as view
 from dropedge_core.figures import sampler_label
 from dropedge_core.figures import teaching as teaching_figures
 from dropedge_core.studies import merging, teaching
@@ -15,30 +16,25 @@ from dropedge_core.training import TrainConfig
 
 MAX_SESSION_NODES = 1000
 SOURCES = {**{k: label for k, (_, label) in teaching.BUNDLED_VIEWS.items()},
+           "propagation": "Propagation alone, no weights (the sidebar's dataset)",
            "session": "Train now on the sidebar's dataset (small graphs)"}
 
 sel = ui.selection()
 st.title("Watch the classes merge")
 st.markdown(
-    "A trained GCN's node representations after every hidden layer, coloured by class, one panel "
-    "per sampler. **How far apart the classes are is measured in the full hidden representation** "
-    "(all hidden units): the *class separation* is the share of the variance that lies between the "
+    "A GCN's node representations after every layer, coloured by class, one panel per sampler. "
+    "**How far apart the classes are is measured in the full hidden representation** (all "
+    "hidden units): the *class separation* is the share of the variance that lies between the "
     "class means (1 = each class a point of its own, 0 = the class means coincide), beside the "
     "distance to the over-smoothing subspace. The 2-D picture is one principal-component "
-    "projection per model, fitted once (a point moves only when its representation changes): "
-    "a picture of the numbers, not their source. Press ▶ or drag the slider under the figure. "
-    "The bundled Cora models were trained offline (no data needed). The first one uses the "
-    "shallow settings (lr 0.01, dropout 0.5, weight decay 5e-4, no self-feature term) at 8 "
-    "layers, where whether a model trains depends on the seed: seed 1 is shown first, seed 0 is "
-    "the next choice, and there the outcome reverses (NoDrop keeps the classes apart, both "
-    "edge-dropping models merge them). One seed shows what merging looks like, not which sampler "
-    "prevents it: the Depth study's seeds answer that.")
+    "projection per model, fitted once: a picture of the numbers, not their source. Press ▶ or "
+    "drag the slider under the figure. The bundled Cora models were trained offline (no data "
+    "needed); *propagation alone* applies the samplers' normalised adjacencies to the features "
+    "with no weights and no training, which is what the over-smoothing theorems describe.")
+st.info(f"**What the bundled models show.** {view.bundle_finding()} Whether classes merge with depth "
+        "under averaging alone: pick “Propagation alone”. Every sentence on this page is computed "
+        "from the numbers it shows.")
 source = st.radio("Model", list(SOURCES), format_func=SOURCES.get, key="cm_source", horizontal=True)
-
-
-@st.cache_resource(show_spinner="Loading the bundled snapshots…")
-def _bundled(path: str) -> teaching.Snapshots:
-    return teaching.load_snapshots(path)
 
 
 @st.cache_resource(show_spinner="Training NoDrop, DropEdge and DropEdge++…", max_entries=4)
@@ -48,7 +44,7 @@ def _trained(_graph, graph_key: tuple, config: dict) -> teaching.Snapshots:
 
 if source in teaching.BUNDLED_VIEWS:
     try:
-        snaps = _bundled(str(teaching.BUNDLED_VIEWS[source][0]))
+        snaps = view.bundled(source)
     except teaching.SnapshotError as exc:
         st.error(str(exc))
         st.stop()
@@ -57,6 +53,12 @@ else:
     if graph is None:
         st.stop()
     ui.require_labels(graph)
+if source == "propagation":
+    steps = st.slider("Averaging steps", 2, view.MAX_STEPS, 32, key="cm_steps",
+                      help="H_k = Â_k ··· Â_1 X, each Â the sampler's AN-normalised kept adjacency at "
+                           "step k (keep rates from the sidebar; DropEdge: their mean).")
+    snaps = view.propagation(graph, ui.graph_key(sel), steps, sel.p_min, sel.p_max, sel.seed)
+elif source == "session":
     if graph.num_nodes > MAX_SESSION_NODES:
         st.info(f"{graph.name} has {graph.num_nodes} nodes: training three deep models here would "
                 f"take minutes. Pick karate or csbm (up to {MAX_SESSION_NODES} nodes) in the "
@@ -80,29 +82,25 @@ else:
         st.stop()
     snaps = _trained(graph, ui.graph_key(sel), config)
 
-if st.session_state.get("cm_layer", 1) > snaps.num_layers:  # a shallower model (or a link)
-    st.session_state["cm_layer"] = snaps.num_layers
-layer = st.slider("Start at hidden layer", 1, snaps.num_layers, 1, key="cm_layer",
+first = 0 if source == "propagation" else 1  # propagation: step 0 is X itself
+last = first + snaps.num_layers - 1
+if st.session_state.get("cm_layer", 1) > last:  # a shallower model (or a link)
+    st.session_state["cm_layer"] = last
+layer = st.slider("Start at layer", first, last, first, key="cm_layer",
                   help="The layer the figure opens at; the slider under the figure moves through all.")
-st.markdown(merging.trend_caption(snaps, label=sampler_label))
-st.plotly_chart(teaching_figures.class_merge_animation(snaps, layer=layer), key="class_merge")
-s = snaps.settings
-st.caption(
-    f"{s['graph']}: {s['num_layers']}-layer GCN, hidden {s['hidden']}, lr {s['lr']:g}, dropout "
-    f"{s['dropout']:g}, weight decay {s['weight_decay']:g}, self-feature term {s['self_loop']}, "
-    f"{s['normalization']}, {s['epochs']} epochs, keep rates {s['p_min']:.2f} → {s['p_max']:.2f} "
-    f"(DropEdge: their mean), seed {s['seed']}. Shown: the weights after the last epoch, on the "
-    "full graph; test accuracy at the best-validation epoch. The 2-D axes hold "
-    + ", ".join(f"{sampler_label(i.sampler)} {i.variance_share:.0%}" for i in snaps.items)
-    + " of the (scaled) variance.")
-st.plotly_chart(teaching_figures.separation_curves(snaps), key="class_separation")
+st.markdown(merging.trend_caption(snaps, first, label=sampler_label))
+st.plotly_chart(teaching_figures.class_merge_animation(
+    snaps, layer=layer, first=first, prefix="averaging step " if first == 0 else "hidden layer "),
+    key="class_merge")
+st.caption(view.settings_caption(snaps))
+st.plotly_chart(teaching_figures.separation_curves(snaps, first), key="class_separation")
 st.caption("The same two numbers for every layer, from the full hidden representation. Class "
            "separation: tr(S_B) / tr(S_T), the between-class share of the variance. Subspace "
            "distance: ‖H − P_M H‖ / ‖H‖, where M is the subspace that only knows node degrees "
            "(over-smoothing is H approaching it). The silhouette over all hidden units is in the "
            "table below.")
 with st.expander("The numbers, layer by layer"):
-    st.dataframe(teaching.separation_table(snaps).round(4), hide_index=True, placeholder="—",
+    st.dataframe(teaching.separation_table(snaps, first).round(4), hide_index=True, placeholder="—",
                  key="cm_numbers")
 with st.expander("Settings of these models"):
-    st.json(s)
+    st.json(snaps.settings)

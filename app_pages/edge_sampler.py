@@ -54,7 +54,7 @@ masks = sampling.sample_masks(graph, sel.sampler, sel.layers, sel.p_min, sel.p_m
 weights = samplers.make(sel.sampler, p_min=sel.p_min, p_max=sel.p_max,
                         kernel=kernel).weights(graph)
 
-s1, s3, s2 = st.columns([3, 1.2, 1.2], vertical_alignment="bottom")
+s1, s3, s2 = st.columns([2.8, 1.2, 1.6], vertical_alignment="bottom")  # the toggle's label whole at 1280 px
 animate = s2.toggle("Animate over the layers", key="animate",
                     help="Plotly frames with a play button and a layer slider.")
 if st.session_state.get("compare") == sel.sampler:  # the sidebar now picks the one beside

@@ -130,7 +130,7 @@ def show_study() -> None:
         left, right = st.columns([1.2, 1])
         left.plotly_chart(figures.tuning_surface(complete.rename(columns={"trial": "number"}),
                                                  value="val_acc"), key="tune_surface")
-        left.caption(tv.surface_note(df))
+        left.caption(tv.surface_note(df, int(graph.val_mask.sum())))
         right.plotly_chart(figures.tuning_history(df), key="tune_history")
         right.caption(f"{len(complete)} finished, {int((df['state'] == 'PRUNED').sum())} pruned "
                       f"of {len(df)} trials in this study.")

@@ -11,12 +11,12 @@ import streamlit as st
 from app_shared import job_links
 from app_shared.text import plain
 from dropedge_core import samplers
-from dropedge_core.studies import tuned, tuning
+from dropedge_core.studies import tuned, tuning, tuning_noise
 from dropedge_core.training import TrainConfig
 
 __all__ = [
     "LIVE_PAGE", "ss", "controls", "current_job", "leave_job", "read_only_note", "start_job", "stop_button",
-    "stop_job", "job_status", "surface_note", "best_point", "study_handle",
+    "stop_job", "job_status", "surface_note", "best_point", "seed_check", "study_handle",
     "trials_table", "settle_study_name",
 ]
 
@@ -80,15 +80,22 @@ def start_job(job) -> bool:
     return True
 
 
-def surface_note(trials: pd.DataFrame) -> str:
+def surface_note(trials: pd.DataFrame, num_val: int | None = None) -> str:
     """The caption under the contour: which of the study's trials it is drawn from (the
-    finished ones only: a pruned trial stopped early, its accuracy is not comparable)."""
+    finished ones only: a pruned trial stopped early, its accuracy is not comparable), and,
+    given ``num_val`` validation nodes, its colour range against one standard error of the
+    best accuracy (:func:`dropedge_core.studies.tuning_noise.colour_range_caption`)."""
+    noise = ""
+    complete = trials.loc[trials["state"] == "COMPLETE", "val_acc"].dropna() if num_val else ()
+    if len(complete):
+        p = float(complete.max())
+        noise = " " + tuning_noise.colour_range_caption(complete.tolist(), (p * (1 - p) / num_val) ** 0.5)
     done, pruned = int((trials["state"] == "COMPLETE").sum()), int((trials["state"] == "PRUNED").sum())
     return (f"Validation accuracy interpolated between the {done} finished trials of {len(trials)} "
             "(white dots; star: the best)"
             + (f"; the {pruned} pruned trials stopped early, so their accuracy is not comparable "
                "and they are left out" if pruned else "")
-            + ". The contour needs 3 finished trials.")
+            + ". The contour needs 3 finished trials." + noise)
 
 
 def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfig | None,
@@ -130,11 +137,44 @@ def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfi
             + (f"**{u['ties']} other top trial(s) lie within two standard errors of the best**: "
                "they are as good, and their keep rates as likely the right ones."
                if u["ties"] else "No other trial lies within two standard errors of the best."))
+        start = tuning_noise.start_trial(study)
+        st.markdown(tuning_noise.start_point_line(best["trial"], None if start is None else start.number))
         if st.button("Train this", type="primary", key="tune_train_this",
                      help="Open Live training with this point (and the study's settings)."):
             base = base or make_base()
             ss["train_request"] = tuned.train_request(best, base, name)
             st.switch_page(LIVE_PAGE)
+        seed_check(study, start, graph, name, base or make_base())
+
+
+def seed_check(study, start, graph, name: str, base: TrainConfig) -> None:
+    """The best trial and the start point trained again on
+    :data:`~dropedge_core.studies.tuning_noise.DEFAULT_SEEDS` (on request: each is a full
+    training run), their spread and whether the gap between them exceeds it."""
+    best = study.best_trial
+    seeds = tuning_noise.DEFAULT_SEEDS
+    points = {"best": tuning_noise.trial_values(best)}
+    if start is not None and start.number != best.number:
+        points["start"] = tuning_noise.trial_values(start)
+    key = (name, best.number, None if start is None else start.number, seeds)
+    done = ss.setdefault("tune_spread", {})
+    what = "the best trial" + (" and the start point" if "start" in points else "")
+    runs_asked = len(points) * len(seeds)
+    if key not in done and st.button(f"Train {what} on {len(seeds)} other seeds", key="tune_seed_check",
+                                     help=f"Seeds {', '.join(map(str, seeds))}: {runs_asked} training "
+                                          "runs with the study's settings."):
+        with st.spinner(f"Training {what} on seeds {', '.join(map(str, seeds))}…"):
+            done.clear()  # one check kept per session
+            done[key] = tuning_noise.seed_spread(base, points, seeds, graph)
+    runs = done.get(key)
+    if runs is None:
+        st.caption(f"Seed-to-seed spread: not measured yet ({runs_asked} runs).")
+        return
+    summary = tuning_noise.spread_summary(runs)
+    st.markdown(tuning_noise.spread_caption(summary))
+    st.dataframe(runs, hide_index=True, placeholder="—", key="tune_spread_runs",
+                 column_config={"val_acc": st.column_config.NumberColumn("val acc", format="percent"),
+                                "test_acc": st.column_config.NumberColumn("test acc", format="percent")})
 
 
 def study_handle(study_name: str, storage_url: str):

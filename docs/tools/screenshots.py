@@ -4,7 +4,10 @@ Starts ``streamlit run app.py`` on a free port with a fresh results store and tu
 storage (a temporary folder: only the bundled runs and what this script trains), opens
 each view by its link (fixed seeds: the sidebar's seed 0 unless the link says otherwise)
 in headless Chromium at 1280x800, and writes one 1280x800 PNG per view, reduced to 256
-colours so that each stays under :data:`MAX_BYTES` (they are committed).
+colours so that each stays under :data:`MAX_BYTES` (they are committed). Each view is also
+checked at 1280x800 and 1920x1080 for overlapping or clipped text and legends over data
+(:func:`tests.helpers.overlaps.overlaps`, element boxes from the browser): the script lists
+what it finds and exits 1 (``--no-overlap-check`` skips it).
 
 Usage (Cora and CiteSeer from ``DROPEDGE_DATA``; chromium from Debian, or ``--chromium``)::
 
@@ -31,6 +34,8 @@ from PIL import Image
 from playwright.sync_api import Page, sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from tests.helpers.overlaps import VIEWPORTS, overlaps  # noqa: E402
 OUT = REPO / "docs" / "screenshots"
 WIDTH, HEIGHT = 1280, 800
 MAX_BYTES = 300_000
@@ -128,10 +133,24 @@ def _save(png: bytes, path: Path) -> int:
     return path.stat().st_size
 
 
-def take(shots: list[Shot], out: Path, chromium: str) -> dict[str, int]:
-    """Every shot in ``shots`` written to ``out``; ``{name: bytes}``."""
+def _overlaps_at_both_sizes(pg: Page, shot: Shot) -> list[str]:
+    """:func:`overlaps` of the view as it stands, at every size of :data:`VIEWPORTS`
+    (the page back at :data:`WIDTH` x :data:`HEIGHT` after)."""
+    found = []
+    for width, height in VIEWPORTS:
+        pg.set_viewport_size({"width": width, "height": height})
+        pg.wait_for_timeout(800)  # charts resize to the new viewport
+        found += [f"{shot.name} at {width}x{height}: {line}" for line in overlaps(pg)]
+    pg.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+    pg.wait_for_timeout(800)
+    return found
+
+
+def take(shots: list[Shot], out: Path, chromium: str, check: bool = True) -> dict[str, int]:
+    """Every shot in ``shots`` written to ``out``; ``{name: bytes}``. With ``check``, each
+    view's overlaps at both sizes are listed and the script exits 1 after the last shot."""
     out.mkdir(parents=True, exist_ok=True)
-    sizes = {}
+    sizes, found = {}, []
     with tempfile.TemporaryDirectory() as tmp:
         port = _free_port()
         proc = _start(port, Path(tmp))
@@ -155,6 +174,8 @@ def take(shots: list[Shot], out: Path, chromium: str) -> dict[str, int]:
                         raise SystemExit(f"{shot.name}: an exception on the page")
                     sizes[shot.name] = _save(pg.screenshot(), out / f"{shot.name}.png")
                     print(f"{shot.name}.png  {sizes[shot.name] / 1000:.0f} kB", flush=True)
+                    if check:
+                        found += _overlaps_at_both_sizes(pg, shot)
                     pg.close()
                 browser.close()
         finally:
@@ -163,6 +184,8 @@ def take(shots: list[Shot], out: Path, chromium: str) -> dict[str, int]:
     too_big = {n: s for n, s in sizes.items() if s > MAX_BYTES}
     if too_big:
         raise SystemExit(f"over {MAX_BYTES} bytes: {too_big}")
+    if found:
+        raise SystemExit("overlapping or clipped on the screen:\n" + "\n".join(found))
     return sizes
 
 
@@ -171,11 +194,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("names", nargs="*", help=f"some of: {', '.join(s.name for s in SHOTS)}")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    parser.add_argument("--no-overlap-check", action="store_true",
+                        help="skip the overlap check at 1280x800 and 1920x1080")
     args = parser.parse_args(argv)
     unknown = set(args.names) - {s.name for s in SHOTS}
     if unknown:
         parser.exit(2, f"unknown screenshot(s) {sorted(unknown)}: allowed {[s.name for s in SHOTS]}\n")
-    take([s for s in SHOTS if not args.names or s.name in args.names], args.out, args.chromium)
+    take([s for s in SHOTS if not args.names or s.name in args.names], args.out, args.chromium,
+         check=not args.no_overlap_check)
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
     base_layout(fig, "Test accuracy vs depth (mean ± std over seeds"
                 + ("; dashed: paper)" if with_paper else ")")
                 + (f"<br><sup>{note}</sup>" if note else ""), height=460 if note else 440)
-    return fig
+    return fig.update_layout(margin=dict(t=100 if note else 85))  # the title above the panels' titles
 
 
 def _panels(df: pd.DataFrame, paper_df: pd.DataFrame | None, dataset: str | None, setting: str | None,

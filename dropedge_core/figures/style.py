@@ -67,13 +67,16 @@ def rgba(color: str, alpha: float) -> str:
 
 
 def base_layout(fig: go.Figure, title: str, height: int = 420, legend: str = "bottom") -> go.Figure:
-    """Title top left; the legend below the plot (``"bottom"``, out of the title's and
-    subplot titles' way, whatever the width) or at the ``"right"``."""
-    place = (dict(orientation="h", yanchor="top", y=-0.2, x=0.0, xanchor="left")
+    """Title top left; the legend below the plot (``"bottom"``: out of the title's and the
+    subplot titles' way, whatever the width, and under the x-axis title: at the figure's
+    bottom edge, in a 100 px margin; placed at a share of the plot's height it met the
+    axis title after a window resize) or at the ``"right"``."""
+    place = (dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0, xanchor="left")
              if legend == "bottom" else
              dict(orientation="v", yanchor="top", y=1.0, x=1.02, xanchor="left"))
     fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"), template=TEMPLATE,
-                      height=height, margin=dict(l=60, r=20, t=60, b=50), legend=place)
+                      height=height, margin=dict(l=60, r=20, t=60, b=100 if legend == "bottom" else 50),
+                      legend=place)
     return fig
 
 

@@ -100,15 +100,16 @@ def _class_traces(snaps: Snapshots, nodes: np.ndarray, labels: np.ndarray, class
 
 
 def _class_merge_controls(layer: int, num_layers: int, first: int, prefix: str) -> dict:
-    """The layer slider (frames ``"L<k>"``) and the play/pause buttons left below it."""
+    """The layer slider (frames ``"L<k>"``) and the play/pause buttons left of it, one above
+    the other (side by side they are ~80 px wide: in a column they reached over the slider)."""
     step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
     return dict(
-        sliders=[dict(active=layer - 1, currentvalue=dict(prefix=prefix), pad=dict(t=40), x=0.1, len=0.9,
+        sliders=[dict(active=layer - 1, currentvalue=dict(prefix=prefix), pad=dict(t=40), x=0.12, len=0.88,
                       steps=[dict(label=str(k + first), method="animate",
                                   args=[[f"L{k + first}"], step_args])
                              for k in range(num_layers)])],
         updatemenus=[dict(type="buttons", showactive=False, x=0.0, y=0, xanchor="left",
-                          yanchor="top", direction="left", pad=dict(t=75),
+                          yanchor="top", direction="down", pad=dict(t=50),
                           buttons=[dict(label="▶", method="animate",
                                         args=[None, dict(mode="immediate", fromcurrent=True,
                                                          frame=dict(duration=600, redraw=True),
@@ -166,6 +167,9 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
     fig.update_layout(annotations=titles(layer - 1),
                       **_class_merge_controls(layer, num_layers, first, prefix))
     base_layout(fig, "", height=height, legend="right")
+    # one legend group per class: without a gap between groups the legend of 7 classes fits
+    # beside the panels (with Plotly's 10 px per group it scrolled, hiding class 6)
+    fig.update_layout(legend=dict(tracegroupgap=0))
     fig.update_layout(margin=dict(l=40, r=20, t=90, b=40))
     return fig
 
@@ -189,7 +193,7 @@ def separation_curves(snaps: Snapshots, first: int = 1) -> go.Figure:
     fig.update_xaxes(title_text="hidden layer l" if first else "averaging step l")
     fig.update_yaxes(title_text="between-class share of variance", range=[0, 1], row=1, col=1)
     fig.update_yaxes(title_text="‖H − P_M H‖_F / ‖H‖_F", row=1, col=2)
-    return base_layout(fig, "How far the classes have merged, layer by layer", height=360)
+    return base_layout(fig, "How far the classes have merged, layer by layer", height=380)
 
 
 def lambda_figure(df: pd.DataFrame) -> go.Figure:
@@ -362,7 +366,8 @@ def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str 
     fig.frames = [go.Frame(name=str(k), data=traces(k), layout=go.Layout(title=dict(text=title(k))))
                   for k in range(num_layers)]
     fig.update_layout(**_reach_controls(layer, num_layers), clickmode="event+select")
-    base_layout(fig, title(layer), height=560, legend="bottom")
+    base_layout(fig, title(layer), height=580, legend="bottom")
+    fig.update_layout(margin=dict(b=130))  # the legend (at the bottom edge) below the layer slider
     fig.update_xaxes(showgrid=False, zeroline=False, showticklabels=False)
     fig.update_yaxes(showgrid=False, zeroline=False, showticklabels=False, scaleanchor="x", scaleratio=1)
     return fig

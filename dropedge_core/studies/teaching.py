@@ -35,7 +35,8 @@ from dropedge_core.studies.snapshot_files import save_snapshots as save_snapshot
 from dropedge_core.training import AdjacencyBuilder, TrainConfig, prepare_features, recipes, train
 
 __all__ = [
-    "SNAPSHOT_DIR", "BUNDLED_FAILING", "BUNDLED_MERGING", "BUNDLED_MERGING_SEED0", "BUNDLED_VIEWS",
+    "SNAPSHOT_DIR", "BUNDLED_FAILING", "BUNDLED_MERGING", "BUNDLED_MERGING_SEED0", "BUNDLED_DEEP32",
+    "BUNDLED_VIEWS",
     "VIEW_SAMPLERS", "DEEP_RECIPE", "FAILING_RECIPE", "RECIPES", "SILHOUETTE_NODES", "FIT_CHOICES",
     "class_separation", "silhouette", "layer_projections", "model_view", "class_snapshots",
     "propagated_features", "propagation_snapshots", "receptive_field", "separation_table",
@@ -52,11 +53,15 @@ BUNDLED_FAILING = SNAPSHOT_DIR / "cora_semi_gcn16_old_defaults.npz"
 BUNDLED_MERGING = SNAPSHOT_DIR / "cora_semi_gcn8_shallow_seed1.npz"
 #: The same at seed 0, where it goes the other way (NoDrop trains, the dropping samplers do not).
 BUNDLED_MERGING_SEED0 = SNAPSHOT_DIR / "cora_semi_gcn8_shallow_seed0.npz"
-#: The bundled views by the page's source key: ``(file, what it is, in words)``.
+#: A 32-layer Cora GCN with :data:`DEEP_RECIPE` (200 epochs): the deepest bundled model.
+BUNDLED_DEEP32 = SNAPSHOT_DIR / "cora_semi_gcn32.npz"
+#: The bundled views by the page's source key: ``(file, what it is, in words)``; the page
+#: opens on the first.
 BUNDLED_VIEWS: dict[str, tuple[Path, str]] = {
+    "bundled": (BUNDLED_SNAPSHOT, "Cora GCN-16, a recipe that trains"),
+    "deep32": (BUNDLED_DEEP32, "Cora GCN-32, the same recipe"),
     "merging": (BUNDLED_MERGING, "Cora GCN-8, shallow settings, seed 1"),
     "merging-seed0": (BUNDLED_MERGING_SEED0, "the same, seed 0"),
-    "bundled": (BUNDLED_SNAPSHOT, "Cora GCN-16, a recipe that trains"),
     "old-defaults": (BUNDLED_FAILING, "Cora GCN-16, the old defaults (does not learn)"),
 }
 #: The samplers the view compares.
@@ -303,13 +308,14 @@ def receptive_field(graph: Graph, masks: torch.Tensor, node: int) -> torch.Tenso
     return torch.stack(rows) if rows else torch.zeros(0, n, dtype=torch.bool)
 
 
-def separation_table(snaps: Snapshots):
+def separation_table(snaps: Snapshots, first: int = 1):
     """One row per ``(sampler, layer)``: ``sampler, layer, separation, subspace_distance,
-    silhouette`` (layer ``l`` = the output of hidden layer ``l``, counted from 1)."""
+    silhouette`` (layer ``l`` = the output of hidden layer ``l``, counted from ``first``:
+    1 for a model's hidden layers, 0 for propagation steps, where step 0 is ``X``)."""
     import pandas as pd
 
     columns = ["sampler", "layer", "separation", "subspace_distance", "silhouette"]
-    rows = [{"sampler": s.sampler, "layer": k + 1, "separation": s.separation[k],
+    rows = [{"sampler": s.sampler, "layer": k + first, "separation": s.separation[k],
              "subspace_distance": s.subspace[k], "silhouette": s.silhouette[k]}
             for s in snaps.items for k in range(len(s.silhouette))]
     return pd.DataFrame(rows, columns=columns)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -33,37 +34,73 @@ def _curves(fig: dict) -> dict[str, np.ndarray]:
     return {t["name"]: _values(t["y"]).astype(float) for t in fig["data"] if t["xaxis"] == "x"}
 
 
-def _merges(y: np.ndarray) -> bool:
-    """Read off the drawn numbers by hand: under 0.1 somewhere, or the last at most half the best."""
-    return bool(y.min() < 0.1 or y[-1] <= 0.5 * y.max())
+def _kind(y: np.ndarray, test_acc: float | None, majority: float) -> str:
+    """Read off the drawn numbers by hand: a test accuracy under the largest class's share
+    + 10 points did not train; else merging with depth is a fall below 0.1 after being at
+    least 0.1, or a last layer at most half an earlier best; else apart."""
+    if test_acc is not None and test_acc < majority + 0.10:
+        return "untrained"
+    up = np.flatnonzero(y >= 0.1)
+    if up.size and (y[up[0] + 1:] < 0.1).any():
+        return "merges"
+    return "merges" if y.argmax() < len(y) - 1 and y[-1] <= 0.5 * y.max() else "apart"
 
 
 def _trend(at: AppTest) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("Here "))
 
 
-def _caption_agrees(at: AppTest) -> dict[str, bool]:
+def _test_accuracies(fig: dict) -> dict[str, float | None]:
+    """Each panel's test accuracy, as its title shows it (``· test 26.5 %``)."""
+    out = {}
+    for a in fig["layout"]["annotations"]:
+        name = re.search(r"<b>(.*?)</b>", a["text"]).group(1)
+        acc = re.search(r"test ([0-9.]+) %", a["text"])
+        out[name] = float(acc.group(1)) / 100 if acc else None
+    return out
+
+
+def _majority(labels) -> float:
+    y = np.asarray(labels)
+    y = y[y >= 0]
+    return max(np.sum(y == c) for c in set(y.tolist())) / y.size
+
+
+WORDS = {"untrained": "did not train", "merges": "merges the classes with depth",
+         "apart": "keeps the classes apart"}
+
+
+def _caption_agrees(at: AppTest, labels, first: int = 1) -> dict[str, str]:
     """The trend caption says, for every model drawn, what its drawn numbers say."""
-    text, verdicts = _trend(at), {}
-    for name, y in _curves(_charts(at)["class_separation"]).items():
-        verdicts[name] = _merges(y)
-        assert (f"**{name} merges the classes**" in text) == verdicts[name], (name, y, text)
-        assert (f"**{name} keeps the classes apart**" in text) == (not verdicts[name]), (name, y, text)
-        assert (f"{y.min():.3f} at layer {int(y.argmin()) + 1}" if y.min() < 0.1 else f"{y[-1]:.2f}") in text
-    merged = [n for n, m in verdicts.items() if m]
-    if merged and len(merged) < len(verdicts):
-        assert text.startswith(f"Here the classes merge under {', '.join(merged)} and stay apart under")
-    return verdicts
+    text, kinds = _trend(at), {}
+    charts = _charts(at)
+    accs = _test_accuracies(charts["class_merge"])
+    majority = _majority(labels)
+    for name, y in _curves(charts["class_separation"]).items():
+        kinds[name] = _kind(y, accs[name], majority)
+        for kind, words in WORDS.items():
+            assert (f"**{name} {words}**" in text) == (kinds[name] == kind), (name, y, accs[name], text)
+        if kinds[name] == "untrained":
+            assert f"test accuracy {accs[name]:.1%}, against {majority:.1%}" in text
+        elif y.min() < 0.1 and kinds[name] == "merges":
+            assert f"{y.min():.3f} at layer {int(y.argmin()) + first}" in text
+        else:
+            assert f"{y[-1]:.2f} at layer {len(y) - 1 + first}" in text
+    merged = [n for n, k in kinds.items() if k == "merges"]
+    assert ("No model shown merges the classes with depth" in text) == (not merged)
+    if merged and len(merged) < len(kinds):
+        assert text.startswith(f"Here the classes merge with depth under {', '.join(merged)}; ")
+    return kinds
 
 
-def test_class_merge_opens_on_merging_beside_classes_kept_apart():
+def test_class_merge_opens_on_a_model_that_trains_and_says_what_the_bundle_shows():
     at = _page(MERGE_PAGE)
     charts = _charts(at)
     assert set(charts) == {"class_merge", "class_separation"}
-    assert at.radio(key="cm_source").value == "merging"
-    snaps = teaching.load_snapshots(teaching.BUNDLED_MERGING)
+    assert at.radio(key="cm_source").value == "bundled"
+    snaps = teaching.load_snapshots(teaching.BUNDLED_SNAPSHOT)
     fig = charts["class_merge"]
-    assert [f["name"] for f in fig["frames"]] == [f"L{k}" for k in range(1, 8)]  # GCN-8: 7 hidden layers
+    assert [f["name"] for f in fig["frames"]] == [f"L{k}" for k in range(1, 16)]  # GCN-16: 15 hidden layers
     titles = [a["text"] for a in fig["frames"][6]["layout"]["annotations"]]
     for text, item in zip(titles, snaps.items):
         assert f"class separation {item.separation[6]:.2f}" in text
@@ -71,21 +108,55 @@ def test_class_merge_opens_on_merging_beside_classes_kept_apart():
     assert xs.size > 10 and np.isfinite(xs).all()
     curves = _curves(charts["class_separation"])
     assert curves["NoDrop"] == pytest.approx(snaps.items[0].separation, abs=1e-6)
-    # the first view shows the title: a model that merges beside one that keeps the classes apart
-    verdicts = _caption_agrees(at)
-    assert verdicts["NoDrop"] and not verdicts["DropEdge++"]
+    kinds = _caption_agrees(at, snaps.labels)
+    assert set(kinds.values()) == {"apart"}  # all three train; none merges with depth
+    # the sentence over every bundled model, counted here from their files
+    trained = merging_depth = 0
+    for path, _ in teaching.BUNDLED_VIEWS.values():
+        b = teaching.load_snapshots(path)
+        for item in b.items:
+            kind = _kind(np.array(item.separation), item.test_acc, _majority(b.labels))
+            trained += kind != "untrained"
+            merging_depth += kind == "merges"
+    assert trained == 8 and merging_depth == 0  # what the bundled files hold (2-core CPU, their README)
+    info = at.info[0].value
+    assert f"{trained} train and {15 - trained} do not" in info
+    assert f"In none of the {trained} that train do the classes merge with depth" in info
 
     at.slider(key="cm_layer").set_value(5).run()
     _ok(at)
     assert _charts(at)["class_merge"]["layout"]["sliders"][0]["active"] == 4
 
-    for source in ("merging-seed0", "bundled", "old-defaults"):  # every bundled model: caption = numbers
+    for source in ("deep32", "merging", "merging-seed0", "old-defaults"):  # every bundled model
         at.radio(key="cm_source").set_value(source).run()
         _ok(at)
-        path = teaching.BUNDLED_VIEWS[source][0]
+        b = teaching.load_snapshots(teaching.BUNDLED_VIEWS[source][0])
         drawn = _curves(_charts(at)["class_separation"])
-        assert drawn["NoDrop"] == pytest.approx(teaching.load_snapshots(path).items[0].separation, abs=1e-6)
-        _caption_agrees(at)
+        assert drawn["NoDrop"] == pytest.approx(b.items[0].separation, abs=1e-6)
+        kinds = _caption_agrees(at, b.labels)
+        if source == "merging":  # NoDrop and DropEdge did not train: not called merging
+            assert kinds == {"NoDrop": "untrained", "DropEdge": "untrained", "DropEdge++": "apart"}
+
+
+def test_propagation_alone_merges_the_classes_with_depth_and_the_caption_says_so(karate):
+    """The case where the caption must say the opposite of the default view's: averaging
+    with no weights on karate, where NoDrop's separation rises and then falls to nearly 0."""
+    at = _page(MERGE_PAGE)
+    at.radio(key="cm_source").set_value("propagation").run()
+    _ok(at)
+    assert at.slider(key="cm_steps").value == 32
+    charts = _charts(at)
+    assert [f["name"] for f in charts["class_merge"]["frames"]][:2] == ["L0", "L1"]  # step 0 is X
+    curves = _curves(charts["class_separation"])
+    assert all(len(y) == 33 for y in curves.values())
+    # step 0 is X itself: its separation, computed here from the features and labels
+    x, y = karate.x.double().numpy(), karate.y.numpy()
+    total = ((x - x.mean(0)) ** 2).sum()
+    between = sum((y == c).sum() * ((x[y == c].mean(0) - x.mean(0)) ** 2).sum() for c in set(y.tolist()))
+    assert curves["NoDrop"][0] == pytest.approx(between / total, abs=1e-6)
+    kinds = _caption_agrees(at, karate.y.numpy(), first=0)
+    assert kinds["NoDrop"] == "merges" and curves["NoDrop"].max() > 0.5 and curves["NoDrop"][-1] < 0.1
+    assert any(c.value.startswith("karate: 32 averaging steps") for c in at.caption)
 
 
 def test_class_merge_trains_three_models_on_karate_in_the_session():
@@ -101,7 +172,7 @@ def test_class_merge_trains_three_models_on_karate_in_the_session():
     assert len(fig["frames"]) == 3  # 4 layers: 3 hidden
     assert sum(len(_values(t["x"])) for t in fig["data"]) == 3 * 34
     assert any(c.value.startswith("karate: 4-layer GCN") for c in at.caption)
-    _caption_agrees(at)  # a model trained in this test: the caption reads its numbers
+    _caption_agrees(at, datasets.load("karate").y.numpy())  # a model trained here: caption = its numbers
 
 
 def test_class_merge_refuses_big_graphs_in_the_session():
@@ -112,7 +183,7 @@ def test_class_merge_refuses_big_graphs_in_the_session():
     at.sidebar.selectbox(key="dataset").set_value("cora").run()
     _ok(at)
     assert not _charts(at) and not at.button
-    assert "2708 nodes" in at.info[0].value
+    assert "2708 nodes" in at.info[-1].value
 
 
 THEORY_PAGE = "app_pages/theory.py"
@@ -225,10 +296,11 @@ def test_the_lesson_walks_through_six_steps_each_with_its_figure():
     assert len(fig["frames"]) == 15 and fig["layout"]["sliders"][0]["active"] == 14
     # the sentence under the figure says what the bundled models' numbers say
     text = _trend(at)
-    for item in teaching.load_snapshots(teaching.BUNDLED_SNAPSHOT).items:
-        merged = _merges(np.asarray(item.separation))
-        assert (f"**{sampler_label(item.sampler)} merges the classes**" in text) == merged
-        assert (f"**{sampler_label(item.sampler)} keeps the classes apart**" in text) == (not merged)
+    bundled = teaching.load_snapshots(teaching.BUNDLED_SNAPSHOT)
+    for item in bundled.items:
+        kind = _kind(np.asarray(item.separation), item.test_acc, _majority(bundled.labels))
+        for k, words in WORDS.items():
+            assert (f"**{sampler_label(item.sampler)} {words}**" in text) == (kind == k)
     glossary = at.dataframe[-1].value
     assert "class separation" in glossary["symbol"].tolist()
 

@@ -69,32 +69,77 @@ def test_class_separation_is_the_between_class_share_of_the_variance():
     assert teaching.class_separation(torch.ones(6, 3), torch.tensor([0, 0, 1, 1, 2, 2])) == 0.0
 
 
-def _verdict(values: list[float]) -> bool:
-    """Merged, read by hand: some value under 0.1, or the last at most half the best."""
-    return min(values) < 0.1 or values[-1] <= 0.5 * max(values)
+def _kind(values: list[float], test_acc: float | None = None, majority: float = 0.5) -> str:
+    """The case, read by hand: under the largest class's share + 0.1 did not train; a fall
+    below 0.1 after being at least 0.1, or a last layer at most half an earlier best, merges."""
+    if test_acc is not None and test_acc < majority + 0.1:
+        return "untrained"
+    start = next((k for k, v in enumerate(values) if v >= 0.1), None)
+    if start is not None and min(values[start + 1:], default=1.0) < 0.1:
+        return "merges"
+    peak = values.index(max(values))
+    return "merges" if peak < len(values) - 1 and values[-1] <= 0.5 * max(values) else "apart"
 
 
-def _snaps(curves: dict[str, list[float]]) -> teaching.Snapshots:
+def _snaps(curves: dict[str, list[float]], accs: dict[str, float] | None = None) -> teaching.Snapshots:
+    accs = accs or {}
     items = [teaching.Snapshot(name, np.zeros((len(v), 2, 2), np.float32), [0.0] * len(v),
-                               [0.9 - 0.1 * k for k in range(len(v))], v, None, None, 0, 1.0)
+                               [0.9 - 0.1 * k for k in range(len(v))], v, accs.get(name), None, 0, 1.0)
              for name, v in curves.items()]
-    return teaching.Snapshots(np.array([0, 1]), {}, items)
+    return teaching.Snapshots(np.array([0, 1]), {}, items)  # two classes, one node each: majority 0.5
 
 
 def test_the_trend_caption_says_what_the_numbers_say():
-    snaps = _snaps({"nodrop": [0.5, 0.05, 0.3], "dropedge": [0.6, 0.5, 0.2], "dropedge++": [0.4, 0.5, 0.45]})
+    snaps = _snaps({"nodrop": [0.5, 0.05, 0.3], "dropedge": [0.6, 0.5, 0.2], "dropedge++": [0.4, 0.5, 0.45]},
+                   {"nodrop": 0.8, "dropedge": 0.8, "dropedge++": 0.8})
     verdicts = merging.merge_verdicts(snaps)
-    assert [v.merges for v in verdicts] == [True, True, False]
+    assert [v.kind for v in verdicts] == ["merges", "merges", "apart"]
     assert (verdicts[0].low, verdicts[0].low_layer, verdicts[1].peak_layer) == (0.05, 2, 1)
     text = merging.trend_caption(snaps, label=sampler_label)
-    assert text.startswith("Here the classes merge under NoDrop, DropEdge and stay apart under DropEdge++.")
-    assert "**NoDrop merges the classes**: its class separation drops to 0.050 at layer 2" in text
+    assert text.startswith("Here the classes merge with depth under NoDrop, DropEdge; they stay apart under "
+                           "DropEdge++.")
+    assert "**NoDrop merges the classes with depth**: its class separation drops to 0.050 at layer 2" in text
     assert "falls from 0.60 at layer 1 to 0.20 at layer 3 (33% of its best)" in text
     assert ("**DropEdge++ keeps the classes apart**: its class separation rises, 0.40 at layer 1, 0.45 at "
             "layer 3 (never below 0.40, at most 0.50)") in text
     assert "subspace falls, 0.90 → 0.70" in text
-    assert merging.trend_caption(_snaps({"nodrop": [0.3, 0.31]})).startswith("Here no model merges")
-    assert merging.trend_caption(_snaps({"li": [0.3, 0.01]})).startswith("Here the classes merge under every")
+    assert merging.trend_caption(_snaps({"nodrop": [0.3, 0.31]})).startswith(
+        "Here the classes stay apart under nodrop. No model shown merges the classes with depth.")
+    assert merging.trend_caption(_snaps({"li": [0.3, 0.01]})).startswith(
+        "Here the classes merge with depth under every")
+
+
+@pytest.mark.parametrize("curve, acc, kind", [
+    ([0.5, 0.05, 0.3], 0.8, "merges"),      # trains, falls below 0.1 after 0.5
+    ([0.5, 0.05, 0.3], 0.55, "untrained"),  # the same numbers, test under 0.5 + 0.1: not merging
+    ([0.08, 0.005, 0.17], 0.8, "apart"),    # reaches 0.1 only at the last layer: no fall after it
+    ([0.08, 0.005, 0.005], 0.8, "merges"),  # never 0.1, but the last is 6% of the first, the best
+    ([0.2, 0.3, 0.4], 0.8, "apart"),        # rises
+    ([0.4, 0.3, 0.2], 0.8, "merges"),       # last = half the first, the best
+    ([0.4, 0.3, 0.21], 0.8, "apart"),       # just over half
+    ([0.4, 0.3, 0.21], None, "apart"),      # no test accuracy (propagation): never "untrained"
+])
+def test_each_case_is_said_exactly_when_the_numbers_say_it(curve, acc, kind):
+    assert _kind(curve, acc) == kind
+    text = merging.trend_caption(_snaps({"nodrop": curve}, {"nodrop": acc}))
+    words = {"untrained": "did not train", "merges": "merges the classes with depth",
+             "apart": "keeps the classes apart"}
+    for k, w in words.items():
+        assert (f"**nodrop {w}**" in text) == (k == kind), text
+    assert ("No model shown merges the classes with depth" in text) == (kind != "merges")
+    if kind == "untrained":
+        assert f"test accuracy {acc:.1%}, against 50.0%" in text
+
+
+def test_the_bundle_sentence_counts_the_models_that_train_and_merge():
+    trains_apart = _snaps({"nodrop": [0.2, 0.4]}, {"nodrop": 0.9})
+    untrained = _snaps({"dropedge": [0.3, 0.01]}, {"dropedge": 0.5})
+    trains_merging = _snaps({"dropedge++": [0.3, 0.01]}, {"dropedge++": 0.9})
+    text = merging.bundle_finding({"A": trains_apart, "B": untrained})
+    assert text.startswith("Of the 2 models here, 1 train and 1 do not. **In none of the 1 that train")
+    text = merging.bundle_finding({"A": trains_apart, "B": untrained, "C": trains_merging})
+    assert "In 1 of the 2 that train the classes merge with depth (dropedge++ in C)" in text
+    assert "In none" not in text
 
 
 def test_one_projection_for_every_layer_ignores_scale_and_sees_change():
@@ -158,13 +203,15 @@ def test_a_model_view_measures_separation_in_the_full_hidden_space(karate):
 
 def test_the_caption_of_a_model_trained_here_agrees_with_its_numbers(karate_snaps):
     text = merging.trend_caption(karate_snaps, label=sampler_label)
+    y = karate_snaps.labels
+    majority = max((y == c).sum() for c in set(y.tolist())) / len(y)
+    words = {"untrained": "did not train", "merges": "merges the classes with depth",
+             "apart": "keeps the classes apart"}
     for item in karate_snaps.items:
-        values = list(item.separation)
-        merged = _verdict(values)
+        kind = _kind(list(item.separation), item.test_acc, majority)
         name = sampler_label(item.sampler)
-        assert (f"**{name} merges the classes**" in text) == merged
-        assert (f"**{name} keeps the classes apart**" in text) == (not merged)
-        assert (f"{min(values):.3f}" if min(values) < 0.1 else f"{values[-1]:.2f}") in text
+        for k, w in words.items():
+            assert (f"**{name} {w}**" in text) == (k == kind)
     curves = teaching_figures.separation_curves(karate_snaps)
     assert list(curves.data[0].y) == pytest.approx(karate_snaps.items[0].separation)
 

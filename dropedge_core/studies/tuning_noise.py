@@ -1,0 +1,156 @@
+"""How much of a tuning study's picture is noise: the best trial against seeds and errors.
+
+A study ranks its trials by one seed's validation accuracy. Three things say how far
+that ranking can be trusted, each written from numbers, never by hand:
+
+- :func:`seed_spread`: the best trial and the start point (the study's first trial, the
+  sidebar's keep rates) trained again on a few other seeds; :func:`spread_caption` says
+  whether the gap between their means exceeds the seed-to-seed spread;
+- :func:`colour_range`: the span of the contour's colour scale (the finished trials'
+  validation accuracies) against one binomial standard error of the best accuracy;
+  :func:`colour_range_caption` says when the differences drawn are within noise;
+- :func:`start_point_line`: whether the best trial *is* the start point, and that the
+  best trial is a place to start from, not a result.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from dropedge_core.training import TrainConfig, train
+
+__all__ = ["NOISE_SES", "DEFAULT_SEEDS", "start_trial", "trial_values", "seed_spread", "spread_summary",
+           "spread_verdict", "spread_caption", "colour_range", "colour_range_caption", "start_point_line"]
+
+#: Differences within this many standard errors count as noise.
+NOISE_SES = 2.0
+#: The seeds the best trial and the start point are trained again on (the study's own seed aside).
+DEFAULT_SEEDS: tuple[int, ...] = (101, 102, 103)
+
+
+def start_trial(study):
+    """The study's start point: its first trial queued with fixed values (the base
+    config's own keep rates, ``tune(include_base=True)``) that finished; ``None`` if none."""
+    import optuna
+
+    for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
+        if "fixed_params" in t.system_attrs and t.state == optuna.trial.TrialState.COMPLETE:
+            return t
+    return None
+
+
+def trial_values(trial) -> dict:
+    """The config fields an Optuna trial set (its ``values`` user attribute: the keep rates,
+    and lr / dropout / weight decay when tuned); ``{}`` when it recorded none."""
+    return dict(trial.user_attrs.get("values") or {})
+
+
+def seed_spread(base: TrainConfig, points: dict[str, dict], seeds: Iterable[int], graph=None) -> pd.DataFrame:
+    """Train each point of ``points`` once per seed: one row per ``(point, seed)``.
+
+    Args:
+        base: the study's base config (every field a trial does not set).
+        points: ``{name: fields}``, e.g. ``{"best": trial_values(best), "start": ...}``.
+        seeds: the seeds (each sets the weights, the dropout and the edge samples).
+        graph: the loaded graph (default: loaded from ``base``).
+
+    Returns:
+        columns ``point, seed, val_acc, test_acc`` (accuracies as fractions, at the best
+        validation epoch; ``val_acc`` NaN where a run diverged at once).
+    """
+    rows = []
+    for name, fields in points.items():  # a loop over full training runs
+        for seed in seeds:
+            result = train(base.replace(**fields, seed=int(seed)), graph=graph)
+            rows.append({"point": name, "seed": int(seed),
+                         "val_acc": math.nan if result.best_val_acc is None else float(result.best_val_acc),
+                         "test_acc": math.nan if result.test_acc is None else float(result.test_acc)})
+    return pd.DataFrame(rows, columns=["point", "seed", "val_acc", "test_acc"])
+
+
+def spread_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per point: ``n`` seeds, ``mean`` and ``std`` (ddof 1; NaN for one seed) of ``val_acc``,
+    and its standard error ``se = std / sqrt(n)``; indexed by point, in first-seen order."""
+    grouped = runs.groupby("point", sort=False)["val_acc"]
+    out = pd.DataFrame({"n": grouped.count(), "mean": grouped.mean(), "std": grouped.std(ddof=1)})
+    out["se"] = out["std"] / np.sqrt(out["n"])
+    return out
+
+
+def spread_verdict(summary: pd.DataFrame, a: str = "best", b: str = "start") -> dict:
+    """Whether point ``a``'s mean validation accuracy differs from ``b``'s by more than
+    :data:`NOISE_SES` standard errors of the difference ``sqrt(se_a² + se_b²)``.
+
+    Returns ``diff`` (a − b), ``se`` (of the difference; NaN below two seeds each) and
+    ``exceeds`` (``False`` where ``se`` is NaN: nothing can be said).
+
+    Example:
+        >>> s = pd.DataFrame({"n": [3, 3], "mean": [0.80, 0.70], "std": [0.01, 0.01],
+        ...                   "se": [0.01 / 3 ** 0.5] * 2}, index=["best", "start"])
+        >>> v = spread_verdict(s)
+        >>> round(v["diff"], 2), v["exceeds"]
+        (0.1, True)
+    """
+    diff = float(summary.loc[a, "mean"] - summary.loc[b, "mean"])
+    se = math.sqrt(float(summary.loc[a, "se"]) ** 2 + float(summary.loc[b, "se"]) ** 2)
+    return {"diff": diff, "se": se, "exceeds": bool(not math.isnan(se) and abs(diff) > NOISE_SES * se)}
+
+
+def spread_caption(summary: pd.DataFrame, a: str = "best", b: str = "start") -> str:
+    """The sentence beside the seed check, built from ``summary`` (:func:`spread_summary`)."""
+    sa = summary.loc[a]
+    head = (f"On {int(sa['n'])} other seeds the best trial reaches {sa['mean']:.1%} ± {sa['std']:.1%} "
+            "(mean ± std)")
+    if b not in summary.index:
+        return head + "."
+    sb = summary.loc[b]
+    v = spread_verdict(summary, a, b)
+    head += f" and the start point {sb['mean']:.1%} ± {sb['std']:.1%} ({int(sb['n'])} seeds)."
+    if math.isnan(v["se"]):
+        return head + " Two seeds each are needed to compare them."
+    if v["exceeds"]:
+        return (head + f" **The difference, {v['diff']:+.1%}, exceeds the seed-to-seed noise** "
+                f"({NOISE_SES:g} standard errors of the difference = {NOISE_SES * v['se']:.1%}).")
+    return (head + f" **The difference, {v['diff']:+.1%}, is within the seed-to-seed noise** "
+            f"({NOISE_SES:g} standard errors of the difference = {NOISE_SES * v['se']:.1%}): on these "
+            "seeds the tuned keep rates are not shown to be better than the start.")
+
+
+def colour_range(values: Sequence[float], se: float) -> dict:
+    """The contour's colour scale against the noise: ``low``/``high`` of the finished
+    trials' validation accuracies, ``span = high − low``, ``ses = span / se`` and
+    ``within_noise`` (the whole span is at most :data:`NOISE_SES` standard errors)."""
+    vals = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    low, high = (min(vals), max(vals)) if vals else (math.nan, math.nan)
+    span = high - low
+    ses = span / se if se > 0 else math.inf
+    return {"low": low, "high": high, "span": span, "se": float(se), "ses": ses,
+            "within_noise": bool(vals) and ses <= NOISE_SES}
+
+
+def colour_range_caption(values: Sequence[float], se: float) -> str:
+    """The sentence under the contour: its colour range in points and in standard errors,
+    and whether the differences it draws are within noise."""
+    r = colour_range(values, se)
+    if math.isnan(r["span"]):
+        return "No finished trial: no colour range yet."
+    head = (f"The colours span {r['low']:.1%} to {r['high']:.1%}, {r['span'] * 100:.1f} points = "
+            f"{r['ses']:.1f} standard errors (one standard error: {se:.1%}).")
+    if r["within_noise"]:
+        return (head + f" **The differences drawn are within noise** (at most {NOISE_SES:g} standard "
+                "errors): the contour's shape is not evidence that one region is better.")
+    return head + f" The span exceeds {NOISE_SES:g} standard errors: part of it is more than noise."
+
+
+def start_point_line(best_trial: int, start_trial: int | None) -> str:
+    """Whether the best trial is the start point (the study's first trial), and what the
+    best trial is: a point to start from, not a result."""
+    same = start_trial is not None and best_trial == start_trial
+    lead = ("**The best trial is the starting point** (the sidebar's own keep rates, trial "
+            f"#{start_trial}): the search found nothing better. " if same else "")
+    return (lead + "The best trial is a place to start from, not a result: its accuracy is one "
+            "seed's, picked as the maximum of many, so it is biased upward; train it on other seeds "
+            "(below, or in Live training) before reading it as the sampler's accuracy.")
