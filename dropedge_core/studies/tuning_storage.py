@@ -16,7 +16,7 @@ from pathlib import Path
 import optuna
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from dropedge_core import databases, locations, paths
+from dropedge_core import databases, locations, paths, sqlite_locks
 from dropedge_core.studies.tuning_space import TuningError, make_sampler
 
 #: Tables every Optuna RDB storage has (:data:`dropedge_core.databases.OPTUNA_MARKERS`).
@@ -151,6 +151,10 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
     """
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     url = check_storage(storage)
+    file = locations.parse(url, "Optuna storage").file
+    # a SQLite file another process holds locked is announced and waited for within
+    # DROPEDGE_LOCK_WAIT (sqlite_locks.patient_connect), never Optuna's silent 60 s
+    engine = {"creator": sqlite_locks.patient_connect(file, "Optuna storage")} if file is not None else {}
     where = repr(databases.display(url))
     cannot = f"cannot open the Optuna storage {where}"
     sampler = make_sampler(search, seed)
@@ -162,7 +166,7 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
                 # GRACE_PERIOD s (its worker was killed) is failed by the next worker that
                 # looks, and stops counting toward a budget (trial_budget)
                 rdb = optuna.storages.RDBStorage(
-                    url, engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {},
+                    url, engine_kwargs=engine,
                     heartbeat_interval=ALIVE_EVERY, grace_period=GRACE_PERIOD)
             return optuna.create_study(
                 study_name=study_name, storage=rdb, direction="maximize", sampler=sampler,
