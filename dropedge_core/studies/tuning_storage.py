@@ -140,6 +140,15 @@ def resolve_storage(storage: str | None) -> str:
     return check_storage(storage)
 
 
+def engine_options(url: str) -> dict:
+    """SQLAlchemy engine options for Optuna's storage at ``url``: on a SQLite file, every
+    connection's statements wait through :func:`dropedge_core.sqlite_locks.patient_connect`
+    (a lock another process holds is announced within SQLite's first try and waited for at
+    most ``DROPEDGE_LOCK_WAIT`` s, never Optuna's silent 60 s)."""
+    file = locations.parse(url, "Optuna storage").file
+    return {"creator": sqlite_locks.patient_connect(file, "Optuna storage")} if file is not None else {}
+
+
 def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
                seed: int | None = None, pruner: bool = True) -> optuna.Study:
     """Create the study, or join it when another worker already created it.
@@ -151,10 +160,7 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
     """
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     url = check_storage(storage)
-    file = locations.parse(url, "Optuna storage").file
-    # a SQLite file another process holds locked is announced and waited for within
-    # DROPEDGE_LOCK_WAIT (sqlite_locks.patient_connect), never Optuna's silent 60 s
-    engine = {"creator": sqlite_locks.patient_connect(file, "Optuna storage")} if file is not None else {}
+    engine = engine_options(url)
     where = repr(databases.display(url))
     cannot = f"cannot open the Optuna storage {where}"
     sampler = make_sampler(search, seed)
@@ -186,4 +192,5 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
 
 
 
-__all__ = ["OPTUNA_MARKERS", "check_storage", "open_study", "optuna_tables", "resolve_storage", "storage_url"]
+__all__ = ["OPTUNA_MARKERS", "check_storage", "engine_options", "open_study", "optuna_tables",
+           "resolve_storage", "storage_url"]
