@@ -11,6 +11,7 @@ Used by :mod:`dropedge_core.databases` (the read-only look) and the results stor
 """
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import sys
@@ -30,6 +31,9 @@ LOCK_WAIT = 60.0
 LOCK_TRY = 2.0
 #: Seconds between two tries once the user was told.
 LOCK_PAUSE = 0.25
+#: ``OSError.errno`` of a write that found no room: a full disk or quota, a file-size limit
+#: (``ulimit -f``; Python ignores ``SIGXFSZ``, so the write fails with ``EFBIG``).
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 T = TypeVar("T")
 
 
@@ -194,5 +198,5 @@ def patient_connect(file: Path, what: str, wait: float | None = None,
     return connect
 
 
-__all__ = ["LOCK_PAUSE", "LOCK_TRY", "LOCK_WAIT", "LockedError", "is_locked", "lock_holders", "note",
-           "patient_connect", "space_problem", "wait_unlocked"]
+__all__ = ["LOCK_PAUSE", "LOCK_TRY", "LOCK_WAIT", "NO_ROOM", "LockedError", "is_locked", "lock_holders",
+           "note", "patient_connect", "space_problem", "wait_unlocked"]

@@ -32,13 +32,14 @@ labelled nodes per class from seed 0; training needs ``--labels``.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Sequence
 
 import torch
 
-from dropedge_core import env
+from dropedge_core import env, sqlite_locks
 from dropedge_core.cli.commands import (
     cmd_datasets,
     cmd_men,
@@ -83,6 +84,32 @@ def _escape_what_cannot_be_shown() -> None:
             pass
 
 
+def _no_room_line(exc: OSError) -> str:
+    """A write that found no room as one line: the file (or where standard output goes) and
+    why (:func:`~dropedge_core.sqlite_locks.space_problem`: a full disk or a size limit)."""
+    if exc.filename is not None:
+        target, name = str(exc.filename), repr(str(exc.filename))
+    else:  # a file object's write without a name: the output (the CLI's only such file)
+        try:
+            target = os.readlink("/proc/self/fd/1")
+        except OSError:
+            target = "."
+        name = f"the output (standard output: {target!r})"
+    why = sqlite_locks.space_problem(os.path.abspath(target)) or exc.strerror or "no room"
+    return f"cannot write {name}: {why}; free space or raise the limit"
+
+
+def _silence_stdout() -> None:
+    """After the output could not be written: what is still buffered goes nowhere, so that
+    the interpreter's last flush does not print a second error (and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, ValueError, OSError):  # a replaced stream (a test's capture)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted; 143 for
     SIGTERM during ``tune``/``search``)."""
@@ -94,7 +121,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command != "datasets":
             _set_threads(args)
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # here, not at exit: an output that cannot be written is one line below
+        return code
+    except OSError as exc:
+        if exc.errno not in sqlite_locks.NO_ROOM:
+            raise
+        line = _no_room_line(exc)  # before the output is sent to /dev/null: it names where it went
+        _silence_stdout()
+        sys.stderr.write(f"error: {line}\n")
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         return 130
