@@ -26,7 +26,7 @@ from dropedge_core import env
 T = TypeVar("T")
 
 GIB = 1 << 30
-_F32, _I64 = 4, 8
+_F32, _F64, _I64 = 4, 8, 8
 
 
 class MemoryLimitError(ValueError):
@@ -76,31 +76,51 @@ def model_parameters(backbone: str, num_features: int, num_classes: int, num_lay
 
 
 def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: int,
-                      device_type: str = "cpu") -> int:
-    """The diagnostics of one epoch (:func:`dropedge_core.training.trainer.diagnostics`): the
-    evaluation pass's ``L`` hidden outputs, held throughout, and on top of them, one after
-    the other, their two stacked copies for the layer distances, then MEN over ``S`` sources
-    (all ``N`` up to ``EXACT_ALLOWED_MAX_NODES``, else 512): on the CPU bit-packed
-    reachability gathered once per kept entry and unpacked to bytes, on CUDA three dense
-    ``N x S`` floats and the ``L`` layer operators."""
-    from dropedge_core.method.metrics import EXACT_ALLOWED_MAX_NODES
+                      device_type: str = "cpu", seeds: int = 1) -> int:
+    """The diagnostics of one epoch (:func:`dropedge_core.training.trainer.diagnostics`).
 
-    n, m, e = num_nodes, num_edges, 2 * num_edges + num_nodes
-    hidden_outputs = num_layers * n * hidden * _F32
+    Held throughout: the evaluation pass's ``L`` hidden outputs (``N x h`` float32; of
+    every seed of a batch). On top of them, one after the other (the peak is the largest):
+
+    * the layer distances: the outputs stacked, and their differences (``2 L N h`` floats);
+    * the Dirichlet energy: the scaled outputs, both ends of every undirected edge and
+      their difference (``N h + 3 M h`` floats);
+    * MAD: a float64 copy of the output and, over at most ``MAD_NODES`` nodes ``K``, its
+      unit rows, the ``K x K`` product and distances (float64);
+    * MEN over ``S`` sources (all ``N`` up to ``EXACT_ALLOWED_MAX_NODES``, else 512): on
+      the CPU the bit-packed reachability (``W = ceil(S / 64)`` words a row), either while a
+      layer is gathered (the old and the reduced table, the gathered rows of every kept
+      entry -- all ``2M`` directions and ``N`` self-loops at most -- and three index arrays
+      over them) or while its bits are counted (the table and ``COUNT_ROWS`` rows unpacked
+      to bytes); on CUDA three dense ``N x S`` floats and the ``L`` layer operators.
+    """
+    from dropedge_core.method.metrics import COUNT_ROWS, EXACT_ALLOWED_MAX_NODES, MAD_NODES
+
+    n, m, h, e = num_nodes, num_edges, hidden, 2 * num_edges + num_nodes
+    hidden_outputs = num_layers * n * h * _F32
+    distances = 2 * hidden_outputs
+    dirichlet = (n + 3 * m) * h * _F32
+    k = min(n, MAD_NODES)
+    mad = n * h * _F64 + 2 * k * h * _F64 + 3 * k * k * _F64
     sources = n if n <= EXACT_ALLOWED_MAX_NODES else 512
     if device_type == "cuda":
         men = 13 * n * sources + num_layers * e * 20
     else:
-        words = (sources + 63) // 64
-        men = (e + 2 * n) * words * 8 + n * words * 64 + num_layers * 2 * m + 4 * m * _I64
-    return hidden_outputs + max(2 * hidden_outputs, men)
+        row = (sources + 63) // 64 * 8
+        gather = (e + 2 * n) * row + e * 3 * _I64
+        count = n * row + min(n, COUNT_ROWS) * row * 8
+        men = max(gather, count) + num_layers * 2 * m
+    return seeds * hidden_outputs + max(distances, dirichlet, mad, men)
 
 
 def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classes: int,
                    num_layers: int, hidden: int, *, backbone: str = "gcn", dropout: float = 0.5,
                    self_loop: bool = False, batch_norm: bool = False, diagnostics: bool = True,
-                   device_type: str = "cpu") -> int:
-    """Peak bytes of a training run (:func:`dropedge_core.training.train`).
+                   device_type: str = "cpu", seeds: int = 1) -> int:
+    """Peak bytes of a training run (:func:`dropedge_core.training.train`), or of ``seeds``
+    seeds trained in one batch (:func:`dropedge_core.training.seed_batch.train_seeds`:
+    the graph held once, everything else per seed but the diagnostics' temporaries,
+    computed for one seed at a time).
 
     What lives through the run: the graph with its cached edge structures (the directed
     edge list, the CSR entries of every adjacency, the degree incidence), kernel weights,
@@ -126,7 +146,7 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
     graph = int(n * num_features * _F32 * 1.25) + 128 * m + 60 * n + m * _F32
     adjacency = num_layers * (e * _F32 + (m + n) * _F32 + m) + e * _F32
     params = model_parameters(backbone, num_features, num_classes, num_layers, hidden, self_loop)
-    persistent = graph + adjacency + params * _F32 * 4
+    persistent = graph + seeds * (adjacency + params * _F32 * 4)
     sampling = num_layers * m * _F32 + 3 * n * num_layers * _F32 + 2 * m * _I64
     layer = n * width * _F32
     # APPNP* drops out only its input and output: its propagation steps keep no dropout masks
@@ -139,8 +159,8 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
         activations += max(hidden_layers - 1, 0) * layer
     if backbone == "jknet":  # the concatenation, its dropout and its gradient
         activations += num_layers * layer * (3.0 if dropout > 0 else 2.0)
-    step = max(sampling, activations)
-    diag = diagnostics_bytes(n, m, num_layers, width, device_type) if diagnostics else 0
+    step = seeds * max(sampling, activations)
+    diag = diagnostics_bytes(n, m, num_layers, width, device_type, seeds) if diagnostics else 0
     return int(persistent + max(step, diag))
 
 
