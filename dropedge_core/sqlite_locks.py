@@ -91,7 +91,8 @@ def space_problem(file: Path) -> str | None:
 
         soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
         if soft != resource.RLIM_INFINITY:
-            return f"this process's file-size limit (ulimit -f) is {soft // 1024} KiB"
+            size = f"{soft // 1024} KiB" if soft >= 1024 else f"{soft} bytes"
+            return f"this process's file-size limit (ulimit -f) is {size}"
     except (ImportError, OSError, ValueError):  # no resource module (Windows)
         pass
     folder = Path(file).absolute().parent

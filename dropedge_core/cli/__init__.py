@@ -32,8 +32,10 @@ labelled nodes per class from seed 0; training needs ``--labels``.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
+import stat
 import sys
 from collections.abc import Sequence
 
@@ -99,6 +101,22 @@ def _no_room_line(exc: OSError) -> str:
     return f"cannot write {name}: {why}; free space or raise the limit"
 
 
+def _check_output_whole() -> None:
+    """Raise ``EFBIG`` when standard output is a file that stopped at this process's
+    file-size limit (``ulimit -f``): the write that reached the limit was short, and
+    CPython's buffered flush takes a short write as done, so the rest would be lost in
+    silence (exit 0, a cut file)."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        size = os.fstat(sys.stdout.fileno())
+    except (ImportError, AttributeError, ValueError, OSError):  # no resource module; a test's capture
+        return
+    if limit != resource.RLIM_INFINITY and stat.S_ISREG(size.st_mode) and size.st_size >= limit:
+        raise OSError(errno.EFBIG, "File too large")
+
+
 def _silence_stdout() -> None:
     """After the output could not be written: what is still buffered goes nowhere, so that
     the interpreter's last flush does not print a second error (and exit 120)."""
@@ -123,7 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             _set_threads(args)
         code = COMMANDS[args.command](args)
         sys.stdout.flush()  # here, not at exit: an output that cannot be written is one line below
+        _check_output_whole()
         return code
+    except BrokenPipeError:  # the output's reader left (`| head`): nothing to tell it, no traceback
+        _silence_stdout()
+        return 141  # as a process that SIGPIPE ended (128 + 13)
     except OSError as exc:
         if exc.errno not in sqlite_locks.NO_ROOM:
             raise

@@ -144,3 +144,32 @@ def test_an_export_to_a_full_disk_is_one_line_and_keeps_the_earlier_file(tmp_pat
         "free space or raise the limit; an earlier file of that name is unchanged")
     assert kept.read_text() == "earlier"
     assert results[3]["err"].strip() == "['fill', 'runs.csv']"  # no partial file left beside it
+
+
+def test_output_cut_by_the_file_size_limit_is_one_line_not_a_cut_file(tmp_path):
+    """Standard output into a file under ``ulimit -f`` (512 bytes; the JSON is ~900): the write
+    that reaches the limit is short, and CPython's buffered flush takes it as done -- the
+    CLI exited 0 with a file cut at the limit."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    target = tmp_path / "out.json"
+    with open(target, "w") as out:
+        proc = subprocess.run([sys.executable, "-m", "dropedge_core", "datasets", "--json"], cwd=REPO,
+                              stdout=out, stderr=subprocess.PIPE, text=True, preexec_fn=limit, timeout=120)
+    line = _one_error_line({"code": proc.returncode, "err": proc.stderr})
+    assert line == (f"error: cannot write the output (standard output: {str(target)!r}): this process's "
+                    "file-size limit (ulimit -f) is 512 bytes; free space or raise the limit")
+
+
+def test_a_reader_that_leaves_early_is_no_traceback():
+    """``| head``: the pipe's reader closes it before the output is written (was: a
+    BrokenPipeError traceback, exit 1); now no line at all and 141, as a process ended by
+    SIGPIPE."""
+    proc = subprocess.Popen([sys.executable, "-m", "dropedge_core", "datasets"], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and err == ""
