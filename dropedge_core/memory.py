@@ -27,6 +27,10 @@ T = TypeVar("T")
 
 GIB = 1 << 30
 _F32, _F64, _I64 = 4, 8, 8
+#: What a run holds whatever its size (measured on karate, where nothing else counts: the
+#: resident set grows by 0.6-1.1 MiB for a run whose tensors are under 0.5 MiB): the
+#: allocator's arena, autograd's and the run's own Python objects.
+RUN_OVERHEAD = 1 << 19
 
 
 class MemoryLimitError(ValueError):
@@ -76,7 +80,7 @@ def model_parameters(backbone: str, num_features: int, num_classes: int, num_lay
 
 
 def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: int,
-                      device_type: str = "cpu", seeds: int = 1) -> int:
+                      device_type: str = "cpu", seeds: int = 1, keep: float = 1.0) -> int:
     """The diagnostics of one epoch (:func:`dropedge_core.training.trainer.diagnostics`).
 
     Held throughout: the evaluation pass's ``L`` hidden outputs (``N x h`` float32; of
@@ -90,8 +94,9 @@ def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: i
     * MEN over ``S`` sources (all ``N`` up to ``EXACT_ALLOWED_MAX_NODES``, else 512): on
       the CPU the bit-packed reachability (``W = ceil(S / 64)`` words a row), either while a
       layer is gathered (the old and the reduced table, the gathered rows of every kept
-      entry -- all ``2M`` directions and ``N`` self-loops at most -- and three index arrays
-      over them) or while its bits are counted (the table and ``COUNT_ROWS`` rows unpacked
+      entry -- the ``N`` self-loops and the directions of a layer's sample: ``keep``, the
+      largest share of edges a layer keeps, times ``2M`` -- and three index arrays over
+      them) or while its bits are counted (the table and ``COUNT_ROWS`` rows unpacked
       to bytes); on CUDA three dense ``N x S`` floats and the ``L`` layer operators.
     """
     from dropedge_core.method.metrics import COUNT_ROWS, EXACT_ALLOWED_MAX_NODES, MAD_NODES
@@ -107,7 +112,8 @@ def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: i
         men = 13 * n * sources + num_layers * e * 20
     else:
         row = (sources + 63) // 64 * 8
-        gather = (e + 2 * n) * row + e * 3 * _I64
+        entries = n + int(keep * 2 * m)
+        gather = (entries + 2 * n) * row + entries * 3 * _I64
         count = n * row + min(n, COUNT_ROWS) * row * 8
         men = max(gather, count) + num_layers * 2 * m
     return seeds * hidden_outputs + max(distances, dirichlet, mad, men)
@@ -116,11 +122,12 @@ def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: i
 def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classes: int,
                    num_layers: int, hidden: int, *, backbone: str = "gcn", dropout: float = 0.5,
                    self_loop: bool = False, batch_norm: bool = False, diagnostics: bool = True,
-                   device_type: str = "cpu", seeds: int = 1) -> int:
+                   device_type: str = "cpu", seeds: int = 1, keep: float = 1.0) -> int:
     """Peak bytes of a training run (:func:`dropedge_core.training.train`), or of ``seeds``
     seeds trained in one batch (:func:`dropedge_core.training.seed_batch.train_seeds`:
     the graph held once, everything else per seed but the diagnostics' temporaries,
-    computed for one seed at a time).
+    computed for one seed at a time). ``keep``: the largest share of the edges one layer
+    of a sample keeps (the sampler's densest layer; 1, every edge, bounds every sampler).
 
     What lives through the run: the graph with its cached edge structures (the directed
     edge list, the CSR entries of every adjacency, the degree incidence), kernel weights,
@@ -129,12 +136,15 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
     that, at different moments of an epoch, the larger of: the sampler's temporaries
     (``L x M`` keys); the activations autograd keeps for the backward pass (per layer and
     backbone: the output, the dropout mask and its output, batch norm's input, JKNet's
-    concatenation) with the backward's gradients; the diagnostics
+    concatenation) with the backward's gradients; Adam's step (two parameter-sized
+    temporaries); the diagnostics
     (:func:`diagnostics_bytes`, when ``diagnostics``).
 
     Calibrated against measured peaks (``bench/calibrate_memory.py``, resident-set growth
     on the CPU): 0.83-1.24x over 44 cells of Cora and CSBM graphs, the four backbones,
-    L 2-64, hidden 16-256, diagnostics on and off (docs/PERFORMANCE.md); on CUDA it is
+    L 2-64, hidden 16-256, diagnostics on and off (docs/PERFORMANCE.md); the diagnostics'
+    grid (karate to CSBM 20k, L 2-32, three samplers and 4 seeds in one batch, on and off)
+    within 0.7-1.5x, kept so by ``tests/training/test_memory_diagnostics.py``; on CUDA it is
     1.02x the 8.1 GiB an H100 measured for a 1M-node GCN-16 (the script's CUDA section,
     ``torch.cuda.max_memory_allocated``, is still to be run on the rest of the grid).
     """
@@ -159,9 +169,10 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
         activations += max(hidden_layers - 1, 0) * layer
     if backbone == "jknet":  # the concatenation, its dropout and its gradient
         activations += num_layers * layer * (3.0 if dropout > 0 else 2.0)
-    step = seeds * max(sampling, activations)
-    diag = diagnostics_bytes(n, m, num_layers, width, device_type, seeds) if diagnostics else 0
-    return int(persistent + max(step, diag))
+    # Adam's step: its update and the squared gradients' root, one parameter-sized tensor each
+    step = seeds * max(sampling, activations, params * _F32 * 2)
+    diag = diagnostics_bytes(n, m, num_layers, width, device_type, seeds, keep) if diagnostics else 0
+    return int(RUN_OVERHEAD + persistent + max(step, diag))
 
 
 def men_bytes(num_nodes: int, num_edges: int, num_layers: int, num_sources: int) -> int:

@@ -193,7 +193,7 @@ def patient_connect(file: Path, what: str, wait: float | None = None,
 
     def connect() -> sqlite3.Connection:
         # check_same_thread off: the pool hands a connection to one thread at a time
-        # (Optuna's heartbeat runs in its own thread)
+        # (Optuna signs a running trial's life from a thread of its own)
         return sqlite3.connect(str(file), timeout=LOCK_TRY, factory=Connection, check_same_thread=False)
 
     return connect

@@ -3,10 +3,20 @@ the estimated memory of training on the device it would run on."""
 from __future__ import annotations
 
 from dropedge_core import memory
+from dropedge_core.method import samplers
 from dropedge_core.method.graph import Graph
 from dropedge_core.training.config import ConfigError, TrainConfig, resolve_device
 
-__all__ = ["check_memory", "check_trainable", "seeds_per_batch"]
+__all__ = ["check_memory", "check_trainable", "keep_share", "seeds_per_batch"]
+
+
+def keep_share(config: TrainConfig, graph: Graph) -> float:
+    """The largest share of ``graph``'s edges one layer of ``config``'s sample keeps (the
+    sampler's densest layer over the mask's width; 1 for NoDrop and an edgeless graph)."""
+    sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
+                            kernel=config.kernel, directed=config.directed)
+    width = sampler.num_items(graph)
+    return float(sampler.layer_counts(graph, config.num_layers).max()) / width if width else 1.0
 
 
 def _estimate(config: TrainConfig, graph: Graph, seeds: int = 1) -> int:
@@ -14,7 +24,8 @@ def _estimate(config: TrainConfig, graph: Graph, seeds: int = 1) -> int:
                                  config.num_layers, config.hidden, backbone=config.backbone,
                                  dropout=config.dropout, self_loop=config.self_loop,
                                  batch_norm=config.batch_norm, diagnostics=config.diag_every > 0,
-                                 device_type=resolve_device(config.device).type, seeds=seeds)
+                                 device_type=resolve_device(config.device).type, seeds=seeds,
+                                 keep=keep_share(config, graph))
 
 
 def check_memory(config: TrainConfig, graph: Graph) -> int:

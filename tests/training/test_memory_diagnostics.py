@@ -93,3 +93,32 @@ def test_a_batch_is_sized_by_its_own_estimate(monkeypatch):
     assert seeds_per_batch(config, g, 5) == 3
     monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", f"{(three - 4096) / GIB:.12f}")
     assert seeds_per_batch(config, g, 5) == 2
+
+
+def _table_tool():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "tools" / "memory_table.py"
+    spec = importlib.util.spec_from_file_location("memory_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_recorded_peak_is_in_the_band_and_the_doc_table_is_current():
+    """The peaks ``bench/calibrate_memory.py --grid diagnostics`` measured (karate, Cora, CSBM
+    5k and 20k x L 2/8/32 x NoDrop, DropEdge, DropEdge++ and 4 seeds in one batch x
+    diagnostics on and off) against today's estimate; docs/PERFORMANCE.md shows exactly
+    what the generator prints."""
+    import json
+
+    tool = _table_tool()
+    measured = json.loads(tool.MEASURED.read_text(encoding="utf-8"))
+    assert len(measured) == 96
+    outside = [(r["graph"], r["sampler"], r["seeds"], r["layers"], r["diagnostics"], round(r["ratio"], 2))
+               for r in tool.with_estimates(measured) if not 0.7 <= r["ratio"] <= 1.5]
+    assert not outside
+    doc = (tool.REPO / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
+    assert tool.replace_block(doc, tool.block(measured)) == doc, \
+        "docs/PERFORMANCE.md is stale: run python docs/tools/memory_table.py --write docs/PERFORMANCE.md"
