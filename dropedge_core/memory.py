@@ -26,7 +26,11 @@ from dropedge_core import env
 T = TypeVar("T")
 
 GIB = 1 << 30
-_F32, _I64 = 4, 8
+_F32, _F64, _I64 = 4, 8, 8
+#: What a run holds whatever its size (measured on karate, where nothing else counts: the
+#: resident set grows by 0.6-1.1 MiB for a run whose tensors are under 0.5 MiB): the
+#: allocator's arena, autograd's and the run's own Python objects.
+RUN_OVERHEAD = 1 << 19
 
 
 class MemoryLimitError(ValueError):
@@ -76,31 +80,54 @@ def model_parameters(backbone: str, num_features: int, num_classes: int, num_lay
 
 
 def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: int,
-                      device_type: str = "cpu") -> int:
-    """The diagnostics of one epoch (:func:`dropedge_core.training.trainer.diagnostics`): the
-    evaluation pass's ``L`` hidden outputs, held throughout, and on top of them, one after
-    the other, their two stacked copies for the layer distances, then MEN over ``S`` sources
-    (all ``N`` up to ``EXACT_ALLOWED_MAX_NODES``, else ``DEFAULT_SOURCES``): on the CPU bit-packed
-    reachability gathered once per kept entry and unpacked to bytes, on CUDA three dense
-    ``N x S`` floats and the ``L`` layer operators."""
-    from dropedge_core.method.metrics import DEFAULT_SOURCES, EXACT_ALLOWED_MAX_NODES
+                      device_type: str = "cpu", seeds: int = 1, keep: float = 1.0) -> int:
+    """The diagnostics of one epoch (:func:`dropedge_core.training.trainer.diagnostics`).
 
-    n, m, e = num_nodes, num_edges, 2 * num_edges + num_nodes
-    hidden_outputs = num_layers * n * hidden * _F32
+    Held throughout: the evaluation pass's ``L`` hidden outputs (``N x h`` float32; of
+    every seed of a batch). On top of them, one after the other (the peak is the largest):
+
+    * the layer distances: the outputs stacked, and their differences (``2 L N h`` floats);
+    * the Dirichlet energy: the scaled outputs, both ends of every undirected edge and
+      their difference (``N h + 3 M h`` floats);
+    * MAD: a float64 copy of the output and, over at most ``MAD_NODES`` nodes ``K``, its
+      unit rows, the ``K x K`` product and distances (float64);
+    * MEN over ``S`` sources (all ``N`` up to ``EXACT_ALLOWED_MAX_NODES``, else ``DEFAULT_SOURCES``): on
+      the CPU the bit-packed reachability (``W = ceil(S / 64)`` words a row), either while a
+      layer is gathered (the old and the reduced table, the gathered rows of every kept
+      entry -- the ``N`` self-loops and the directions of a layer's sample: ``keep``, the
+      largest share of edges a layer keeps, times ``2M`` -- and three index arrays over
+      them) or while its bits are counted (the table and ``COUNT_ROWS`` rows unpacked
+      to bytes); on CUDA three dense ``N x S`` floats and the ``L`` layer operators.
+    """
+    from dropedge_core.method.metrics import COUNT_ROWS, DEFAULT_SOURCES, EXACT_ALLOWED_MAX_NODES, MAD_NODES
+
+    n, m, h, e = num_nodes, num_edges, hidden, 2 * num_edges + num_nodes
+    hidden_outputs = num_layers * n * h * _F32
+    distances = 2 * hidden_outputs
+    dirichlet = (n + 3 * m) * h * _F32
+    k = min(n, MAD_NODES)
+    mad = n * h * _F64 + 2 * k * h * _F64 + 3 * k * k * _F64
     sources = n if n <= EXACT_ALLOWED_MAX_NODES else DEFAULT_SOURCES
     if device_type == "cuda":
         men = 13 * n * sources + num_layers * e * 20
     else:
-        words = (sources + 63) // 64
-        men = (e + 2 * n) * words * 8 + n * words * 64 + num_layers * 2 * m + 4 * m * _I64
-    return hidden_outputs + max(2 * hidden_outputs, men)
+        row = (sources + 63) // 64 * 8
+        entries = n + int(keep * 2 * m)
+        gather = (entries + 2 * n) * row + entries * 3 * _I64
+        count = n * row + min(n, COUNT_ROWS) * row * 8
+        men = max(gather, count) + num_layers * 2 * m
+    return seeds * hidden_outputs + max(distances, dirichlet, mad, men)
 
 
 def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classes: int,
                    num_layers: int, hidden: int, *, backbone: str = "gcn", dropout: float = 0.5,
                    self_loop: bool = False, batch_norm: bool = False, diagnostics: bool = True,
-                   device_type: str = "cpu") -> int:
-    """Peak bytes of a training run (:func:`dropedge_core.training.train`).
+                   device_type: str = "cpu", seeds: int = 1, keep: float = 1.0) -> int:
+    """Peak bytes of a training run (:func:`dropedge_core.training.train`), or of ``seeds``
+    seeds trained in one batch (:func:`dropedge_core.training.seed_batch.train_seeds`:
+    the graph held once, everything else per seed but the diagnostics' temporaries,
+    computed for one seed at a time). ``keep``: the largest share of the edges one layer
+    of a sample keeps (the sampler's densest layer; 1, every edge, bounds every sampler).
 
     What lives through the run: the graph with its cached edge structures (the directed
     edge list, the CSR entries of every adjacency, the degree incidence), kernel weights,
@@ -109,12 +136,15 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
     that, at different moments of an epoch, the larger of: the sampler's temporaries
     (``L x M`` keys); the activations autograd keeps for the backward pass (per layer and
     backbone: the output, the dropout mask and its output, batch norm's input, JKNet's
-    concatenation) with the backward's gradients; the diagnostics
+    concatenation) with the backward's gradients; Adam's step (two parameter-sized
+    temporaries); the diagnostics
     (:func:`diagnostics_bytes`, when ``diagnostics``).
 
     Calibrated against measured peaks (``bench/calibrate_memory.py``, resident-set growth
     on the CPU): 0.83-1.24x over 44 cells of Cora and CSBM graphs, the four backbones,
-    L 2-64, hidden 16-256, diagnostics on and off (docs/PERFORMANCE.md); on CUDA it is
+    L 2-64, hidden 16-256, diagnostics on and off (docs/PERFORMANCE.md); the diagnostics'
+    grid (karate to CSBM 20k, L 2-32, three samplers and 4 seeds in one batch, on and off)
+    within 0.7-1.5x, kept so by ``tests/training/test_memory_diagnostics.py``; on CUDA it is
     1.02x the 8.1 GiB an H100 measured for a 1M-node GCN-16 (the script's CUDA section,
     ``torch.cuda.max_memory_allocated``, is still to be run on the rest of the grid).
     """
@@ -126,7 +156,7 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
     graph = int(n * num_features * _F32 * 1.25) + 128 * m + 60 * n + m * _F32
     adjacency = num_layers * (e * _F32 + (m + n) * _F32 + m) + e * _F32
     params = model_parameters(backbone, num_features, num_classes, num_layers, hidden, self_loop)
-    persistent = graph + adjacency + params * _F32 * 4
+    persistent = graph + seeds * (adjacency + params * _F32 * 4)
     sampling = num_layers * m * _F32 + 3 * n * num_layers * _F32 + 2 * m * _I64
     layer = n * width * _F32
     # APPNP* drops out only its input and output: its propagation steps keep no dropout masks
@@ -139,9 +169,10 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
         activations += max(hidden_layers - 1, 0) * layer
     if backbone == "jknet":  # the concatenation, its dropout and its gradient
         activations += num_layers * layer * (3.0 if dropout > 0 else 2.0)
-    step = max(sampling, activations)
-    diag = diagnostics_bytes(n, m, num_layers, width, device_type) if diagnostics else 0
-    return int(persistent + max(step, diag))
+    # Adam's step: its update and the squared gradients' root, one parameter-sized tensor each
+    step = seeds * max(sampling, activations, params * _F32 * 2)
+    diag = diagnostics_bytes(n, m, num_layers, width, device_type, seeds, keep) if diagnostics else 0
+    return int(RUN_OVERHEAD + persistent + max(step, diag))
 
 
 def men_bytes(num_nodes: int, num_edges: int, num_layers: int, num_sources: int) -> int:

@@ -11,6 +11,7 @@ Used by :mod:`dropedge_core.databases` (the read-only look) and the results stor
 """
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import sys
@@ -30,6 +31,9 @@ LOCK_WAIT = 60.0
 LOCK_TRY = 2.0
 #: Seconds between two tries once the user was told.
 LOCK_PAUSE = 0.25
+#: ``OSError.errno`` of a write that found no room: a full disk or quota, a file-size limit
+#: (``ulimit -f``; Python ignores ``SIGXFSZ``, so the write fails with ``EFBIG``).
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 T = TypeVar("T")
 
 
@@ -87,7 +91,8 @@ def space_problem(file: Path) -> str | None:
 
         soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
         if soft != resource.RLIM_INFINITY:
-            return f"this process's file-size limit (ulimit -f) is {soft // 1024} KiB"
+            size = f"{soft // 1024} KiB" if soft >= 1024 else f"{soft} bytes"
+            return f"this process's file-size limit (ulimit -f) is {size}"
     except (ImportError, OSError, ValueError):  # no resource module (Windows)
         pass
     folder = Path(file).absolute().parent
@@ -153,5 +158,46 @@ def wait_unlocked(attempt: Callable[[], T], file: Path, what: str, wait: float |
             sleep(LOCK_PAUSE)
 
 
-__all__ = ["LOCK_PAUSE", "LOCK_TRY", "LOCK_WAIT", "LockedError", "is_locked", "lock_holders", "note",
-           "space_problem", "wait_unlocked"]
+def patient_connect(file: Path, what: str, wait: float | None = None,
+                    notify: Callable[[str], None] | None = None) -> Callable[[], sqlite3.Connection]:
+    """A connect function (SQLAlchemy's ``creator``) for a SQLite file used by code that
+    is not ours (Optuna): every statement and commit of its connections goes through
+    :func:`wait_unlocked`, so a lock another process holds is announced after
+    :data:`LOCK_TRY` seconds and waited for at most ``wait`` seconds in all (``None``:
+    ``DROPEDGE_LOCK_WAIT``), then one :class:`LockedError` line -- where SQLite alone would
+    wait its timeout in silence and the library turn its error into a traceback.
+
+    A statement that met a lock did not run (SQLite's "busy"), so trying it again is the
+    same statement; the transaction it is part of stays open.
+    """
+    def waited(work: Callable[[], T]) -> T:
+        return wait_unlocked(work, file, what, wait, notify)
+
+    class Cursor(sqlite3.Cursor):
+        def execute(self, sql, parameters=()):
+            return waited(lambda: sqlite3.Cursor.execute(self, sql, parameters))
+
+        def executemany(self, sql, seq_of_parameters):
+            rows = list(seq_of_parameters)  # an iterator would be spent by a first, locked try
+            return waited(lambda: sqlite3.Cursor.executemany(self, sql, rows))
+
+    class Connection(sqlite3.Connection):
+        def cursor(self, factory=Cursor):
+            return super().cursor(factory)
+
+        def execute(self, sql, parameters=()):
+            return self.cursor().execute(sql, parameters)
+
+        def commit(self):
+            waited(lambda: sqlite3.Connection.commit(self))
+
+    def connect() -> sqlite3.Connection:
+        # check_same_thread off: the pool hands a connection to one thread at a time
+        # (Optuna signs a running trial's life from a thread of its own)
+        return sqlite3.connect(str(file), timeout=LOCK_TRY, factory=Connection, check_same_thread=False)
+
+    return connect
+
+
+__all__ = ["LOCK_PAUSE", "LOCK_TRY", "LOCK_WAIT", "NO_ROOM", "LockedError", "is_locked", "lock_holders",
+           "note", "patient_connect", "space_problem", "wait_unlocked"]

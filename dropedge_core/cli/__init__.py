@@ -33,13 +33,16 @@ labelled nodes per class from seed 0; training needs ``--labels``.
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import signal
+import stat
 import sys
 from collections.abc import Sequence
 
 import torch
 
-from dropedge_core import env
+from dropedge_core import env, sqlite_locks
 from dropedge_core.cli.commands import (
     cmd_datasets,
     cmd_men,
@@ -87,6 +90,48 @@ def _escape_what_cannot_be_shown() -> None:
             pass
 
 
+def _no_room_line(exc: OSError) -> str:
+    """A write that found no room as one line: the file (or where standard output goes) and
+    why (:func:`~dropedge_core.sqlite_locks.space_problem`: a full disk or a size limit)."""
+    if exc.filename is not None:
+        target, name = str(exc.filename), repr(str(exc.filename))
+    else:  # a file object's write without a name: the output (the CLI's only such file)
+        try:
+            target = os.readlink("/proc/self/fd/1")
+        except OSError:
+            target = "."
+        name = f"the output (standard output: {target!r})"
+    why = sqlite_locks.space_problem(os.path.abspath(target)) or exc.strerror or "no room"
+    return f"cannot write {name}: {why}; free space or raise the limit"
+
+
+def _check_output_whole() -> None:
+    """Raise ``EFBIG`` when standard output is a file that stopped at this process's
+    file-size limit (``ulimit -f``): the write that reached the limit was short, and
+    CPython's buffered flush takes a short write as done, so the rest would be lost in
+    silence (exit 0, a cut file)."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        size = os.fstat(sys.stdout.fileno())
+    except (ImportError, AttributeError, ValueError, OSError):  # no resource module; a test's capture
+        return
+    if limit != resource.RLIM_INFINITY and stat.S_ISREG(size.st_mode) and size.st_size >= limit:
+        raise OSError(errno.EFBIG, "File too large")
+
+
+def _silence_stdout() -> None:
+    """After the output could not be written: what is still buffered goes nowhere, so that
+    the interpreter's last flush does not print a second error (and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, ValueError, OSError):  # a replaced stream (a test's capture)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted; 143 for
     SIGTERM during ``tune``/``search``)."""
@@ -98,7 +143,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command != "datasets":
             _set_threads(args)
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # here, not at exit: an output that cannot be written is one line below
+        _check_output_whole()
+        return code
+    except BrokenPipeError:  # the output's reader left (`| head`): nothing to tell it, no traceback
+        _silence_stdout()
+        return 141  # as a process that SIGPIPE ended (128 + 13)
+    except OSError as exc:
+        if exc.errno not in sqlite_locks.NO_ROOM:
+            raise
+        line = _no_room_line(exc)  # before the output is sent to /dev/null: it names where it went
+        _silence_stdout()
+        sys.stderr.write(f"error: {line}\n")
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         return 130

@@ -24,7 +24,8 @@ import torch
 from dropedge_core.method.graph import Graph, to_csr
 
 __all__ = [
-    "DEFAULT_SOURCES", "EXACT_ALLOWED_MAX_NODES", "COUNT_ROWS", "edge_numbers", "men", "MenEstimate",
+    "DEFAULT_SOURCES", "EXACT_ALLOWED_MAX_NODES", "COUNT_ROWS", "MAD_NODES", "edge_numbers", "men",
+    "MenEstimate",
     "men_estimate", "men_measure", "layer_distances", "average_distance", "dirichlet_energy", "mad",
     "component_labels", "subspace_distance",
 ]
@@ -32,6 +33,10 @@ __all__ = [
 #: The largest graph (nodes) on which exact MEN / edge numbers are computed at all: exact
 #: mode holds an ``(N, N)`` float matrix; above it only :func:`men_estimate` runs.
 EXACT_ALLOWED_MAX_NODES = 20_000
+
+#: MAD's node subset in the training diagnostics: 2000 nodes cost 0.44 s per diagnostics
+#: at 16 layers, 1000 0.09 s.
+MAD_NODES = 1000
 
 
 def _layer_operators(graph: Graph, masks: torch.Tensor) -> list[torch.Tensor]:

@@ -42,12 +42,13 @@ says it in words.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
-from dropedge_core import paths
+from dropedge_core import paths, sqlite_locks
 from dropedge_core.method.models import ALIASES, BACKBONES
 from dropedge_core.method.samplers import NAMES as SAMPLER_NAMES
 from dropedge_core.method.streams import stream_version
@@ -209,10 +210,26 @@ def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None
         df = df[df["key"].isin(set(keys))]
     df = df.sort_values([*GROUP_COLUMNS, "seed"], key=display_order, kind="stable")
     df = with_fingerprints(df)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with paths.replaced(path) as part:  # a reader (the app, another export) never sees half a file
+    with _room_for(path), paths.replaced(path) as part:  # a reader never sees half a file
         df.to_csv(part, index=False)
     return path
+
+
+@contextmanager
+def _room_for(path: Path) -> Iterator[None]:
+    """Make ``path``'s folder; a write in the block that finds no room (a full disk, a
+    file-size limit: :data:`~dropedge_core.sqlite_locks.NO_ROOM`) is one
+    :class:`ResultsError` line naming the export and why (the partial file is removed by
+    :func:`~dropedge_core.paths.replaced`; an earlier file of that name is kept)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        yield
+    except OSError as exc:
+        if exc.errno not in sqlite_locks.NO_ROOM:
+            raise
+        why = sqlite_locks.space_problem(path) or exc.strerror
+        raise ResultsError(f"cannot write the export {str(path)!r}: {why}; free space or raise the limit; "
+                           "an earlier file of that name is unchanged") from None
 
 
 def with_fingerprints(df: pd.DataFrame) -> pd.DataFrame:
@@ -241,9 +258,8 @@ def export_table(store: ResultStore, path: str | Path) -> Path:
     if suffix not in (".csv", ".parquet"):
         raise ResultsError(f"unknown export format {path.suffix!r} of {str(path)!r}; valid: .csv, .parquet")
     df = store.to_frame()
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with paths.replaced(path) as part:
+        with _room_for(path), paths.replaced(path) as part:
             if suffix == ".csv":
                 df.to_csv(part, index=False)
             else:

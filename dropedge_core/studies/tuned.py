@@ -35,7 +35,8 @@ def load_study(study_name: str, storage: str | None = None):
     if file is not None and (not file.exists() or file.stat().st_size == 0):
         return None  # no storage yet: reading must not create one
     try:
-        return optuna.load_study(study_name=study_name, storage=url)
+        rdb = optuna.storages.RDBStorage(url, engine_kwargs=tuning.engine_options(url))
+        return optuna.load_study(study_name=study_name, storage=rdb)
     except KeyError:
         return None
     except SQLAlchemyError as exc:

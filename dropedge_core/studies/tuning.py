@@ -52,6 +52,7 @@ from dropedge_core.studies.tuning_space import (
 from dropedge_core.studies.tuning_storage import (
     OPTUNA_MARKERS,
     check_storage,
+    engine_options,
     open_study,
     resolve_storage,
     storage_url,
@@ -282,5 +283,5 @@ def best_summary(study: optuna.Study) -> dict | None:
 __all__ = ["BASIS_ATTR", "FLOAT_RANGES", "HIDDEN_CHOICES", "KEEP_SPACES", "MAX_TRIALS", "OPTIONAL_PARAMS",
            "OPTUNA_MARKERS", "SPACE_ATTR", "SearchSpace", "TINY_VALIDATION", "TuningError", "best_summary",
            "best_uncertainty", "check_basis", "check_job", "check_storage", "check_study",
-           "default_study_name", "make_sampler", "objective", "open_study", "resolve_storage",
-           "storage_url", "trials_frame", "tune"]
+           "default_study_name", "engine_options", "make_sampler", "objective", "open_study",
+           "resolve_storage", "storage_url", "trials_frame", "tune"]

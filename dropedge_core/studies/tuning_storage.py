@@ -15,7 +15,7 @@ from pathlib import Path
 import optuna
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from dropedge_core import databases, locations, paths
+from dropedge_core import databases, locations, paths, sqlite_locks
 from dropedge_core.studies.tuning_space import TuningError, make_sampler
 
 #: Tables every Optuna RDB storage has (:data:`dropedge_core.databases.OPTUNA_MARKERS`).
@@ -139,6 +139,15 @@ def resolve_storage(storage: str | None) -> str:
     return check_storage(storage)
 
 
+def engine_options(url: str) -> dict:
+    """SQLAlchemy engine options for Optuna's storage at ``url``: on a SQLite file, every
+    connection's statements wait through :func:`dropedge_core.sqlite_locks.patient_connect`
+    (a lock another process holds is announced within SQLite's first try and waited for at
+    most ``DROPEDGE_LOCK_WAIT`` s, never Optuna's silent 60 s)."""
+    file = locations.parse(url, "Optuna storage").file
+    return {"creator": sqlite_locks.patient_connect(file, "Optuna storage")} if file is not None else {}
+
+
 def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
                seed: int | None = None, pruner: bool = True) -> optuna.Study:
     """Create the study, or join it when another worker already created it.
@@ -150,6 +159,7 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
     """
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     url = check_storage(storage)
+    engine = engine_options(url)
     where = repr(databases.display(url))
     cannot = f"cannot open the Optuna storage {where}"
     sampler = make_sampler(search, seed)
@@ -161,7 +171,7 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
                 # GRACE_PERIOD s (its worker was killed) is failed by the next worker that
                 # looks, and stops counting toward a budget (trial_budget)
                 rdb = optuna.storages.RDBStorage(
-                    url, engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {},
+                    url, engine_kwargs=engine,
                     heartbeat_interval=ALIVE_EVERY, grace_period=GRACE_PERIOD)
             return optuna.create_study(
                 study_name=study_name, storage=rdb, direction="maximize", sampler=sampler,
@@ -180,4 +190,5 @@ def open_study(study_name: str, storage: str | None = None, search: str = "tpe",
 
 
 
-__all__ = ["OPTUNA_MARKERS", "check_storage", "open_study", "optuna_tables", "resolve_storage", "storage_url"]
+__all__ = ["OPTUNA_MARKERS", "check_storage", "engine_options", "open_study", "optuna_tables",
+           "resolve_storage", "storage_url"]

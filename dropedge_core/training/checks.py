@@ -3,10 +3,29 @@ the estimated memory of training on the device it would run on."""
 from __future__ import annotations
 
 from dropedge_core import memory
+from dropedge_core.method import samplers
 from dropedge_core.method.graph import Graph
 from dropedge_core.training.config import ConfigError, TrainConfig, resolve_device
 
-__all__ = ["check_memory", "check_trainable", "seeds_per_batch"]
+__all__ = ["check_memory", "check_trainable", "keep_share", "seeds_per_batch"]
+
+
+def keep_share(config: TrainConfig, graph: Graph) -> float:
+    """The largest share of ``graph``'s edges one layer of ``config``'s sample keeps (the
+    sampler's densest layer over the mask's width; 1 for NoDrop and an edgeless graph)."""
+    sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
+                            kernel=config.kernel, directed=config.directed)
+    width = sampler.num_items(graph)
+    return float(sampler.layer_counts(graph, config.num_layers).max()) / width if width else 1.0
+
+
+def _estimate(config: TrainConfig, graph: Graph, seeds: int = 1) -> int:
+    return memory.training_bytes(graph.num_nodes, graph.num_edges, graph.num_features, graph.num_classes,
+                                 config.num_layers, config.hidden, backbone=config.backbone,
+                                 dropout=config.dropout, self_loop=config.self_loop,
+                                 batch_norm=config.batch_norm, diagnostics=config.diag_every > 0,
+                                 device_type=resolve_device(config.device).type, seeds=seeds,
+                                 keep=keep_share(config, graph))
 
 
 def check_memory(config: TrainConfig, graph: Graph) -> int:
@@ -17,11 +36,7 @@ def check_memory(config: TrainConfig, graph: Graph) -> int:
     the free memory of a CUDA device)."""
     device = resolve_device(config.device)
     return memory.check(
-        memory.training_bytes(graph.num_nodes, graph.num_edges, graph.num_features,
-                              graph.num_classes, config.num_layers, config.hidden,
-                              backbone=config.backbone, dropout=config.dropout, self_loop=config.self_loop,
-                              batch_norm=config.batch_norm, diagnostics=config.diag_every > 0,
-                              device_type=device.type),
+        _estimate(config, graph),
         f"training {config.backbone} L={config.num_layers} hidden={config.hidden} on {graph.name} "
         f"(N={graph.num_nodes}, M={graph.num_edges}, {graph.num_features} features)",
         "use fewer layers, a smaller hidden width or a smaller graph", device=device)
@@ -29,13 +44,17 @@ def check_memory(config: TrainConfig, graph: Graph) -> int:
 
 def seeds_per_batch(config: TrainConfig, graph: Graph, seeds: int) -> int:
     """How many of ``seeds`` seeds of ``config`` one batch may train together
-    (:mod:`dropedge_core.training.seed_batch`): the seed's estimate (:func:`check_memory`,
-    which refuses a seed that alone is above the limit) times the batch's seeds stays under
-    the device's limit (:func:`dropedge_core.memory.device_limit`). Conservative: the graph
-    and its structures, counted in every seed's estimate, are held once."""
-    per_seed = check_memory(config, graph)
+    (:mod:`dropedge_core.training.seed_batch`): the most whose estimate
+    (:func:`dropedge_core.memory.training_bytes` with ``seeds``: the graph held once, the
+    diagnostics' temporaries for one seed at a time) stays under the device's limit
+    (:func:`dropedge_core.memory.device_limit`); a seed that alone is above it is refused
+    (:func:`check_memory`)."""
+    check_memory(config, graph)
     limit, _ = memory.device_limit(resolve_device(config.device))
-    return max(1, min(seeds, limit // max(per_seed, 1)))
+    size = 1
+    while size < seeds and _estimate(config, graph, size + 1) <= limit:  # a loop over batch sizes
+        size += 1
+    return size
 
 
 def check_trainable(config: TrainConfig, graph: Graph) -> None:

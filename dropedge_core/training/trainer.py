@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 SPARSE_FEATURES_BELOW = 0.3  # feature density under which X is kept as a sparse matrix
-MAD_NODES = 1000  # MAD's node subset: 2000 nodes cost 0.44 s per diagnostics at 16 layers, 1000 0.09 s
+MAD_NODES = metrics.MAD_NODES  # the diagnostics' MAD subset (its home: metrics, read by the memory estimate)
 
 class AdjacencyBuilder:
     """Per-layer normalised adjacencies as sparse CSR matrices, fast enough for every epoch.
