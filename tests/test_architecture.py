@@ -22,6 +22,7 @@ MAX_PAGE_LINES = 150
 #: bare package name ``dropedge_core`` is its public facade (``__init__``: method + data).
 RANKS: dict[str, int] = {
     "dropedge_core.method": 0,                                 # the method: torch only, the bottom
+    "dropedge_core._lazy": 0,                                  # importlib only: heavy libraries on first use
     "dropedge_core.env": 1, "dropedge_core.memory": 1,        # infrastructure: settings, limits,
     "dropedge_core.paths": 1, "dropedge_core.locations": 1,   # where assets and stores are,
     "dropedge_core.databases": 1,                              # what a database holds,

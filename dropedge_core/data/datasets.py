@@ -33,6 +33,7 @@ from pathlib import Path
 import torch
 
 from dropedge_core import env, memory, paths
+from dropedge_core._lazy import lazy_import
 from dropedge_core.data import raw_arrays, safe_pickle
 from dropedge_core.data.errors import DatasetError, DatasetUnavailable
 from dropedge_core.data.raw_arrays import read_npz, read_planetoid
@@ -214,10 +215,8 @@ def _stage_raw(key: str, source: _Source) -> tuple[Path, str]:
 
 def _download(key: str, source: _Source, target: Path) -> None:
     """Fetch the raw files from PyG's URLs into ``target`` (quietly: no PyG log lines)."""
-    from torch_geometric import datasets as pyg_datasets
-    from torch_geometric.data import download_url
-
-    base = getattr(pyg_datasets, source.pyg_class).url.rstrip("/")
+    download_url = lazy_import("torch_geometric.data").download_url
+    base = getattr(lazy_import("torch_geometric.datasets"), source.pyg_class).url.rstrip("/")
     try:
         for f in source.raw_files:
             if not (target / f).is_file():
@@ -271,10 +270,8 @@ def _planetoid(key: str, split: str) -> Graph:
 
 
 def _largest_component(x, y, edge_index):
-    from torch_geometric.data import Data
-    from torch_geometric.transforms import LargestConnectedComponents
-
-    data = LargestConnectedComponents()(Data(x=x, y=y, edge_index=edge_index))
+    lcc = lazy_import("torch_geometric.transforms").LargestConnectedComponents()
+    data = lcc(lazy_import("torch_geometric.data").Data(x=x, y=y, edge_index=edge_index))
     return data.x, data.y, data.edge_index
 
 

@@ -33,6 +33,9 @@ callables touches files, processes or imports.
 """
 from __future__ import annotations
 
+import builtins
+import codecs
+import collections
 import io
 import math
 import pickle
@@ -40,6 +43,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from numpy._core import multiarray
 
 from dropedge_core import memory
 
@@ -125,9 +129,8 @@ def _reconstruct(subtype=None, shape=None, code=None):
     """numpy's ``_reconstruct`` as a pickled array calls it (``ndarray, (0,), b'b'``)."""
     if subtype is not _Array or shape != (0,):
         raise UnsafePickleError("calls numpy's _reconstruct in a way numpy's pickles never do")
-    from numpy._core import multiarray  # numpy >= 2 (the package requires it)
-
-    return multiarray._reconstruct(_Array, (0,), b"b")
+    return multiarray._reconstruct(  # numpy >= 2 (the package requires it)
+        _Array, (0,), b"b")
 
 
 def _bytes(*args):
@@ -168,16 +171,10 @@ class _Restricted(pickle.Unpickler):
         if name == "bytes":
             return _bytes
         if module in ("__builtin__", "builtins"):
-            import builtins
-
             return getattr(builtins, name)
         if module == "_codecs":
-            import codecs
-
             return codecs.encode
         if module == "collections":
-            import collections
-
             return collections.defaultdict
         if module.startswith("scipy"):
             return CSRState

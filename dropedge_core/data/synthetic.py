@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from dropedge_core._lazy import lazy_import
 from dropedge_core.data.errors import DatasetError
 from dropedge_core.data.splits import per_class_split
 from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirected_edges
@@ -17,9 +18,7 @@ def karate(seed: int = 0) -> Graph:
     Features are one-hot node ids (so every feature kernel is flat); split 2 / 2 per
     class, the rest test.
     """
-    from torch_geometric.datasets import KarateClub
-
-    data = KarateClub()[0]
+    data = lazy_import("torch_geometric.datasets").KarateClub()[0]
     train, val, test = per_class_split(data.y, 2, 2, torch.Generator().manual_seed(seed))
     return Graph("karate", l1_normalize_rows(data.x), data.y.long(),
                  simple_undirected_edges(data.edge_index, data.num_nodes), train, val, test,

@@ -19,8 +19,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
+from dropedge_core._lazy import lazy_import
 from dropedge_core.method.graph import Graph, to_csr
 
 __all__ = [
@@ -75,8 +77,6 @@ def _reach_counts_scipy(graph: Graph, masks: torch.Tensor, sources: torch.Tensor
     segments. On Cora that is ~1 ms a layer for all 2708 sources, where a float
     sparse-dense product costs ~30 ms.
     """
-    import numpy as np
-
     directed = graph.directed_mask(masks.cpu()).numpy()
     ei = graph.edge_index.cpu().numpy()
     n, s = graph.num_nodes, sources.numel()
@@ -109,8 +109,6 @@ COUNT_ROWS = 1 << 16
 def _column_bit_counts(packed, num_bits: int):
     """``(num_bits,)`` int64: how many rows of ``packed`` (``(N, W)`` uint64, bit ``j``
     of a row = column ``j``) have each bit set, unpacked :data:`COUNT_ROWS` rows at a time."""
-    import numpy as np
-
     total = np.zeros(num_bits, dtype=np.int64)
     for start in range(0, packed.shape[0], COUNT_ROWS):  # a loop over blocks of 65536 rows
         block = packed[start:start + COUNT_ROWS]
@@ -259,14 +257,10 @@ def component_labels(graph: Graph) -> torch.Tensor:
 
 
 def _components(graph: Graph) -> torch.Tensor:
-    import numpy as np
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     u, v = graph.undirected_edges.cpu().numpy()
     n = graph.num_nodes
-    mat = coo_matrix((np.ones(u.size), (u, v)), shape=(n, n))
-    _, labels = connected_components(mat, directed=False)
+    mat = lazy_import("scipy.sparse").coo_matrix((np.ones(u.size), (u, v)), shape=(n, n))
+    _, labels = lazy_import("scipy.sparse.csgraph").connected_components(mat, directed=False)
     return torch.from_numpy(labels).long()
 
 

@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from dropedge_core import memory
+from dropedge_core._lazy import lazy_import
 
 __all__ = ["MAX_NODES", "check_edge_index", "check_edge_values", "check_features", "check_generator",
            "check_homogeneous"]
@@ -178,7 +179,7 @@ def check_edge_values(name: str, values: Tensor | None, num_edges: int) -> None:
 def check_homogeneous(data: object) -> None:
     """Refuse a :class:`~torch_geometric.data.HeteroData`: the samplers draw over one
     edge set (pass ``data[edge_type].edge_index`` of one edge type instead)."""
-    from torch_geometric.data import HeteroData
+    HeteroData = lazy_import("torch_geometric.data").HeteroData
 
     if isinstance(data, HeteroData):
         raise ValueError("HeteroData is not supported: DropEdge++ samples one homogeneous edge set; "

@@ -17,9 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from dropedge_core import databases, env, locations, paths
+from dropedge_core._lazy import lazy_import
 from dropedge_core.method import streams
 from dropedge_core.store import schema, versions
 from dropedge_core.store.claims import Claims
@@ -144,11 +146,7 @@ class ResultStore(Claims):
 
     def _insert(self, table: sa.Table):
         """The dialect's INSERT (with ``on_conflict_do_update``)."""
-        if self.is_server:
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert
-        return insert(table)
+        return (postgresql if self.is_server else sqlite).insert(table)
 
     def _init_schema(self) -> None:
         """Create what is missing and upgrade older rows (:mod:`.versions`), in one write
@@ -233,8 +231,7 @@ class ResultStore(Claims):
         With ``curves=True`` the ``history`` and ``diagnostics`` columns hold the decoded
         lists of event dicts.
         """
-        import pandas as pd
-
+        pd = lazy_import("pandas")
         names = ["key", "created_at", *self._columns]
         if curves:
             names += ["history_json", "diagnostics_json"]

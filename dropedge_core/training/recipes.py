@@ -40,6 +40,9 @@ Example:
 """
 from __future__ import annotations
 
+from dropedge_core.data import presets
+from dropedge_core.training import authors
+
 RECIPES: tuple[str, ...] = ("depth", "quick", "paper", "authors")
 DEFAULT_RECIPE = "depth"
 #: Settings a recipe fills when a run does not give them (besides ``num_layers`` for
@@ -135,8 +138,6 @@ def recipe_fields(recipe: str, dataset: str, split: str | None, backbone: str,
     """
     recipe = check_recipe(recipe)
     if recipe == "authors":
-        from dropedge_core.training import authors  # imports the data layer's presets, as below
-
         try:
             fields = {**SHALLOW, **authors.recipe_fields(dataset, split, backbone)}
         except (authors.AuthorsError, ValueError) as exc:
@@ -145,8 +146,6 @@ def recipe_fields(recipe: str, dataset: str, split: str | None, backbone: str,
             fields["num_layers"] = int(num_layers)
         return fields
     if recipe == "paper":
-        from dropedge_core.data import presets  # data layer; imported here to keep this module's import light
-
         try:
             fields = presets.paper_preset(dataset, split, backbone)
         except presets.PresetError as exc:
