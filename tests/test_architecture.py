@@ -13,6 +13,7 @@ from tests.helpers import REPO
 
 CORE = REPO / "dropedge_core"
 PAGES = REPO / "app_pages"
+#: A module's code, its docstrings aside.
 MAX_MODULE_LINES = 400
 #: A function's code, its docstring aside (a PyG-style docstring documents; it is not code).
 MAX_FUNCTION_LINES = 60
@@ -108,12 +109,25 @@ def _long_functions(path: Path, limit: int = MAX_FUNCTION_LINES) -> dict[str, in
     return out
 
 
+def _code_lines(path: Path) -> int:
+    """The lines of ``path``, its docstrings (module, classes, functions) aside."""
+    text = path.read_text(encoding="utf-8")
+    doc = 0
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                doc += first.end_lineno - first.lineno + 1
+    return len(text.splitlines()) - doc
+
+
 def _too_long(roots: list[Path], repo: Path = REPO) -> dict[str, object]:
-    """Modules over :data:`MAX_MODULE_LINES` lines and their functions over
-    :data:`MAX_FUNCTION_LINES` (``{path: lines}``, ``{path: {function: lines}}``)."""
+    """Modules over :data:`MAX_MODULE_LINES` lines of code and their functions over
+    :data:`MAX_FUNCTION_LINES` (``{path: lines}``, ``{path: {function: lines}}``); docstrings
+    do not count (the PyG-style ``Args:``/``Example:`` sections document, they are not code)."""
     modules = [p for root in roots if root.is_dir() for p in _modules(root)]
-    long = {str(p.relative_to(repo)): n for p in modules
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    long = {str(p.relative_to(repo)): n for p in modules if (n := _code_lines(p)) > MAX_MODULE_LINES}
     functions = {str(p.relative_to(repo)): f for p in modules if (f := _long_functions(p))}
     return {**long, **functions}
 
@@ -129,7 +143,8 @@ def test_the_size_check_counts_code_not_docstrings(tmp_path):
     files = {"dropedge_core/a.py": "def documented():\n" + doc + "    return 1\n",
              "dropedge_core/b.py": "def long():\n" + "    x = 1\n" * 61,
              "dropedge_core/c.py": "X = 1\n" * 401,
-             "app_shared/d.py": "def fine():\n" + "    x = 1\n" * 59}
+             "app_shared/d.py": "def fine():\n" + "    x = 1\n" * 59,
+             "app_shared/e.py": '"""' + "words\n" * 300 + '"""\n' + "X = 1\n" * 399}
     _write_tree(tmp_path, files)
     assert _too_long([tmp_path / "dropedge_core", tmp_path / "app_shared"], tmp_path) == {
         "dropedge_core/b.py": {"long": 62}, "dropedge_core/c.py": 401}
