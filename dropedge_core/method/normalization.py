@@ -70,8 +70,8 @@ def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
         method (str, optional): one of :data:`METHODS`. (default: :obj:`"AN"`)
 
     Returns:
-        list[tuple[Tensor, Tensor]]: ``L`` pairs ``(edge_index (2, E_l + N), edge_weight (E_l + N,))``, self-loops
-        included, entries sorted by (row, column).
+        list[tuple[Tensor, Tensor]]: ``L`` pairs ``(edge_index (2, E_l + N),
+        edge_weight (E_l + N,))``, self-loops included, entries sorted by (row, column).
 
     The fast path, and the one way to script it: all layers' weights in one pass of
     :func:`layer_values` (the trainer's own), then each layer's entries picked out of
