@@ -10,11 +10,22 @@ __all__ = ["check_memory", "check_trainable", "seeds_per_batch"]
 
 
 def check_memory(config: TrainConfig, graph: Graph) -> int:
-    """The estimated bytes of training ``config`` on ``graph``
-    (:func:`dropedge_core.memory.training_bytes`) on the device it would run on; raises
-    :class:`~dropedge_core.memory.MemoryLimitError` above that device's limit
-    (:func:`dropedge_core.memory.device_limit`: ``$DROPEDGE_MAX_MEMORY_GB`` on the CPU,
-    the free memory of a CUDA device)."""
+    """The estimated bytes of training ``config`` on ``graph`` on the device it would run on.
+
+    The estimate is :func:`dropedge_core.memory.training_bytes`; the limit
+    :func:`dropedge_core.memory.device_limit` (``$DROPEDGE_MAX_MEMORY_GB`` on the CPU, the
+    free memory of a CUDA device).
+
+    Args:
+        config (TrainConfig): the run's settings.
+        graph (Graph): the graph it would train on.
+
+    Returns:
+        int: the estimate in bytes.
+
+    Raises:
+        MemoryLimitError: the estimate is above the device's limit.
+    """
     device = resolve_device(config.device)
     return memory.check(
         memory.training_bytes(graph.num_nodes, graph.num_edges, graph.num_features,
@@ -29,10 +40,24 @@ def check_memory(config: TrainConfig, graph: Graph) -> int:
 
 def seeds_per_batch(config: TrainConfig, graph: Graph, seeds: int) -> int:
     """How many of ``seeds`` seeds of ``config`` one batch may train together
-    (:mod:`dropedge_core.training.seed_batch`): the seed's estimate (:func:`check_memory`,
-    which refuses a seed that alone is above the limit) times the batch's seeds stays under
-    the device's limit (:func:`dropedge_core.memory.device_limit`). Conservative: the graph
-    and its structures, counted in every seed's estimate, are held once."""
+    (:mod:`dropedge_core.training.seed_batch`).
+
+    The seed's estimate (:func:`check_memory`, which refuses a seed that alone is above
+    the limit) times the batch's seeds stays under the device's limit
+    (:func:`dropedge_core.memory.device_limit`). Conservative: the graph and its
+    structures, counted in every seed's estimate, are held once.
+
+    Args:
+        config (TrainConfig): the runs' settings (the seed aside).
+        graph (Graph): the graph they train on.
+        seeds (int): how many seeds are asked for.
+
+    Returns:
+        int: ``1 .. seeds``.
+
+    Raises:
+        MemoryLimitError: one seed alone is above the limit.
+    """
     per_seed = check_memory(config, graph)
     limit, _ = memory.device_limit(resolve_device(config.device))
     return max(1, min(seeds, limit // max(per_seed, 1)))
@@ -41,6 +66,10 @@ def seeds_per_batch(config: TrainConfig, graph: Graph, seeds: int) -> int:
 def check_trainable(config: TrainConfig, graph: Graph) -> None:
     """Refuse, before anything is allocated, a graph training cannot use (no labels, one
     class: every prediction right, 100% says nothing) or a run above the memory limit.
+
+    Args:
+        config (TrainConfig): the run's settings.
+        graph (Graph): the graph it would train on.
 
     Raises:
         ConfigError: no labels, one class.
