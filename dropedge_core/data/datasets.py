@@ -106,7 +106,18 @@ def cache_dir() -> Path:
 
 
 def check_name(name: str) -> str:
-    """Normalise a dataset name; raise :class:`DatasetError` listing valid ones."""
+    """Normalise a dataset name; raise :class:`DatasetError` listing valid ones.
+
+    Args:
+        name (str): a dataset name, in any case.
+
+    Returns:
+        str: a key of :data:`SOURCES`.
+
+    Example:
+        >>> check_name(" Cora ")
+        'cora'
+    """
     key = str(name).strip().lower()
     if key not in SOURCES:
         raise DatasetError(f"unknown dataset {name!r}; valid: {', '.join(NAMES)}")
@@ -118,8 +129,19 @@ def _raw_present(directory: Path, source: _Source) -> bool:
 
 
 def availability(name: str) -> str:
-    """Where ``name`` would load from now: ``"built-in"``, ``"DROPEDGE_DATA"``,
-    ``"cached"`` or ``"download"`` (needs the internet)."""
+    """Where ``name`` would load from now: ``"built-in"``, ``"DROPEDGE_DATA"``, ``"cached"``
+    or ``"download"`` (needs the internet).
+
+    Args:
+        name (str): one of :data:`NAMES`.
+
+    Returns:
+        str: one of the four words above.
+
+    Example:
+        >>> availability("karate")
+        'built-in'
+    """
     source = SOURCES[check_name(name)]
     if source.pyg_class == "builtin":
         return "built-in"
@@ -290,16 +312,30 @@ def load(name: str, split: str | None = None, seed: int = 0, **params) -> Graph:
     """Load a dataset as a :class:`Graph`.
 
     Args:
-        name: one of :data:`NAMES`.
-        split: ``"semi"`` (public Planetoid split, the default) or ``"full"`` for the
-            citation graphs; the other datasets have one split rule (``"per-class"``,
-            the default) drawn from ``seed``.
-        seed: seed of random splits (and of the ``csbm`` graph itself).
-        **params: generator parameters, ``csbm`` only (see :func:`csbm`).
+        name (str): one of :data:`NAMES` (case and blanks ignored).
+        split (str, optional): ``"semi"`` (public Planetoid split) or ``"full"`` for the
+            citation graphs; the other datasets have one split rule (``"per-class"``)
+            drawn from ``seed``. (default: :obj:`None`: the dataset's first split,
+            ``"semi"`` or ``"per-class"``)
+        seed (int, optional): seed of random splits (and of the ``csbm`` graph itself).
+            (default: :obj:`0`)
+        **params (optional): generator parameters, ``csbm`` only (see :func:`csbm`).
+
+    Returns:
+        Graph: the graph, features row-L1-normalised, with its split masks.
 
     Raises:
         DatasetError: unknown name/split, unreadable files (one-line message).
         DatasetUnavailable: offline and neither in ``DROPEDGE_DATA`` nor cached.
+
+    Example:
+        >>> g = load("karate")  # built in: no file, no download
+        >>> g.num_nodes, g.num_edges, g.num_classes
+        (34, 78, 4)
+        >>> [int(m.sum()) for m in (g.train_mask, g.val_mask, g.test_mask)]  # 2 / 2 per class
+        [8, 8, 18]
+        >>> load("csbm", num_nodes=60, num_classes=2).num_nodes
+        60
     """
     key = check_name(name)
     source = SOURCES[key]
