@@ -156,6 +156,13 @@ class CSRState:
     A pickle makes it with ``csr_matrix.__new__`` and sets its ``__dict__``; here that
     gives this inert object, which :func:`dropedge_core.data.raw_arrays.csr_from_state`
     checks (index ranges, ``indptr``) before any scipy code sees the arrays.
+
+    Args:
+        *args (object): refused: a crafted pickle calling ``csr_matrix(...)``.
+        **kwargs (object): refused likewise.
+
+    Raises:
+        UnsafePickleError: always, when constructed directly.
     """
 
     def __init__(self, *args, **kwargs):  # called only by a crafted pickle
@@ -198,6 +205,13 @@ def expanded_items(obj: object, limit: int) -> int:
     Each distinct container is visited once (its count is memoised by identity), so a
     "billion laughs" file is counted in time proportional to its size, not to its
     expansion.
+
+    Args:
+        obj (object): the unpickled object.
+        limit (int): stop counting above it.
+
+    Returns:
+        int: the count, or a number above ``limit``.
 
     Raises:
         UnsafePickleError: a container that contains itself (it expands forever).
@@ -242,7 +256,17 @@ def _contents(item: object) -> tuple[int, list]:
 
 def loads(data: bytes) -> object:
     """Unpickle ``data`` with only :data:`ALLOWED` globals (``latin1`` for numpy's
-    Python 2 byte strings), then check its expansion (:func:`expanded_items`)."""
+    Python 2 byte strings), then check its expansion (:func:`expanded_items`).
+
+    Args:
+        data (bytes): a pickle.
+
+    Returns:
+        object: the object.
+
+    Raises:
+        UnsafePickleError: a refused global, a crafted array or an expansion too large.
+    """
     obj = _Restricted(io.BytesIO(data), encoding="latin1").load()
     limit = max_items()
     if expanded_items(obj, limit) > limit:
@@ -253,6 +277,12 @@ def loads(data: bytes) -> object:
 
 def load(path: str | Path) -> object:
     """Unpickle the file at ``path`` with :func:`loads`.
+
+    Args:
+        path (str or Path): the file.
+
+    Returns:
+        object: the object.
 
     Raises:
         UnsafePickleError: a refused global, persistent ids, a crafted array, dtype or

@@ -71,7 +71,7 @@ def script(dataset: str, split: str | None, backbone: str) -> Script:
 
     Args:
         dataset (str): a dataset of the authors' scripts.
-        split (str, optional): its split (``None``: the dataset's first).
+        split (str, optional): its split, ``"semi"`` or ``"full"`` (``None``: ``"semi"``).
         backbone (str): the backbone.
 
     Returns:
@@ -89,7 +89,7 @@ def recipe_fields(dataset: str, split: str | None, backbone: str) -> dict:
 
     Args:
         dataset (str): a dataset of the authors' scripts.
-        split (str, optional): its split (``None``: the dataset's first).
+        split (str, optional): its split, ``"semi"`` or ``"full"`` (``None``: ``"semi"``).
         backbone (str): the backbone.
 
     Returns:
