@@ -31,7 +31,5 @@ def lazy_import(name: str) -> ModuleType:
         >>> from dropedge_core._lazy import lazy_import
         >>> lazy_import("json").dumps([1, 2])
         '[1, 2]'
-        >>> lazy_import("json") is lazy_import("json")
-        True
     """
     return importlib.import_module(name)

@@ -240,8 +240,8 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
 #: AppTests, the real-browser tests and the shared helpers.
 TEST_FOLDERS_BESIDE = ("app", "browser", "helpers")
 #: Tests of the whole project, not of one layer: they stay at the top of tests/.
-TOP_LEVEL_TESTS = ("test_architecture.py", "test_ci_skips.py", "test_cuda.py", "test_mutation_records.py",
-                   "test_packaging.py")
+TOP_LEVEL_TESTS = ("test_architecture.py", "test_ci_skips.py", "test_cuda.py", "test_docstrings.py",
+                   "test_mutation_records.py", "test_packaging.py")
 
 
 def _test_tree_problems(repo: Path = REPO) -> list[str]:
@@ -415,3 +415,35 @@ def test_the_issue_number_check_sees_one(tmp_path):
     })
     assert _issue_numbers([tmp_path / "dropedge_core"], tmp_path) == ["dropedge_core/a.py:1",
                                                                       "dropedge_core/b.py:1"]
+
+
+#: The packages whose imports are all at the top: a heavy library used by few calls comes
+#: through ``dropedge_core._lazy.lazy_import`` instead of an ``import`` inside a function.
+TOP_IMPORT_PACKAGES = ("method", "training", "data", "store", "pyg")
+
+
+def _function_imports(repo: Path = REPO) -> list[str]:
+    """``"path:line"`` of every ``import`` inside a function of :data:`TOP_IMPORT_PACKAGES`."""
+    found = []
+    for package in TOP_IMPORT_PACKAGES:
+        for p in _modules(repo / "dropedge_core" / package):
+            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found += [f"{p.relative_to(repo).as_posix()}:{inner.lineno}" for inner in ast.walk(node)
+                              if isinstance(inner, (ast.Import, ast.ImportFrom))]
+    return sorted(set(found))
+
+
+def test_imports_are_at_the_top_or_through_the_lazy_helper():
+    assert _function_imports() == []
+
+
+def test_the_import_check_finds_an_import_inside_a_function(tmp_path):
+    files = {"dropedge_core/data/a.py": "import torch\n\n\ndef f():\n    from scipy import sparse\n"
+                                        "    return sparse\n",
+             "dropedge_core/pyg/b.py": "class C:\n    def m(self):\n        import pandas as pd\n",
+             "dropedge_core/data/c.py": "from dropedge_core._lazy import lazy_import\n\n\n"
+                                        "def f():\n    return lazy_import('scipy.sparse')\n",
+             "dropedge_core/studies/d.py": "def f():\n    import optuna\n"}
+    _write_tree(tmp_path, files)
+    assert _function_imports(tmp_path) == ["dropedge_core/data/a.py:5", "dropedge_core/pyg/b.py:3"]

@@ -123,7 +123,8 @@ def test_the_docstring_check_catches_a_missing_parameter_and_a_missing_section(t
         # ``seen`` is documented in the prose only, and ``Returns:`` is no ``Args:``
         "dropedge_core/data/b.py": "__all__ = ['load', '_hidden']\n"
         'def load(name, seen):\n    """Load ``seen``.\n\n    Args:\n        name (str): a name.\n'
-        '            seen (bool): indented as a continuation line, so not an entry.\n    """\n'
+        '            seen (bool): indented as a continuation line, so not an entry.\n\n'
+        '    Returns:\n        seen (bool): an entry of another section.\n    """\n'
         "def _hidden(x):\n    pass\n"
         "def unlisted(x):\n    pass\n",
         "dropedge_core/store/c.py": "__all__ = ['f']\ndef f(x):\n    \"\"\"No sections.\"\"\"\n",
