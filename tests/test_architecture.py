@@ -13,6 +13,7 @@ from tests.helpers import REPO
 
 CORE = REPO / "dropedge_core"
 PAGES = REPO / "app_pages"
+#: A module's code, its docstrings aside.
 MAX_MODULE_LINES = 400
 #: A function's code, its docstring aside (a PyG-style docstring documents; it is not code).
 MAX_FUNCTION_LINES = 60
@@ -22,6 +23,7 @@ MAX_PAGE_LINES = 150
 #: bare package name ``dropedge_core`` is its public facade (``__init__``: method + data).
 RANKS: dict[str, int] = {
     "dropedge_core.method": 0,                                 # the method: torch only, the bottom
+    "dropedge_core._lazy": 0,                                  # importlib only: heavy libraries on first use
     "dropedge_core.env": 1, "dropedge_core.memory": 1,        # infrastructure: settings, limits,
     "dropedge_core.paths": 1, "dropedge_core.locations": 1,   # where assets and stores are,
     "dropedge_core.databases": 1,                              # what a database holds,
@@ -107,12 +109,25 @@ def _long_functions(path: Path, limit: int = MAX_FUNCTION_LINES) -> dict[str, in
     return out
 
 
+def _code_lines(path: Path) -> int:
+    """The lines of ``path``, its docstrings (module, classes, functions) aside."""
+    text = path.read_text(encoding="utf-8")
+    doc = 0
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                doc += first.end_lineno - first.lineno + 1
+    return len(text.splitlines()) - doc
+
+
 def _too_long(roots: list[Path], repo: Path = REPO) -> dict[str, object]:
-    """Modules over :data:`MAX_MODULE_LINES` lines and their functions over
-    :data:`MAX_FUNCTION_LINES` (``{path: lines}``, ``{path: {function: lines}}``)."""
+    """Modules over :data:`MAX_MODULE_LINES` lines of code and their functions over
+    :data:`MAX_FUNCTION_LINES` (``{path: lines}``, ``{path: {function: lines}}``); docstrings
+    do not count (the PyG-style ``Args:``/``Example:`` sections document, they are not code)."""
     modules = [p for root in roots if root.is_dir() for p in _modules(root)]
-    long = {str(p.relative_to(repo)): n for p in modules
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    long = {str(p.relative_to(repo)): n for p in modules if (n := _code_lines(p)) > MAX_MODULE_LINES}
     functions = {str(p.relative_to(repo)): f for p in modules if (f := _long_functions(p))}
     return {**long, **functions}
 
@@ -128,7 +143,8 @@ def test_the_size_check_counts_code_not_docstrings(tmp_path):
     files = {"dropedge_core/a.py": "def documented():\n" + doc + "    return 1\n",
              "dropedge_core/b.py": "def long():\n" + "    x = 1\n" * 61,
              "dropedge_core/c.py": "X = 1\n" * 401,
-             "app_shared/d.py": "def fine():\n" + "    x = 1\n" * 59}
+             "app_shared/d.py": "def fine():\n" + "    x = 1\n" * 59,
+             "app_shared/e.py": '"""' + "words\n" * 300 + '"""\n' + "X = 1\n" * 399}
     _write_tree(tmp_path, files)
     assert _too_long([tmp_path / "dropedge_core", tmp_path / "app_shared"], tmp_path) == {
         "dropedge_core/b.py": {"long": 62}, "dropedge_core/c.py": 401}
@@ -224,8 +240,8 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
 #: AppTests, the real-browser tests and the shared helpers.
 TEST_FOLDERS_BESIDE = ("app", "browser", "helpers")
 #: Tests of the whole project, not of one layer: they stay at the top of tests/.
-TOP_LEVEL_TESTS = ("test_architecture.py", "test_ci_skips.py", "test_cuda.py", "test_mutation_records.py",
-                   "test_packaging.py")
+TOP_LEVEL_TESTS = ("test_architecture.py", "test_ci_skips.py", "test_cuda.py", "test_docstrings.py",
+                   "test_mutation_records.py", "test_packaging.py")
 
 
 def _test_tree_problems(repo: Path = REPO) -> list[str]:
@@ -399,3 +415,35 @@ def test_the_issue_number_check_sees_one(tmp_path):
     })
     assert _issue_numbers([tmp_path / "dropedge_core"], tmp_path) == ["dropedge_core/a.py:1",
                                                                       "dropedge_core/b.py:1"]
+
+
+#: The packages whose imports are all at the top: a heavy library used by few calls comes
+#: through ``dropedge_core._lazy.lazy_import`` instead of an ``import`` inside a function.
+TOP_IMPORT_PACKAGES = ("method", "training", "data", "store", "pyg")
+
+
+def _function_imports(repo: Path = REPO) -> list[str]:
+    """``"path:line"`` of every ``import`` inside a function of :data:`TOP_IMPORT_PACKAGES`."""
+    found = []
+    for package in TOP_IMPORT_PACKAGES:
+        for p in _modules(repo / "dropedge_core" / package):
+            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found += [f"{p.relative_to(repo).as_posix()}:{inner.lineno}" for inner in ast.walk(node)
+                              if isinstance(inner, (ast.Import, ast.ImportFrom))]
+    return sorted(set(found))
+
+
+def test_imports_are_at_the_top_or_through_the_lazy_helper():
+    assert _function_imports() == []
+
+
+def test_the_import_check_finds_an_import_inside_a_function(tmp_path):
+    files = {"dropedge_core/data/a.py": "import torch\n\n\ndef f():\n    from scipy import sparse\n"
+                                        "    return sparse\n",
+             "dropedge_core/pyg/b.py": "class C:\n    def m(self):\n        import pandas as pd\n",
+             "dropedge_core/data/c.py": "from dropedge_core._lazy import lazy_import\n\n\n"
+                                        "def f():\n    return lazy_import('scipy.sparse')\n",
+             "dropedge_core/studies/d.py": "def f():\n    import optuna\n"}
+    _write_tree(tmp_path, files)
+    assert _function_imports(tmp_path) == ["dropedge_core/data/a.py:5", "dropedge_core/pyg/b.py:3"]

@@ -29,6 +29,15 @@ from dropedge_core.data.csv_reader import (
 def parse_edges(text: str, name: str, limit: int, why: str) -> tuple[np.ndarray, list[str]]:
     """The ``(E, 2)`` int64 ``source, target`` rows of an edge list, as given.
 
+    Args:
+        text (str): the file's text.
+        name (str): the file name for messages.
+        limit (int): node ids must be below it.
+        why (str): the reason for the limit, ending a message.
+
+    Returns:
+        tuple[np.ndarray, list[str]]: the rows and the notes (a header read).
+
     Raises:
         UploadError: empty, ragged, non-integer, negative or out-of-range ids.
     """
@@ -42,6 +51,14 @@ def parse_edges(text: str, name: str, limit: int, why: str) -> tuple[np.ndarray,
 
 def parse_features(text: str, name: str, max_nodes: int) -> tuple[np.ndarray, list[str]]:
     """The ``(N, C)`` float64 feature matrix, row ``i`` node ``i``.
+
+    Args:
+        text (str): the file's text.
+        name (str): the file name for messages.
+        max_nodes (int): the most rows allowed.
+
+    Returns:
+        tuple[np.ndarray, list[str]]: the matrix and the notes (a header read).
 
     Raises:
         UploadError: empty, ragged, a non-numeric or non-finite cell, too many rows.
@@ -63,7 +80,13 @@ def parse_features(text: str, name: str, max_nodes: int) -> tuple[np.ndarray, li
 
 @dataclass
 class Labels:
-    """Parsed labels: ``y`` (``(N,)`` int64, ``-1`` unlabelled) and the class names."""
+    """Parsed labels: ``y`` (``(N,)`` int64, ``-1`` unlabelled) and the class names.
+
+    Args:
+        y (np.ndarray): ``(N,)`` int64 class ids, ``-1`` unlabelled.
+        class_names (list[str]): the name of each class id.
+        notes (list[str]): one-line facts a user should know (headers, mappings).
+    """
 
     y: np.ndarray
     class_names: list[str]
@@ -157,9 +180,15 @@ def parse_labels(text: str, name: str, num_nodes: int, fixed_by: str | None,
     """Labels of one column (one per node) or two columns ``node,label``.
 
     Args:
-        num_nodes: ``N`` as known from the features or the edge list.
-        fixed_by: the features file's name when it fixes ``N``, else ``None`` (then
-            labels may add nodes above the edge list's largest id).
+        text (str): the file's text.
+        name (str): the file name for messages.
+        num_nodes (int): ``N`` as known from the features or the edge list.
+        fixed_by (str, optional): the features file's name when it fixes ``N``, else
+            ``None`` (then labels may add nodes above the edge list's largest id).
+        max_nodes (int): the largest ``N`` allowed.
+
+    Returns:
+        Labels: the labels, the class names and the notes.
 
     Raises:
         UploadError: ragged, negative labels, bad node ids, a node labelled twice,

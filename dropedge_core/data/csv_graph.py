@@ -126,18 +126,20 @@ def parse_graph(edges: Source, features: Source | None = None, labels: Source | 
     nodes, isolated nodes, class-id mapping) come back as one-line notes.
 
     Args:
-        edges: the edge list: ``bytes``, CSV text (``str``), a ``pathlib.Path`` or a
-            file object with ``.read()``.
-        features: node features (same kinds), or ``None`` for one constant feature.
-        labels: node labels (same kinds), or ``None``: no labels, no splits.
-        name: the graph's name.
-        seed: seed of the 20/30-per-class split.
-        max_bytes: size limit of each file (default 20 MB).
-        max_nodes: largest allowed ``N`` (guards against a stray huge id allocating
-            a huge graph).
+        edges (bytes or str or Path or file): the edge list: ``bytes``, CSV text
+            (``str``), a ``pathlib.Path`` or a file object with ``.read()``.
+        features (bytes or str or Path or file, optional): node features (same kinds).
+            (default: :obj:`None`: one constant feature)
+        labels (bytes or str or Path or file, optional): node labels (same kinds).
+            (default: :obj:`None`: no labels, no splits)
+        name (str, optional): the graph's name. (default: :obj:`"upload"`)
+        seed (int, optional): seed of the 20/30-per-class split. (default: :obj:`0`)
+        max_bytes (int, optional): size limit of each file. (default: 20 MB)
+        max_nodes (int, optional): largest allowed ``N`` (guards against a stray huge id
+            allocating a huge graph). (default: :data:`MAX_NODES`)
 
     Returns:
-        ``(graph, notes)``.
+        tuple[Graph, list[str]]: ``(graph, notes)``.
 
     Raises:
         UploadError: any defect, with a one-line message.
@@ -283,6 +285,18 @@ def load_files(edges_path: str | os.PathLike[str], features_path: str | os.PathL
     """:func:`parse_graph` on files given by path (the CLI's entry point).
 
     ``name`` defaults to the edge file's stem. Every path, ``str`` or not, is a path.
+
+    Args:
+        edges_path (str or os.PathLike): the edge list's file.
+        features_path (str or os.PathLike, optional): the features' file. (default: :obj:`None`)
+        labels_path (str or os.PathLike, optional): the labels' file. (default: :obj:`None`)
+        name (str, optional): the graph's name. (default: :obj:`None`: the edge file's stem)
+        seed (int, optional): seed of the 20/30-per-class split. (default: :obj:`0`)
+        max_bytes (int, optional): size limit of each file. (default: 20 MB)
+        max_nodes (int, optional): largest allowed ``N``. (default: :data:`MAX_NODES`)
+
+    Returns:
+        tuple[Graph, list[str]]: ``(graph, notes)``, as :func:`parse_graph`.
     """
     edges = Path(edges_path)
     return parse_graph(edges,

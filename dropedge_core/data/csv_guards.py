@@ -56,7 +56,11 @@ def pickle_protocol(raw: bytes | str) -> int | None:
     seconds, and a CSV file's lines are not opcodes for that long.
 
     Args:
-        raw: a file's content; text (a ``str``) is checked as its ASCII bytes.
+        raw (bytes or str): a file's content; text (a ``str``) is checked as its ASCII
+            bytes.
+
+    Returns:
+        int, optional: the protocol, or ``None``.
 
     Examples:
         >>> import pickle
@@ -128,6 +132,12 @@ def non_ascii_numbers(cells: pd.Series) -> np.ndarray:
     ``"-٣.٥"``, ``"१e5"``) or digits to ``str.isdigit`` once one sign and one point are
     dropped (``"²"``, ``"①"``).
 
+    Args:
+        cells (pd.Series): string cells.
+
+    Returns:
+        np.ndarray: one bool per cell.
+
     Examples:
         >>> cells = pd.Series(["\\uff10", "-\\u0663.\\u0665", "12", "x\\uff11", "caf\\u00e9"])
         >>> non_ascii_numbers(cells).tolist()
@@ -144,5 +154,12 @@ def non_ascii_numbers(cells: pd.Series) -> np.ndarray:
 
 
 def non_ascii_number(cell: str) -> bool:
-    """:func:`non_ascii_numbers` of one cell."""
+    """:func:`non_ascii_numbers` of one cell.
+
+    Args:
+        cell (str): one cell.
+
+    Returns:
+        bool: whether it is such a number.
+    """
     return bool(non_ascii_numbers(pd.Series([str(cell)]))[0])

@@ -49,13 +49,14 @@ class UploadError(ValueError):
 class Table:
     """The data rows of one CSV file, split into string cells.
 
-    Attributes:
-        name: the file name used in messages.
-        flat: the ``R * C`` stripped string cells, row by row (no header).
-        num_columns: ``C``.
-        lines: ``(R,)`` 1-based line number of each row in the file.
-        header: the header row's text, or ``None``.
-        header_line: the header's line number (0 without a header).
+    Args:
+        name (str): the file name used in messages.
+        flat (pd.Series): the ``R * C`` stripped string cells, row by row (no header).
+        num_columns (int): ``C``.
+        lines (np.ndarray): ``(R,)`` 1-based line number of each row in the file.
+        header (str, optional): the header row's text. (default: :obj:`None`)
+        header_line (int, optional): the header's line number. (default: :obj:`0`: no
+            header)
     """
 
     name: str
@@ -81,11 +82,23 @@ class Table:
 
 
 def show_cell(value: object) -> str:
-    """``repr`` of a (possibly long) cell, on one line, cut with its length."""
+    """``repr`` of a (possibly long) cell, on one line, cut with its length.
+
+    Args:
+        value (object): the cell.
+
+    Returns:
+        str: one line.
+    """
     return bounded(value, _PREVIEW)
 
 
 def has_or_have(count: int) -> str:
+    """``"has"`` for one, else ``"have"`` (messages that count).
+
+    Args:
+        count (int): how many.
+    """
     return "has" if count == 1 else "have"
 
 
@@ -94,7 +107,18 @@ def _clean_name(name: object) -> str:
 
 
 def human_size(num_bytes: int) -> str:
-    """``25.3 MB``, ``20 MB``, ``512 KB``, ``100 bytes`` (1 MB = 1024 * 1024 bytes)."""
+    """``25.3 MB``, ``20 MB``, ``512 KB``, ``100 bytes`` (1 MB = 1024 * 1024 bytes).
+
+    Args:
+        num_bytes (int): a size.
+
+    Returns:
+        str: the size in words.
+
+    Example:
+        >>> human_size(20 * 1024 * 1024), human_size(100)
+        ('20 MB', '100 bytes')
+    """
     for unit, size in (("MB", 1 << 20), ("KB", 1 << 10)):
         if num_bytes >= size:
             return f"{num_bytes / size:.1f}".removesuffix(".0") + f" {unit}"
@@ -120,15 +144,16 @@ def read_source(source: Source, default_name: str, max_bytes: int = MAX_BYTES) -
     """The name and text of one uploaded file, after the size and encoding checks.
 
     Args:
-        source: ``bytes``; a ``str`` of CSV text; a ``pathlib.Path`` (or any
-            ``os.PathLike``); or a file object with ``.read()`` returning bytes or text
-            (read from its start when it can seek; its ``.name`` names it in messages).
-        default_name: the name used in messages when the source has none
+        source (bytes or str or os.PathLike or file): ``bytes``; a ``str`` of CSV text; a
+            ``pathlib.Path`` (or any ``os.PathLike``); or a file object with ``.read()``
+            returning bytes or text (read from its start when it can seek; its ``.name``
+            names it in messages).
+        default_name (str): the name used in messages when the source has none
             (``"edges.csv"``, ...).
-        max_bytes: size limit of the file.
+        max_bytes (int, optional): size limit of the file. (default: :data:`MAX_BYTES`)
 
     Returns:
-        ``(name, text)``.
+        tuple[str, str]: ``(name, text)``.
 
     Raises:
         UploadError: missing/unreadable file, over ``max_bytes``, a Python pickle (any
@@ -223,18 +248,23 @@ def read_table(text: str, name: str, num_fields: int | tuple[int, ...] | None = 
     """Split CSV text into a :class:`Table` of string cells, checking the field count.
 
     Args:
-        text: the file's text.
-        name: the file name for messages.
-        num_fields: the allowed number(s) of fields per row; ``None``: whatever the
-            first row has. Every row (a header too) must have as many as the first.
-        header: ``True``/``False`` force the first row to be / not be a header;
-            ``None``: it is a header when none of its cells is a number, in ASCII digits
+        text (str): the file's text.
+        name (str): the file name for messages.
+        num_fields (int or tuple[int, ...], optional): the allowed number(s) of fields per
+            row; ``None``: whatever the first row has. Every row (a header too) must have
+            as many as the first. (default: :obj:`None`)
+        header (bool, optional): ``True``/``False`` force the first row to be / not be a
+            header; ``None`` (the default): it is a header when none of its cells is a number, in ASCII digits
             or not (``０,１`` is a row, refused by the cell parsers as on any line).
-        keep_blank: in a one-column file, a blank line after the first row is an empty
+        keep_blank (bool, optional): in a one-column file, a blank line after the first row is an empty
             cell (how some writers put a missing value), not a line to skip; the newline
-            that ends the file makes no row.
-        blanks: split a file whose first row has no comma on spaces and tabs; ``False``:
+            that ends the file makes no row. (default: :obj:`False`)
+        blanks (bool, optional): split a file whose first row has no comma on spaces and tabs; ``False``:
             only on commas (a one-column file of class names such as ``New York``).
+            (default: :obj:`True`)
+
+    Returns:
+        Table: the rows.
 
     Raises:
         UploadError: ``"<name> line 7 has 3 fields; expected 2"``.
@@ -300,6 +330,14 @@ def _check_field_counts(counts: np.ndarray, num_fields, name: str, line_no: np.n
 
 
 def header_note(table: Table) -> list[str]:
+    """The note that ``table``'s first line was read as a header (none without one).
+
+    Args:
+        table (Table): the file's rows.
+
+    Returns:
+        list[str]: zero or one line.
+    """
     if table.header is None:
         return []
     return [f"{table.name}: line {table.header_line} ({show_cell(table.header)}) read as a header"]
@@ -318,8 +356,10 @@ def node_ids(table: Table, columns: list[int], limit: int, why: str) -> np.ndarr
     """The ``(R, len(columns))`` int64 node ids in ``columns`` of ``table``.
 
     Args:
-        limit: ids must be below it.
-        why: the reason for the limit, ending a message ("ids must be 0..49").
+        table (Table): the file's rows.
+        columns (list[int]): the 0-based columns that hold node ids.
+        limit (int): ids must be below it.
+        why (str): the reason for the limit, ending a message ("ids must be 0..49").
 
     Raises:
         UploadError: the first cell, in file order, that is not an integer ``>= 0``
@@ -349,6 +389,9 @@ def node_ids(table: Table, columns: list[int], limit: int, why: str) -> np.ndarr
 
 def numbers(table: Table) -> np.ndarray:
     """The ``(R, C)`` float64 values of ``table``; every cell a finite number.
+
+    Args:
+        table (Table): the file's rows.
 
     Raises:
         UploadError: ``"<name> line 5, column 2: 'abc' is not a number"`` (or NaN/inf).

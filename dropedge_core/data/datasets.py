@@ -33,6 +33,7 @@ from pathlib import Path
 import torch
 
 from dropedge_core import env, memory, paths
+from dropedge_core._lazy import lazy_import
 from dropedge_core.data import raw_arrays, safe_pickle
 from dropedge_core.data.errors import DatasetError, DatasetUnavailable
 from dropedge_core.data.raw_arrays import read_npz, read_planetoid
@@ -105,7 +106,18 @@ def cache_dir() -> Path:
 
 
 def check_name(name: str) -> str:
-    """Normalise a dataset name; raise :class:`DatasetError` listing valid ones."""
+    """Normalise a dataset name; raise :class:`DatasetError` listing valid ones.
+
+    Args:
+        name (str): a dataset name, in any case.
+
+    Returns:
+        str: a key of :data:`SOURCES`.
+
+    Example:
+        >>> check_name(" Cora ")
+        'cora'
+    """
     key = str(name).strip().lower()
     if key not in SOURCES:
         raise DatasetError(f"unknown dataset {name!r}; valid: {', '.join(NAMES)}")
@@ -117,8 +129,19 @@ def _raw_present(directory: Path, source: _Source) -> bool:
 
 
 def availability(name: str) -> str:
-    """Where ``name`` would load from now: ``"built-in"``, ``"DROPEDGE_DATA"``,
-    ``"cached"`` or ``"download"`` (needs the internet)."""
+    """Where ``name`` would load from now: ``"built-in"``, ``"DROPEDGE_DATA"``, ``"cached"``
+    or ``"download"`` (needs the internet).
+
+    Args:
+        name (str): one of :data:`NAMES`.
+
+    Returns:
+        str: one of the four words above.
+
+    Example:
+        >>> availability("karate")
+        'built-in'
+    """
     source = SOURCES[check_name(name)]
     if source.pyg_class == "builtin":
         return "built-in"
@@ -214,10 +237,8 @@ def _stage_raw(key: str, source: _Source) -> tuple[Path, str]:
 
 def _download(key: str, source: _Source, target: Path) -> None:
     """Fetch the raw files from PyG's URLs into ``target`` (quietly: no PyG log lines)."""
-    from torch_geometric import datasets as pyg_datasets
-    from torch_geometric.data import download_url
-
-    base = getattr(pyg_datasets, source.pyg_class).url.rstrip("/")
+    download_url = lazy_import("torch_geometric.data").download_url
+    base = getattr(lazy_import("torch_geometric.datasets"), source.pyg_class).url.rstrip("/")
     try:
         for f in source.raw_files:
             if not (target / f).is_file():
@@ -271,10 +292,8 @@ def _planetoid(key: str, split: str) -> Graph:
 
 
 def _largest_component(x, y, edge_index):
-    from torch_geometric.data import Data
-    from torch_geometric.transforms import LargestConnectedComponents
-
-    data = LargestConnectedComponents()(Data(x=x, y=y, edge_index=edge_index))
+    lcc = lazy_import("torch_geometric.transforms").LargestConnectedComponents()
+    data = lcc(lazy_import("torch_geometric.data").Data(x=x, y=y, edge_index=edge_index))
     return data.x, data.y, data.edge_index
 
 
@@ -293,16 +312,30 @@ def load(name: str, split: str | None = None, seed: int = 0, **params) -> Graph:
     """Load a dataset as a :class:`Graph`.
 
     Args:
-        name: one of :data:`NAMES`.
-        split: ``"semi"`` (public Planetoid split, the default) or ``"full"`` for the
-            citation graphs; the other datasets have one split rule (``"per-class"``,
-            the default) drawn from ``seed``.
-        seed: seed of random splits (and of the ``csbm`` graph itself).
-        **params: generator parameters, ``csbm`` only (see :func:`csbm`).
+        name (str): one of :data:`NAMES` (case and blanks ignored).
+        split (str, optional): ``"semi"`` (public Planetoid split) or ``"full"`` for the
+            citation graphs; the other datasets have one split rule (``"per-class"``)
+            drawn from ``seed``. (default: :obj:`None`: the dataset's first split,
+            ``"semi"`` or ``"per-class"``)
+        seed (int, optional): seed of random splits (and of the ``csbm`` graph itself).
+            (default: :obj:`0`)
+        **params (optional): generator parameters, ``csbm`` only (see :func:`csbm`).
+
+    Returns:
+        Graph: the graph, features row-L1-normalised, with its split masks.
 
     Raises:
         DatasetError: unknown name/split, unreadable files (one-line message).
         DatasetUnavailable: offline and neither in ``DROPEDGE_DATA`` nor cached.
+
+    Example:
+        >>> g = load("karate")  # built in: no file, no download
+        >>> g.num_nodes, g.num_edges, g.num_classes
+        (34, 78, 4)
+        >>> [int(m.sum()) for m in (g.train_mask, g.val_mask, g.test_mask)]  # 2 / 2 per class
+        [8, 8, 18]
+        >>> load("csbm", num_nodes=60, num_classes=2).num_nodes
+        60
     """
     key = check_name(name)
     source = SOURCES[key]

@@ -91,6 +91,11 @@ def paper_preset(dataset: str, split: str | None, backbone: str) -> dict:
     ``num_layers, hidden, lr, weight_decay, p_min, p_max, normalization, dropout,
     batch_norm, self_loop`` and ``alpha`` (APPNP* only).
 
+    Args:
+        dataset (str): the dataset.
+        split (str, optional): its split (``None``: the dataset's first).
+        backbone (str): the backbone (aliases accepted).
+
     Raises:
         PresetError: no preset for the combination (the message lists the ones for the
             dataset), or an unknown dataset/backbone/split.
@@ -110,7 +115,17 @@ def paper_preset(dataset: str, split: str | None, backbone: str) -> dict:
 
 
 def preset(name: str, dataset: str, split: str | None, backbone: str) -> dict:
-    """A named preset (only ``"paper"`` for now) → TrainConfig fields."""
+    """A named preset (only ``"paper"`` for now) → TrainConfig fields.
+
+    Args:
+        name (str): the preset's name, ``"paper"``.
+        dataset (str): the dataset.
+        split (str, optional): its split (``None``: the dataset's first).
+        backbone (str): the backbone.
+
+    Returns:
+        dict: TrainConfig fields, as :func:`paper_preset`.
+    """
     if str(name).strip().lower() != "paper":
         raise PresetError(f"unknown preset {name!r}; valid: {', '.join(PRESETS)}")
     return paper_preset(dataset, split, backbone)

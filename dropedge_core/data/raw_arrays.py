@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from dropedge_core import memory
+from dropedge_core._lazy import lazy_import
 from dropedge_core.data import safe_pickle
 from dropedge_core.data.safe_pickle import CSRState
 
@@ -64,16 +65,20 @@ def check_csr(data: object, indices: object, indptr: object, shape: object, name
     """A ``scipy.sparse.csr_matrix`` from a CSR triple, after checking it is one.
 
     Args:
-        data, indices, indptr: the three arrays as read from the file.
-        shape: ``(rows, cols)`` as read from the file.
-        name: what to call the matrix in messages (``"ind.cora.x"``).
+        data (object): the values, as read from the file.
+        indices (object): the column indices, as read from the file.
+        indptr (object): the row pointers, as read from the file.
+        shape (object): ``(rows, cols)`` as read from the file.
+        name (str): what to call the matrix in messages (``"ind.cora.x"``).
+
+    Returns:
+        scipy.sparse.csr_matrix: the matrix.
 
     Raises:
         RawDataError: the first inconsistency found, e.g. ``ind.cora.x: column index
             5000 is outside 0..1432 (entry 17)``.
     """
-    import scipy.sparse as sp
-
+    sp = lazy_import("scipy.sparse")
     rows, cols = _shape(shape, name)
     data = _vector(data, "data", "biuf", name)
     indices = _vector(indices, "indices", "iu", name)
@@ -104,7 +109,15 @@ def check_csr(data: object, indices: object, indptr: object, shape: object, name
 
 
 def csr_from_state(state: CSRState, name: str):
-    """:func:`check_csr` of the attributes a pickled ``csr_matrix`` held."""
+    """:func:`check_csr` of the attributes a pickled ``csr_matrix`` held.
+
+    Args:
+        state (CSRState): the attributes the pickle held.
+        name (str): what to call the matrix in messages.
+
+    Returns:
+        scipy.sparse.csr_matrix: the matrix.
+    """
     held = vars(state)
     if held.get("format", "csr") != "csr":
         raise RawDataError(f"{name}: a matrix of format {str(held.get('format'))[:20]!r}, not csr")
@@ -121,6 +134,11 @@ def adjacency_dict_edges(graph: object, num_nodes: int, name: str) -> np.ndarray
     Rows come in the dict's order, each node's neighbours in list order (as PyG's
     ``edge_index_from_dict`` builds them). The loop is over the file's nodes, not its
     edges: the neighbour lists are joined by ``chain`` and read by numpy in one call.
+
+    Args:
+        graph (object): the unpickled ``graph`` file.
+        num_nodes (int): ``N``.
+        name (str): what to call the file in messages.
 
     Raises:
         RawDataError: not a dict of lists, a key or neighbour that is not an integer,
@@ -167,6 +185,13 @@ def open_npz(path: Path, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
     A 1 MB ``.npz`` can inflate to gigabytes. ``zipfile`` never inflates a member past
     the ``file_size`` its header declares (it stops and reports a bad CRC), so summing
     the declared sizes bounds what reading can allocate.
+
+    Args:
+        path (Path): the ``.npz`` file.
+        keys (tuple[str, ...]): the arrays to read.
+
+    Returns:
+        dict[str, np.ndarray]: the arrays by key.
 
     Raises:
         RawDataError: not a zip of ``.npy`` members, a missing key.
@@ -251,9 +276,15 @@ def read_planetoid(folder: Path, prefix: str) -> dict[str, torch.Tensor]:
     indices padded with zero rows, the test rows put in index order). Returns ``x``,
     ``y``, ``edge_index``, the semi-supervised masks and ``num_allx`` (the full split's
     train+validation range).
-    """
-    from torch_geometric.utils import coalesce, index_to_mask, remove_self_loops
 
+    Args:
+        folder (Path): the folder of the raw files.
+        prefix (str): the dataset's prefix (``"cora"``, ``"citeseer"``, ``"pubmed"``).
+
+    Returns:
+        dict[str, Tensor]: the arrays named above.
+    """
+    pyg_utils = lazy_import("torch_geometric.utils")
     raw = {name: safe_pickle.load(folder / f"ind.{prefix}.{name}")
            for name in ("x", "tx", "allx", "y", "ty", "ally", "graph")}
     _check_planetoid_memory(raw, prefix)
@@ -292,19 +323,25 @@ def read_planetoid(folder: Path, prefix: str) -> dict[str, torch.Tensor]:
                            f"validation nodes of the public split")
     edges = adjacency_dict_edges(raw["graph"], n, f"ind.{prefix}.graph")
     # as PyG's edge_index_from_dict: self-loops out, then coalesced (ids checked above)
-    edge_index, _ = remove_self_loops(torch.from_numpy(edges))
-    edge_index = coalesce(edge_index, num_nodes=n, sort_by_row=False)
+    edge_index, _ = pyg_utils.remove_self_loops(torch.from_numpy(edges))
+    edge_index = pyg_utils.coalesce(edge_index, num_nodes=n, sort_by_row=False)
     return {"x": features, "y": labels, "edge_index": edge_index,
-            "train_mask": index_to_mask(torch.arange(y.size(0)), n),
-            "val_mask": index_to_mask(torch.arange(y.size(0), y.size(0) + 500), n),
-            "test_mask": index_to_mask(test_index, n), "num_allx": allx.size(0)}
+            "train_mask": pyg_utils.index_to_mask(torch.arange(y.size(0)), n),
+            "val_mask": pyg_utils.index_to_mask(torch.arange(y.size(0), y.size(0) + 500), n),
+            "test_mask": pyg_utils.index_to_mask(test_index, n), "num_allx": allx.size(0)}
 
 
 def read_npz(path: Path) -> dict:
     """A Coauthor/Amazon ``.npz`` as PyG's ``parse_npz`` reads it (binary features, the
-    adjacency without self-loops, made undirected), every array checked first."""
-    from torch_geometric.utils import remove_self_loops, to_undirected
+    adjacency without self-loops, made undirected), every array checked first.
 
+    Args:
+        path (Path): the ``.npz`` file.
+
+    Returns:
+        dict: ``x``, ``edge_index`` and ``y``.
+    """
+    pyg_utils = lazy_import("torch_geometric.utils")
     f = open_npz(path, ("attr_data", "attr_indices", "attr_indptr", "attr_shape", "adj_data",
                                    "adj_indices", "adj_indptr", "adj_shape", "labels"))
     attr = check_csr(f["attr_data"], f["attr_indices"], f["attr_indptr"], f["attr_shape"],
@@ -329,7 +366,7 @@ def read_npz(path: Path) -> dict:
     x = torch.from_numpy(attr.toarray())
     coo = adj.tocoo()
     edge_index = torch.stack([torch.from_numpy(coo.row).long(), torch.from_numpy(coo.col).long()])
-    edge_index = to_undirected(remove_self_loops(edge_index)[0], num_nodes=n)
+    edge_index = pyg_utils.to_undirected(pyg_utils.remove_self_loops(edge_index)[0], num_nodes=n)
     return {"x": x, "y": torch.from_numpy(labels.astype(np.int64)), "edge_index": edge_index}
 
 

@@ -39,7 +39,18 @@ PAPER_DATASET_NAMES: dict[str, str] = {
 def dataset_key(paper_name: str) -> str:
     """Our dataset key for a paper dataset name: ``"Coauthor CS"`` -> ``"coauthor-cs"``,
     ``"Amazon Photos"`` -> ``"amazon-photo"`` (:data:`PAPER_DATASET_NAMES`); a name not
-    in the map is lower-cased with ``-`` for spaces."""
+    in the map is lower-cased with ``-`` for spaces.
+
+    Args:
+        paper_name (str): a dataset's name as the paper writes it.
+
+    Returns:
+        str: our key.
+
+    Example:
+        >>> dataset_key("Coauthor CS"), dataset_key("Some Graph")
+        ('coauthor-cs', 'some-graph')
+    """
     name = str(paper_name).strip()
     return PAPER_DATASET_NAMES.get(name, name.lower().replace(" ", "-"))
 
@@ -58,23 +69,55 @@ def _read(name: str, directory: Path | None = None) -> pd.DataFrame:
 
 def paper_men(directory: Path | None = None) -> pd.DataFrame:
     """The paper's MEN table (appendix, 10 runs, ``p_min = 0.05``, ``p_max = 1.0``):
-    columns ``dataset, sampler, layers, men, dataset_key``."""
+    columns ``dataset, sampler, layers, men, dataset_key``.
+
+    Args:
+        directory (Path, optional): where the tables are. (default: :obj:`None`: the bundled
+            assets)
+
+    Returns:
+        pd.DataFrame: the table.
+    """
     return _read("paper_men.csv", directory)
 
 
 def paper_accuracy_by_depth(directory: Path | None = None) -> pd.DataFrame:
     """The paper's test accuracy (%) by depth: ``setting, dataset, backbone, sampler,
-    layers, test_accuracy, dataset_key``."""
+    layers, test_accuracy, dataset_key``.
+
+    Args:
+        directory (Path, optional): where the tables are. (default: :obj:`None`: the bundled
+            assets)
+
+    Returns:
+        pd.DataFrame: the table.
+    """
     return _read("paper_accuracy_by_depth.csv", directory)
 
 
 def paper_epoch_time(directory: Path | None = None) -> pd.DataFrame:
     """The paper's time per epoch on Cora (seconds; its timing table): ``phase``
-    (sampling / training / total) × ``nodrop_s, dropedge_s, dropedge_plus_plus_s``."""
+    (sampling / training / total) × ``nodrop_s, dropedge_s, dropedge_plus_plus_s``.
+
+    Args:
+        directory (Path, optional): where the tables are. (default: :obj:`None`: the bundled
+            assets)
+
+    Returns:
+        pd.DataFrame: the table.
+    """
     return _read("paper_epoch_time.csv", directory)
 
 
 def paper_best_accuracy(directory: Path | None = None) -> pd.DataFrame:
     """The paper's best test accuracy (%) per backbone with DropEdge++ (its SOTA
-    tables): ``setting, dataset, backbone, test_accuracy, std, layers, dataset_key``."""
+    tables): ``setting, dataset, backbone, test_accuracy, std, layers, dataset_key``.
+
+    Args:
+        directory (Path, optional): where the tables are. (default: :obj:`None`: the bundled
+            assets)
+
+    Returns:
+        pd.DataFrame: the table.
+    """
     return _read("paper_best_accuracy.csv", directory)

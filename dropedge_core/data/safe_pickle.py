@@ -33,6 +33,9 @@ callables touches files, processes or imports.
 """
 from __future__ import annotations
 
+import builtins
+import codecs
+import collections
 import io
 import math
 import pickle
@@ -40,6 +43,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from numpy._core import multiarray
 
 from dropedge_core import memory
 
@@ -125,9 +129,8 @@ def _reconstruct(subtype=None, shape=None, code=None):
     """numpy's ``_reconstruct`` as a pickled array calls it (``ndarray, (0,), b'b'``)."""
     if subtype is not _Array or shape != (0,):
         raise UnsafePickleError("calls numpy's _reconstruct in a way numpy's pickles never do")
-    from numpy._core import multiarray  # numpy >= 2 (the package requires it)
-
-    return multiarray._reconstruct(_Array, (0,), b"b")
+    return multiarray._reconstruct(  # numpy >= 2 (the package requires it)
+        _Array, (0,), b"b")
 
 
 def _bytes(*args):
@@ -153,6 +156,13 @@ class CSRState:
     A pickle makes it with ``csr_matrix.__new__`` and sets its ``__dict__``; here that
     gives this inert object, which :func:`dropedge_core.data.raw_arrays.csr_from_state`
     checks (index ranges, ``indptr``) before any scipy code sees the arrays.
+
+    Args:
+        *args (object): refused: a crafted pickle calling ``csr_matrix(...)``.
+        **kwargs (object): refused likewise.
+
+    Raises:
+        UnsafePickleError: always, when constructed directly.
     """
 
     def __init__(self, *args, **kwargs):  # called only by a crafted pickle
@@ -168,16 +178,10 @@ class _Restricted(pickle.Unpickler):
         if name == "bytes":
             return _bytes
         if module in ("__builtin__", "builtins"):
-            import builtins
-
             return getattr(builtins, name)
         if module == "_codecs":
-            import codecs
-
             return codecs.encode
         if module == "collections":
-            import collections
-
             return collections.defaultdict
         if module.startswith("scipy"):
             return CSRState
@@ -201,6 +205,13 @@ def expanded_items(obj: object, limit: int) -> int:
     Each distinct container is visited once (its count is memoised by identity), so a
     "billion laughs" file is counted in time proportional to its size, not to its
     expansion.
+
+    Args:
+        obj (object): the unpickled object.
+        limit (int): stop counting above it.
+
+    Returns:
+        int: the count, or a number above ``limit``.
 
     Raises:
         UnsafePickleError: a container that contains itself (it expands forever).
@@ -245,7 +256,17 @@ def _contents(item: object) -> tuple[int, list]:
 
 def loads(data: bytes) -> object:
     """Unpickle ``data`` with only :data:`ALLOWED` globals (``latin1`` for numpy's
-    Python 2 byte strings), then check its expansion (:func:`expanded_items`)."""
+    Python 2 byte strings), then check its expansion (:func:`expanded_items`).
+
+    Args:
+        data (bytes): a pickle.
+
+    Returns:
+        object: the object.
+
+    Raises:
+        UnsafePickleError: a refused global, a crafted array or an expansion too large.
+    """
     obj = _Restricted(io.BytesIO(data), encoding="latin1").load()
     limit = max_items()
     if expanded_items(obj, limit) > limit:
@@ -256,6 +277,12 @@ def loads(data: bytes) -> object:
 
 def load(path: str | Path) -> object:
     """Unpickle the file at ``path`` with :func:`loads`.
+
+    Args:
+        path (str or Path): the file.
+
+    Returns:
+        object: the object.
 
     Raises:
         UnsafePickleError: a refused global, persistent ids, a crafted array, dtype or

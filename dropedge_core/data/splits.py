@@ -13,6 +13,22 @@ def per_class_split(y: torch.Tensor, train_per_class: int, val_per_class: int,
 
     Nodes with ``y < 0`` (unlabelled) are in no split. Vectorised: one random
     permutation, a stable sort by class, the rank of each node inside its class.
+
+    Args:
+        y (Tensor): ``(N,)`` long labels, ``-1`` for unlabelled.
+        train_per_class (int): training nodes per class (fewer where a class is smaller).
+        val_per_class (int): validation nodes per class, after the training ones.
+        generator (torch.Generator): the random source.
+
+    Returns:
+        tuple[Tensor, Tensor, Tensor]: the train, validation and test masks, ``(N,)`` bool,
+        disjoint.
+
+    Example:
+        >>> y = torch.tensor([0, 0, 0, 1, 1, 1, -1])
+        >>> train, val, test = per_class_split(y, 1, 1, torch.Generator().manual_seed(0))
+        >>> int(train.sum()), int(val.sum()), int(test.sum()), bool(train[6] or val[6] or test[6])
+        (2, 2, 2, False)
     """
     n = y.numel()
     perm = torch.randperm(n, generator=generator)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from dropedge_core._lazy import lazy_import
 from dropedge_core.data.errors import DatasetError
 from dropedge_core.data.splits import per_class_split
 from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirected_edges
@@ -16,10 +17,14 @@ def karate(seed: int = 0) -> Graph:
 
     Features are one-hot node ids (so every feature kernel is flat); split 2 / 2 per
     class, the rest test.
-    """
-    from torch_geometric.datasets import KarateClub
 
-    data = KarateClub()[0]
+    Args:
+        seed (int, optional): the seed of the split. (default: :obj:`0`)
+
+    Returns:
+        Graph: the graph.
+    """
+    data = lazy_import("torch_geometric.datasets").KarateClub()[0]
     train, val, test = per_class_split(data.y, 2, 2, torch.Generator().manual_seed(seed))
     return Graph("karate", l1_normalize_rows(data.x), data.y.long(),
                  simple_undirected_edges(data.edge_index, data.num_nodes), train, val, test,
@@ -40,6 +45,30 @@ def csbm(num_nodes: int = 600, num_classes: int = 3, p_intra: float = 0.03,
 
     Edges are drawn per class pair (a binomial count, then uniform pairs): no
     ``N x N`` matrix, so 50k nodes are fine.
+
+    Args:
+        num_nodes (int, optional): :math:`N`, at least ``2 * num_classes``.
+            (default: :obj:`600`)
+        num_classes (int, optional): the number of classes (blocks). (default: :obj:`3`)
+        p_intra (float, optional): edge probability inside a class. (default: :obj:`0.03`)
+        p_inter (float, optional): edge probability across classes. (default: :obj:`0.004`)
+        num_features (int, optional): the bag of words' size, at least ``num_classes``.
+            (default: :obj:`60`)
+        feature_signal (float, optional): in ``[0, 1]``, how much more often a node's
+            own class's words are on. (default: :obj:`0.5`)
+        seed (int, optional): the seed of the graph, its features and its split.
+            (default: :obj:`0`)
+
+    Returns:
+        Graph: the graph, its parameters in ``info["params"]``.
+
+    Raises:
+        DatasetError: a probability outside ``[0, 1]`` or sizes that do not fit.
+
+    Example:
+        >>> g = csbm(num_nodes=60, num_classes=2, seed=1)
+        >>> g.num_nodes, g.num_classes, g.num_features, int(g.train_mask.sum())  # 20 per class
+        (60, 2, 60, 40)
     """
     for pname, p in (("p_intra", p_intra), ("p_inter", p_inter), ("feature_signal", feature_signal)):
         if not 0.0 <= p <= 1.0:

@@ -49,6 +49,15 @@ class AuthorsConv(nn.Module):
     """``GraphConvolutionBS``: ``Â H W (+ H W_self) (+ b)``, then batch norm, then ``σ``.
 
     Every parameter ``U(-1/sqrt(out_dim), 1/sqrt(out_dim))`` (the authors' ``reset_parameters``).
+
+    Args:
+        in_dim (int): width of ``H``.
+        out_dim (int): width of the output.
+        bias (bool, optional): add a learnable bias. (default: :obj:`True`)
+        self_loop (bool, optional): add the self-feature term ``H W_self``.
+            (default: :obj:`False`)
+        batch_norm (bool, optional): batch normalisation before ``σ``. (default: :obj:`False`)
+        activation (bool, optional): apply ``σ`` (ReLU). (default: :obj:`True`)
     """
 
     def __init__(self, in_dim: int, out_dim: int, bias: bool = True, self_loop: bool = False,
@@ -80,7 +89,21 @@ class AuthorsConv(nn.Module):
 
 class AuthorsGCN(_Backbone):
     """``GCNModel`` of the authors: ``block`` is ``"gcn"`` (``mutigcn``), ``"resgcn"`` or
-    ``"jknet"`` (``densegcn``); ``L >= 2`` graph convolutions."""
+    ``"jknet"`` (``densegcn``); ``L >= 2`` graph convolutions.
+
+    Args:
+        in_dim (int): input feature width ``C``.
+        num_classes (int): number of classes.
+        num_layers (int): ``L``, the number of graph convolutions.
+        hidden (int, optional): hidden width. (default: :obj:`128`)
+        dropout (float, optional): dropout rate in ``[0, 1)``. (default: :obj:`0.5`)
+        self_loop (bool, optional): the paper's self-feature modelling ("Loop").
+            (default: :obj:`False`)
+        batch_norm (bool, optional): batch normalisation on hidden-width outputs.
+            (default: :obj:`False`)
+        bias (bool, optional): learnable biases. (default: :obj:`True`)
+        block (str, optional): ``"gcn"``, ``"resgcn"`` or ``"jknet"``. (default: :obj:`"gcn"`)
+    """
 
     def __init__(self, in_dim: int, num_classes: int, num_layers: int, hidden: int = 128,
                  dropout: float = 0.5, self_loop: bool = False, batch_norm: bool = False,
@@ -119,7 +142,22 @@ class AuthorsGCN(_Backbone):
 
 class AuthorsAPPNP(APPNPStar):
     """``New_APPNP`` of the authors: dropout before every propagation step, none on the
-    features; torch's default (``nn.Linear``) initialisation of both weight layers."""
+    features; torch's default (``nn.Linear``) initialisation of both weight layers.
+
+    Args:
+        in_dim (int): input feature width ``C``.
+        num_classes (int): number of classes.
+        num_layers (int): ``L``, the number of graph convolutions.
+        hidden (int, optional): hidden width. (default: :obj:`128`)
+        dropout (float, optional): dropout rate in ``[0, 1)``. (default: :obj:`0.5`)
+        self_loop (bool, optional): accepted for a common signature and ignored.
+            (default: :obj:`False`)
+        batch_norm (bool, optional): batch normalisation on hidden-width outputs.
+            (default: :obj:`False`)
+        bias (bool, optional): learnable biases. (default: :obj:`True`)
+        alpha (float, optional): the teleport coefficient ``α`` in ``[0, 1]``.
+            (default: :obj:`0.1`)
+    """
 
     def __init__(self, in_dim: int, num_classes: int, num_layers: int, hidden: int = 128,
                  dropout: float = 0.5, self_loop: bool = False, batch_norm: bool = False,
@@ -147,6 +185,24 @@ def make_authors_model(name: str, in_dim: int, num_classes: int, num_layers: int
                        generator: torch.Generator | None = None) -> nn.Module:
     """The authors' version of backbone ``name`` (arguments as
     :func:`dropedge_core.method.models.make_model`).
+
+    Args:
+        name (str): backbone name (case-insensitive), as :func:`~dropedge_core.method.models.make_model`.
+        in_dim (int): input feature width ``C``.
+        num_classes (int): number of classes.
+        num_layers (int): ``L``, the number of graph convolutions.
+        hidden (int, optional): hidden width. (default: :obj:`128`)
+        dropout (float, optional): dropout rate in ``[0, 1)``. (default: :obj:`0.5`)
+        self_loop (bool, optional): the paper's self-feature modelling ("Loop").
+            (default: :obj:`False`)
+        batch_norm (bool, optional): batch normalisation on hidden-width outputs.
+            (default: :obj:`False`)
+        bias (bool, optional): learnable biases. (default: :obj:`True`)
+        alpha (float, optional): teleport coefficient of ``appnp_star``. (default: :obj:`0.1`)
+        generator (torch.Generator, optional): dropout's random source. (default: :obj:`None`)
+
+    Returns:
+        torch.nn.Module: the authors' model.
 
     Example:
         >>> make_authors_model("jknet", 1433, 7, num_layers=8, hidden=16).out.weight.shape

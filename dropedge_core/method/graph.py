@@ -31,14 +31,31 @@ _CSR_NOISE = r".*(Sparse CSR tensor support is in beta|Sparse invariant checks a
 
 def csr_tensor(crow: torch.Tensor, col: torch.Tensor, values: torch.Tensor,
                size: tuple[int, int]) -> torch.Tensor:
-    """``torch.sparse_csr_tensor(crow, col, values, size)`` without torch's beta warnings."""
+    """``torch.sparse_csr_tensor(crow, col, values, size)`` without torch's beta warnings.
+
+    Args:
+        crow (Tensor): ``(R + 1,)`` long, the row pointers.
+        col (Tensor): ``(nnz,)`` long, the column of each entry.
+        values (Tensor): ``(nnz,)``, the value of each entry.
+        size (tuple[int, int]): the matrix's shape ``(R, C)``.
+
+    Returns:
+        Tensor: a sparse CSR ``(R, C)`` tensor.
+    """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_CSR_NOISE)
         return torch.sparse_csr_tensor(crow, col, values, size)
 
 
 def to_csr(x: torch.Tensor) -> torch.Tensor:
-    """``x.to_sparse_csr()`` (dense or coalesced COO ``x``) without torch's beta warnings."""
+    """``x.to_sparse_csr()`` (dense or coalesced COO ``x``) without torch's beta warnings.
+
+    Args:
+        x (Tensor): a 2-D dense or coalesced sparse COO tensor.
+
+    Returns:
+        Tensor: the same matrix in sparse CSR layout.
+    """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_CSR_NOISE)
         return x.to_sparse_csr()
@@ -88,15 +105,25 @@ class Derived:
 class Graph:
     """A node-classification graph.
 
-    Attributes:
-        name: dataset name (``"cora"``, ``"karate"``, ...).
-        x: ``(N, C)`` float node features, rows L1-normalised (zero rows stay zero).
-        y: ``(N,)`` long labels; ``-1`` marks an unlabelled node.
-        undirected_edges: ``(2, M)`` long, each undirected edge once, ``u < v``,
+    Args:
+        name (str): dataset name (``"cora"``, ``"karate"``, ...).
+        x (Tensor): ``(N, C)`` float node features, rows L1-normalised (zero rows stay zero).
+        y (Tensor): ``(N,)`` long labels; ``-1`` marks an unlabelled node.
+        undirected_edges (Tensor): ``(2, M)`` long, each undirected edge once, ``u < v``,
             sorted, no self-loops, no duplicates.
-        train_mask, val_mask, test_mask: ``(N,)`` bool split masks (disjoint).
-        num_classes: number of classes.
-        info: free-form provenance (where the data came from, split rule).
+        train_mask (Tensor): ``(N,)`` bool, the training nodes.
+        val_mask (Tensor): ``(N,)`` bool, the validation nodes (disjoint from the others).
+        test_mask (Tensor): ``(N,)`` bool, the test nodes (disjoint from the others).
+        num_classes (int): number of classes.
+        info (dict, optional): free-form provenance (where the data came from, split rule).
+            (default: :obj:`{}`)
+
+    Example:
+        >>> edges = simple_undirected_edges(torch.tensor([[0, 1, 2], [1, 2, 0]]), 3)
+        >>> none = torch.zeros(3, dtype=torch.bool)
+        >>> g = Graph("triangle", torch.eye(3), torch.tensor([0, 1, 1]), edges, none, none, none, 2)
+        >>> g.num_nodes, g.num_edges, g.edge_index.size(1)
+        (3, 3, 6)
     """
 
     name: str
@@ -190,6 +217,13 @@ def simple_undirected_edges(edge_index: torch.Tensor, num_nodes: int) -> torch.T
 
     Self-loops and duplicates (in either direction) are removed.
 
+    Args:
+        edge_index (Tensor): ``(2, E)`` integer, edges in any direction and order.
+        num_nodes (int): the number of nodes :math:`N` (every id below it).
+
+    Returns:
+        Tensor: ``(2, M)`` long.
+
     Example:
         >>> simple_undirected_edges(torch.tensor([[0, 1, 1, 2, 2], [1, 0, 1, 0, 1]]), 3)
         tensor([[0, 0, 1],
@@ -203,7 +237,19 @@ def simple_undirected_edges(edge_index: torch.Tensor, num_nodes: int) -> torch.T
 
 
 def l1_normalize_rows(x: torch.Tensor) -> torch.Tensor:
-    """Rows divided by their L1 norm; a zero row stays zero (never NaN)."""
+    """Rows divided by their L1 norm; a zero row stays zero (never NaN).
+
+    Args:
+        x (Tensor): ``(N, C)`` features.
+
+    Returns:
+        Tensor: ``(N, C)`` float32.
+
+    Example:
+        >>> l1_normalize_rows(torch.tensor([[1.0, 3.0], [0.0, 0.0]]))
+        tensor([[0.2500, 0.7500],
+                [0.0000, 0.0000]])
+    """
     x = x.float()
     norm = x.abs().sum(dim=1, keepdim=True)
     return x / norm.clamp(min=torch.finfo(x.dtype).tiny)

@@ -19,8 +19,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
+from dropedge_core._lazy import lazy_import
 from dropedge_core.method.graph import Graph, to_csr
 
 __all__ = [
@@ -80,8 +82,6 @@ def _reach_counts_scipy(graph: Graph, masks: torch.Tensor, sources: torch.Tensor
     segments. On Cora that is ~1 ms a layer for all 2708 sources, where a float
     sparse-dense product costs ~30 ms.
     """
-    import numpy as np
-
     directed = graph.directed_mask(masks.cpu()).numpy()
     ei = graph.edge_index.cpu().numpy()
     n, s = graph.num_nodes, sources.numel()
@@ -114,8 +114,6 @@ COUNT_ROWS = 1 << 16
 def _column_bit_counts(packed, num_bits: int):
     """``(num_bits,)`` int64: how many rows of ``packed`` (``(N, W)`` uint64, bit ``j``
     of a row = column ``j``) have each bit set, unpacked :data:`COUNT_ROWS` rows at a time."""
-    import numpy as np
-
     total = np.zeros(num_bits, dtype=np.int64)
     for start in range(0, packed.shape[0], COUNT_ROWS):  # a loop over blocks of 65536 rows
         block = packed[start:start + COUNT_ROWS]
@@ -128,8 +126,24 @@ def edge_numbers(graph: Graph, masks: torch.Tensor) -> list[int]:
     """Exact ``|Π_{i=0..l} (A^(i) + I)|`` for ``l = 0 .. L-1`` (a list of ``L`` ints).
 
     Args:
-        graph: the graph the masks index.
-        masks: ``(L, M)`` (or ``(L, 2M)``) bool, row 0 the input layer.
+        graph (Graph): the graph the masks index (at most :data:`EXACT_ALLOWED_MAX_NODES`
+            nodes).
+        masks (Tensor): ``(L, M)`` (or ``(L, 2M)``) bool, row 0 the input layer.
+
+    Returns:
+        list[int]: ``L`` non-zero counts, non-decreasing.
+
+    Raises:
+        ValueError: the graph is too large for the exact count (use :func:`men_estimate`).
+
+    Example:
+        >>> from dropedge_core.method.graph import Graph
+        >>> no = torch.zeros(3, dtype=torch.bool)
+        >>> path = Graph("path", torch.eye(3), torch.zeros(3).long(), torch.tensor([[0, 1], [1, 2]]),
+        ...              no, no, no, 1)  # 0 - 1 - 2
+        >>> kept = torch.ones(2, 2, dtype=torch.bool)  # L = 2 layers, both edges kept
+        >>> edge_numbers(path, kept)  # A + I has 7 entries, (A + I)^2 all 9
+        [7, 9]
     """
     if graph.num_nodes > EXACT_ALLOWED_MAX_NODES:
         raise ValueError(f"exact edge numbers need an (N, N) matrix; N={graph.num_nodes} > "
@@ -139,14 +153,40 @@ def edge_numbers(graph: Graph, masks: torch.Tensor) -> list[int]:
 
 
 def men(graph: Graph, masks: torch.Tensor) -> float:
-    """Exact MEN ``= (1/L) Σ_l |Π_{i=0..l} (A^(i) + I)|`` of one sample of masks."""
+    """Exact MEN ``= (1/L) Σ_l |Π_{i=0..l} (A^(i) + I)|`` of one sample of masks (paper §3).
+
+    Args:
+        graph (Graph): the graph the masks index.
+        masks (Tensor): ``(L, M)`` (or ``(L, 2M)``) bool, row 0 the input layer.
+
+    Returns:
+        float: the mean of :func:`edge_numbers`.
+
+    Example:
+        >>> from dropedge_core.method.graph import Graph
+        >>> no = torch.zeros(3, dtype=torch.bool)
+        >>> path = Graph("path", torch.eye(3), torch.zeros(3).long(), torch.tensor([[0, 1], [1, 2]]),
+        ...              no, no, no, 1)  # 0 - 1 - 2
+        >>> kept = torch.ones(2, 2, dtype=torch.bool)  # L = 2 layers, both edges kept
+        >>> men(path, kept)  # (7 + 9) / 2
+        8.0
+        >>> men(path, torch.tensor([[True, False], [True, True]]))  # (5 + 8) / 2
+        6.5
+    """
     counts = edge_numbers(graph, masks)
     return float(sum(counts)) / len(counts)
 
 
 @dataclass(frozen=True)
 class MenEstimate:
-    """MEN estimated from sampled source nodes: ``value ± stderr`` (``sources`` used)."""
+    """MEN estimated from sampled source nodes: ``value ± stderr`` (``sources`` used).
+
+    Args:
+        value (float): the MEN estimate (exact when ``stderr`` is 0).
+        stderr (float): its standard error.
+        sources (int): how many source nodes it used (``N`` when exact).
+        edge_numbers (tuple[float, ...]): the ``L`` per-layer edge numbers it averages.
+    """
 
     value: float
     stderr: float
@@ -162,6 +202,17 @@ def men_estimate(graph: Graph, masks: torch.Tensor, num_sources: int = DEFAULT_S
     exactly; MEN ``≈ N · mean(m_s)`` with standard error ``N · std(m_s) / sqrt(S)``
     times the finite-population correction ``sqrt((N - S) / (N - 1))`` (zero when every
     node is a source, where the estimate is exact). Cost ``O(L · nnz(A) · S)``.
+
+    Args:
+        graph (Graph): the graph the masks index.
+        masks (Tensor): ``(L, M)`` (or ``(L, 2M)``) bool, row 0 the input layer.
+        num_sources (int, optional): :math:`S`, the sources drawn (at most ``N``).
+            (default: :data:`DEFAULT_SOURCES`)
+        generator (torch.Generator, optional): the random source of the sources.
+            (default: :obj:`None`)
+
+    Returns:
+        MenEstimate: the estimate, its standard error, ``S`` and the per-layer numbers.
     """
     n = graph.num_nodes
     s = min(int(num_sources), n)
@@ -182,10 +233,31 @@ def men_measure(graph: Graph, masks: torch.Tensor, num_sources: int | None = Non
                 default_sources: int = DEFAULT_SOURCES) -> MenEstimate:
     """MEN of one sample by the package's one rule: exact or estimated.
 
-    ``num_sources``: ``0`` = exact; ``S > 0`` = estimated from ``S`` sampled sources
-    (exact when ``S >= N``); ``None`` = exact up to ``exact_up_to`` nodes, else estimated
-    from ``default_sources``. Exact results have ``stderr = 0`` and ``sources = N``.
     The trainer, the MEN studies and the command line all measure MEN through here.
+
+    Args:
+        graph (Graph): the graph the masks index.
+        masks (Tensor): ``(L, M)`` (or ``(L, 2M)``) bool, row 0 the input layer.
+        num_sources (int, optional): ``0`` = exact; ``S > 0`` = estimated from ``S`` sampled
+            sources (exact when ``S >= N``); ``None`` = exact up to ``exact_up_to`` nodes, else
+            estimated from ``default_sources``. (default: :obj:`None`)
+        generator (torch.Generator, optional): the random source of the sources.
+            (default: :obj:`None`)
+        exact_up_to (int, optional): the largest ``N`` measured exactly when
+            ``num_sources`` is ``None``. (default: :data:`EXACT_ALLOWED_MAX_NODES`)
+        default_sources (int, optional): ``S`` above that size. (default: :data:`DEFAULT_SOURCES`)
+
+    Returns:
+        MenEstimate: exact results have ``stderr = 0`` and ``sources = N``.
+
+    Example:
+        >>> from dropedge_core.method.graph import Graph
+        >>> no = torch.zeros(3, dtype=torch.bool)
+        >>> path = Graph("path", torch.eye(3), torch.zeros(3).long(), torch.tensor([[0, 1], [1, 2]]),
+        ...              no, no, no, 1)  # 0 - 1 - 2
+        >>> kept = torch.ones(2, 2, dtype=torch.bool)  # L = 2 layers, both edges kept
+        >>> men_measure(path, kept)
+        MenEstimate(value=8.0, stderr=0.0, sources=3, edge_numbers=(7.0, 9.0))
     """
     n = graph.num_nodes
     if num_sources is None:
@@ -199,8 +271,16 @@ def men_measure(graph: Graph, masks: torch.Tensor, num_sources: int | None = Non
 def layer_distances(hidden: list[torch.Tensor]) -> torch.Tensor:
     """``D^(l) = ||H^(l+1) - H^(l)||_F`` for consecutive entries of ``hidden``.
 
-    ``hidden`` is the list ``[H^(1), ..., H^(L-1)]`` of same-width hidden outputs;
-    returns ``(len(hidden) - 1,)`` with entry ``i`` the distance ``D^(i+1)``.
+    Args:
+        hidden (list[Tensor]): ``[H^(1), ..., H^(L-1)]``, same-width hidden outputs
+            ``(N, F)``.
+
+    Returns:
+        Tensor: ``(len(hidden) - 1,)``, entry ``i`` the distance ``D^(i+1)``.
+
+    Example:
+        >>> layer_distances([torch.zeros(2, 2), torch.ones(2, 2), torch.ones(2, 2)])
+        tensor([2., 0.])
     """
     if len(hidden) < 2:
         return torch.zeros(0)
@@ -209,11 +289,17 @@ def layer_distances(hidden: list[torch.Tensor]) -> torch.Tensor:
 
 
 def average_distance(hidden: list[torch.Tensor]) -> float:
-    """The paper's "Distance": ``(1/(L-3)) Σ_{l=1..L-3} D^(l)`` for an ``L``-layer GCN
-    whose hidden outputs are ``hidden = [H^(1), ..., H^(L-1)]``.
+    """The paper's "Distance": ``(1/(L-3)) Σ_{l=1..L-3} D^(l)`` for an ``L``-layer GCN.
 
     For ``L < 4`` (fewer than two distances in that range) the mean of all available
     distances is returned; ``nan`` when there are none.
+
+    Args:
+        hidden (list[Tensor]): ``[H^(1), ..., H^(L-1)]``, same-width hidden outputs
+            ``(N, F)``.
+
+    Returns:
+        float: the mean distance.
     """
     d = layer_distances(hidden)
     num_layers = len(hidden) + 1
@@ -224,9 +310,21 @@ def average_distance(hidden: list[torch.Tensor]) -> float:
 def dirichlet_energy(h: torch.Tensor, edge_index: torch.Tensor) -> float:
     """Dirichlet energy ``(1/N) Σ_{(i,j)} ||h_i/√(1+d_i) − h_j/√(1+d_j)||²``.
 
-    ``edge_index`` lists each undirected edge once (``graph.undirected_edges``); ``d``
-    are degrees. Zero exactly when ``h`` lies in the over-smoothing subspace of the
-    augmented normalised adjacency (for a connected graph).
+    Zero exactly when ``h`` lies in the over-smoothing subspace of the augmented
+    normalised adjacency (for a connected graph).
+
+    Args:
+        h (Tensor): ``(N, F)`` node representations.
+        edge_index (Tensor): ``(2, M)`` long, each undirected edge once
+            (``graph.undirected_edges``); ``d`` are the degrees it gives.
+
+    Returns:
+        float: the energy.
+
+    Example:
+        >>> e = dirichlet_energy(torch.tensor([[1.0], [0.0]]), torch.tensor([[0], [1]]))
+        >>> round(e, 6)  # (1/√2)² / N, N = 2
+        0.25
     """
     h = h.detach().float()
     n = h.size(0)
@@ -240,8 +338,21 @@ def mad(h: torch.Tensor, max_nodes: int = 2000, generator: torch.Generator | Non
     """Mean average cosine distance (MAD, Chen et al. 2020) over all node pairs.
 
     Per node, the mean of its non-zero cosine distances to the other nodes; then the
-    mean over nodes that have any. Near 0 means over-smoothed. Above ``max_nodes``
-    nodes a random subset of that size is used (the full matrix is ``N x N``).
+    mean over nodes that have any. Near 0 means over-smoothed.
+
+    Args:
+        h (Tensor): ``(N, F)`` node representations.
+        max_nodes (int, optional): above this many nodes a random subset of that size is
+            used (the full matrix is ``N x N``). (default: :obj:`2000`)
+        generator (torch.Generator, optional): the random source of that subset.
+            (default: :obj:`None`)
+
+    Returns:
+        float: MAD in ``[0, 2]``; 0 when no pair has a non-zero distance.
+
+    Example:
+        >>> mad(torch.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0]]))  # distances 1, 0 and 1
+        1.0
     """
     # float64: in float32 a node's distance to itself (or to a parallel row) rounds to
     # ~6e-8, above the 1e-8 "non-zero" cut, and would be counted as a distance
@@ -259,19 +370,22 @@ def mad(h: torch.Tensor, max_nodes: int = 2000, generator: torch.Generator | Non
 
 
 def component_labels(graph: Graph) -> torch.Tensor:
-    """Connected-component id of every node, ``(N,)`` long (scipy's csgraph)."""
+    """Connected-component id of every node, ``(N,)`` long (scipy's csgraph), memoised.
+
+    Args:
+        graph (Graph): the graph.
+
+    Returns:
+        Tensor: ``(N,)`` long, ids ``0 .. C - 1``.
+    """
     return graph.derived(_components)
 
 
 def _components(graph: Graph) -> torch.Tensor:
-    import numpy as np
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     u, v = graph.undirected_edges.cpu().numpy()
     n = graph.num_nodes
-    mat = coo_matrix((np.ones(u.size), (u, v)), shape=(n, n))
-    _, labels = connected_components(mat, directed=False)
+    mat = lazy_import("scipy.sparse").coo_matrix((np.ones(u.size), (u, v)), shape=(n, n))
+    _, labels = lazy_import("scipy.sparse.csgraph").connected_components(mat, directed=False)
     return torch.from_numpy(labels).long()
 
 
@@ -281,7 +395,15 @@ def subspace_distance(h: torch.Tensor, graph: Graph, relative: bool = True) -> f
     ``M`` is spanned by ``e_m = D~^{1/2} u_m``, one per connected component ``m``
     (``u_m`` its indicator, ``D~`` the degrees of ``A + I``). The ``e_m`` have disjoint
     supports, so they are orthogonal and the projection is one scatter per component
-    id. Returns ``||h − P_M h||_F``, divided by ``||h||_F`` when ``relative``.
+    id.
+
+    Args:
+        h (Tensor): ``(N, F)`` node representations.
+        graph (Graph): the graph whose components span ``M``.
+        relative (bool, optional): divide by ``||h||_F``. (default: :obj:`True`)
+
+    Returns:
+        float: ``||h − P_M h||_F`` (relative: over ``||h||_F``, 0 for ``h = 0``).
     """
     h = h.detach().float()
     comp = component_labels(graph).to(h.device)

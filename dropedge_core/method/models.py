@@ -71,7 +71,21 @@ class ModelError(ValueError):
 
 
 def check_backbone(name: str) -> str:
-    """Normalise a backbone name (``'APPNP*'`` → ``'appnp_star'``, alias ``'appnp'``)."""
+    """Normalise a backbone name (``'APPNP*'`` → ``'appnp_star'``, alias ``'appnp'``).
+
+    Args:
+        name (str): a backbone name or alias, in any case.
+
+    Returns:
+        str: one of :data:`BACKBONES`.
+
+    Raises:
+        ModelError: an unknown name; the message lists the valid ones.
+
+    Example:
+        >>> check_backbone("APPNP*")
+        'appnp_star'
+    """
     key = str(name).strip().lower()
     key = ALIASES.get(key, key)
     if key not in BACKBONES:
@@ -81,7 +95,15 @@ def check_backbone(name: str) -> str:
 
 
 def matmul(h: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """``h @ weight`` for a dense or sparse (CSR/COO) ``h``."""
+    """``h @ weight`` for a dense or sparse (CSR/COO) ``h``.
+
+    Args:
+        h (Tensor): ``(N, C)``, dense or sparse.
+        weight (Tensor): ``(C, F)`` dense.
+
+    Returns:
+        Tensor: ``(N, F)`` dense.
+    """
     return torch.sparse.mm(h, weight) if h.layout != torch.strided else h @ weight
 
 
@@ -89,8 +111,24 @@ def feature_dropout(x: torch.Tensor, p: float, training: bool,
                     generator: torch.Generator | None = None) -> torch.Tensor:
     """Inverted dropout that also works on sparse features (it drops their non-zeros).
 
-    With a ``generator`` the masks come from it (runs in parallel threads stay
-    reproducible); without one, from torch's global RNG (``F.dropout``).
+    Args:
+        x (Tensor): ``(N, C)`` features, dense or sparse (CSR/COO).
+        p (float): the drop rate in ``[0, 1)``.
+        training (bool): drop only when ``True`` (else ``x`` is returned as it is).
+        generator (torch.Generator, optional): the masks' random source (runs in parallel
+            threads stay reproducible); ``None`` = torch's global RNG (``F.dropout``).
+            (default: :obj:`None`)
+
+    Returns:
+        Tensor: ``x``'s shape and layout, kept values scaled by ``1 / (1 - p)``.
+
+    Example:
+        >>> feature_dropout(torch.ones(2, 2), 0.5, training=False)
+        tensor([[1., 1.],
+                [1., 1.]])
+        >>> out = feature_dropout(torch.ones(1000), 0.5, True, torch.Generator().manual_seed(0))
+        >>> sorted(set(out.tolist()))
+        [0.0, 2.0]
     """
     if not training or p == 0.0:
         return x
@@ -118,9 +156,11 @@ class GraphConv(nn.Module):
     than ``out_dim``. Weights are Glorot-uniform, the bias zero (as Kipf & Welling).
 
     Args:
-        in_dim, out_dim: widths of ``H`` and of the output.
-        bias: add a learnable bias.
-        self_loop: add the self-feature term ``H W_self`` (the paper's "Loop").
+        in_dim (int): width of ``H``.
+        out_dim (int): width of the output.
+        bias (bool, optional): add a learnable bias. (default: :obj:`True`)
+        self_loop (bool, optional): add the self-feature term ``H W_self`` (the paper's
+            "Loop"). (default: :obj:`False`)
     """
 
     def __init__(self, in_dim: int, out_dim: int, bias: bool = True, self_loop: bool = False):
@@ -217,7 +257,34 @@ class GCN(_Backbone):
     """``gcn``: ``H^(l+1) = σ(Â^(l) H^(l) W^(l))`` (paper Eq. (1), (3)); ``resgcn`` when
     ``residual=True``: ``H^(l+1) = σ(Â^(l) H^(l) W^(l)) + H^(l)`` on hidden → hidden layers.
 
-    ``L = 1`` is a single layer features → classes.
+    ``L = 1`` is a single layer features → classes. ``forward(x, adjs, return_hidden=False)``
+    takes ``x`` ``(N, C)`` and ``L`` sparse ``(N, N)`` adjacencies (row 0 the input layer's)
+    and returns log-probabilities ``(N, num_classes)`` (and ``[H^(1), ..., H^(L-1)]`` when
+    ``return_hidden``).
+
+    Args:
+        in_dim (int): input feature width ``C``.
+        num_classes (int): number of classes.
+        num_layers (int): ``L``, the number of layers that aggregate over an adjacency.
+        hidden (int, optional): hidden width. (default: :obj:`128`)
+        dropout (float, optional): dropout rate on the input of every weight layer, in
+            ``[0, 1)``. (default: :obj:`0.5`)
+        self_loop (bool, optional): the paper's self-feature modelling ("Loop").
+            (default: :obj:`False`)
+        batch_norm (bool, optional): batch normalisation on hidden-width outputs.
+            (default: :obj:`False`)
+        bias (bool, optional): learnable biases. (default: :obj:`True`)
+        residual (bool, optional): the ``resgcn`` skip connections. (default: :obj:`False`)
+
+    Example:
+        >>> from dropedge_core.method.normalization import full_adjacency, to_sparse
+        >>> from dropedge_core.data.synthetic import karate
+        >>> g = karate()
+        >>> adj = to_sparse(*full_adjacency(g), g.num_nodes)
+        >>> model = GCN(g.num_features, g.num_classes, num_layers=3, hidden=16).eval()
+        >>> out, hidden = model(g.x, [adj] * 3, return_hidden=True)
+        >>> out.shape, [h.shape for h in hidden]
+        (torch.Size([34, 4]), [torch.Size([34, 16]), torch.Size([34, 16])])
     """
 
     name = "gcn"
@@ -262,7 +329,32 @@ class GCN(_Backbone):
 class JKNet(_Backbone):
     """``jknet``: ``L`` graph convolutions ``H^(l+1) = σ(Â^(l) H^(l) W^(l))`` (features →
     hidden, then hidden → hidden); output ``log_softmax((H^(1) || ... || H^(L)) W_out)``
-    (paper appendix; Xu et al. 2018 with concatenation)."""
+    (paper appendix; Xu et al. 2018 with concatenation).
+
+    ``forward(x, adjs, return_hidden=False)`` returns log-probabilities
+    ``(N, num_classes)`` (and ``[H^(1), ..., H^(L)]`` when ``return_hidden``).
+
+    Args:
+        in_dim (int): input feature width ``C``.
+        num_classes (int): number of classes.
+        num_layers (int): ``L``, the number of layers that aggregate over an adjacency.
+        hidden (int, optional): hidden width. (default: :obj:`128`)
+        dropout (float, optional): dropout rate on the input of every weight layer, in
+            ``[0, 1)``. (default: :obj:`0.5`)
+        self_loop (bool, optional): the paper's self-feature modelling ("Loop").
+            (default: :obj:`False`)
+        batch_norm (bool, optional): batch normalisation on hidden-width outputs.
+            (default: :obj:`False`)
+        bias (bool, optional): learnable biases. (default: :obj:`True`)
+
+    Example:
+        >>> from dropedge_core.method.normalization import full_adjacency, to_sparse
+        >>> from dropedge_core.data.synthetic import karate
+        >>> g = karate()
+        >>> adj = to_sparse(*full_adjacency(g), g.num_nodes)
+        >>> JKNet(g.num_features, g.num_classes, num_layers=2, hidden=8).eval()(g.x, [adj] * 2).shape
+        torch.Size([34, 4])
+    """
 
     name = "jknet"
 
@@ -297,7 +389,31 @@ class APPNPStar(_Backbone):
     ``Z^(0) = ReLU(X W_in)``, ``Z^(l+1) = ReLU((1 - α) Â^(l) Z^(l) + α Z^(0))`` for
     ``l = 0 .. L-1``, output ``log_softmax(Z^(L) W_out)``.
 
-    ``self_loop`` does not apply (no per-layer weight) and is ignored.
+    ``forward(x, adjs, return_hidden=False)`` returns log-probabilities
+    ``(N, num_classes)`` (and ``[Z^(1), ..., Z^(L)]`` when ``return_hidden``).
+
+    Args:
+        in_dim (int): input feature width ``C``.
+        num_classes (int): number of classes.
+        num_layers (int): ``L``, the number of layers that aggregate over an adjacency.
+        hidden (int, optional): hidden width. (default: :obj:`128`)
+        dropout (float, optional): dropout rate on the input of every weight layer, in
+            ``[0, 1)``. (default: :obj:`0.5`)
+        self_loop (bool, optional): accepted for a common signature and ignored (no
+            per-layer weight to add a self term to). (default: :obj:`False`)
+        batch_norm (bool, optional): batch normalisation on hidden-width outputs.
+            (default: :obj:`False`)
+        bias (bool, optional): learnable biases. (default: :obj:`True`)
+        alpha (float, optional): the teleport coefficient ``α`` in ``[0, 1]``.
+            (default: :obj:`0.1`)
+
+    Example:
+        >>> from dropedge_core.method.normalization import full_adjacency, to_sparse
+        >>> from dropedge_core.data.synthetic import karate
+        >>> g = karate()
+        >>> adj = to_sparse(*full_adjacency(g), g.num_nodes)
+        >>> APPNPStar(g.num_features, g.num_classes, num_layers=4, hidden=8).eval()(g.x, [adj] * 4).shape
+        torch.Size([34, 4])
     """
 
     name = "appnp_star"
@@ -353,23 +469,34 @@ def make_model(name: str, in_dim: int, num_classes: int, num_layers: int, hidden
     """Build a backbone by name: ``gcn``, ``resgcn``, ``jknet``, ``appnp_star`` (alias ``appnp``).
 
     Args:
-        name: backbone name (case-insensitive).
-        in_dim: input feature width ``C``.
-        num_classes: number of classes.
-        num_layers: ``L``, the number of layers that aggregate over an adjacency.
-        hidden: hidden width.
-        dropout: dropout rate on the input of every weight layer, in ``[0, 1)``.
-        self_loop: the paper's self-feature modelling ("Loop").
-        batch_norm: batch normalisation on hidden-width outputs.
-        bias: learnable biases.
-        alpha: teleport coefficient of ``appnp_star`` (ignored by the others).
-        generator: dropout's random source (on the model's device); ``None`` = torch's
-            global RNG. The trainer passes a seeded one, so that runs in concurrent
-            threads do not share one RNG stream.
+        name (str): backbone name (case-insensitive).
+        in_dim (int): input feature width ``C``.
+        num_classes (int): number of classes.
+        num_layers (int): ``L``, the number of layers that aggregate over an adjacency.
+        hidden (int, optional): hidden width. (default: :obj:`128`)
+        dropout (float, optional): dropout rate on the input of every weight layer, in
+            ``[0, 1)``. (default: :obj:`0.5`)
+        self_loop (bool, optional): the paper's self-feature modelling ("Loop").
+            (default: :obj:`False`)
+        batch_norm (bool, optional): batch normalisation on hidden-width outputs.
+            (default: :obj:`False`)
+        bias (bool, optional): learnable biases. (default: :obj:`True`)
+        alpha (float, optional): teleport coefficient of ``appnp_star`` (ignored by the
+            others). (default: :obj:`0.1`)
+        generator (torch.Generator, optional): dropout's random source (on the model's
+            device); ``None`` = torch's global RNG. The trainer passes a seeded one, so that
+            runs in concurrent threads do not share one RNG stream. (default: :obj:`None`)
+
+    Returns:
+        torch.nn.Module: the backbone (a :class:`GCN`, :class:`JKNet` or :class:`APPNPStar`).
+
+    Raises:
+        ModelError: an unknown name or a bad option.
 
     Example:
-        >>> make_model("gcn", 1433, 7, num_layers=2).num_layers
-        2
+        >>> model = make_model("resgcn", 1433, 7, num_layers=4)
+        >>> model.name, model.num_layers, model.num_hidden_outputs
+        ('resgcn', 4, 3)
     """
     model = _build(check_backbone(name), in_dim, num_classes, num_layers, hidden, dropout, self_loop,
                    batch_norm, bias, alpha)

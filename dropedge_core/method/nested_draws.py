@@ -52,7 +52,18 @@ def last_layers(weights: torch.Tensor, steps: list[int], counts: list[int], neve
                 generator: torch.Generator | None) -> torch.Tensor:
     """``(E,)``: the last layer whose pool holds each item (``never``: never drawn), on the
     device of ``weights``. ``steps`` are the layers in drawing order, ``counts[layer]`` the
-    items each keeps; the paths are in the module docstring."""
+    items each keeps; the paths are in the module docstring.
+
+    Args:
+        weights (Tensor): ``(E,)`` positive weights.
+        steps (list[int]): the layers in drawing order.
+        counts (list[int]): ``counts[layer]``, the items each layer keeps.
+        never (int): the value of an item never drawn.
+        generator (torch.Generator, optional): the random source.
+
+    Returns:
+        Tensor: ``(E,)`` integer (int16 below 2**15 layers on the CPU path).
+    """
     if weights.device.type in NUMPY_DRAW_DEVICES:
         return _last_layers_numpy(weights, steps, counts, never, generator)
     if weights.numel() < HOST_DRAW_BELOW:

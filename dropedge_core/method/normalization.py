@@ -38,6 +38,21 @@ class NormalizationError(ValueError):
 
 
 def check_method(method: str) -> str:
+    """The canonical name of a normalisation (upper case), or :class:`NormalizationError`.
+
+    Args:
+        method (str): one of :data:`METHODS`, in any case.
+
+    Returns:
+        str: the name as :data:`METHODS` spells it.
+
+    Raises:
+        NormalizationError: an unknown name; the message lists the valid ones.
+
+    Example:
+        >>> check_method(" an ")
+        'AN'
+    """
     key = str(method).strip().upper()
     if key not in METHODS:
         raise NormalizationError(f"unknown normalization {method!r}; valid: {', '.join(METHODS)}")
@@ -49,14 +64,14 @@ def adjacencies(graph: Graph, masks: torch.Tensor, method: str = "AN",
     """Normalised adjacency of every layer, from a sampler's masks.
 
     Args:
-        graph: the graph the masks index.
-        masks: ``(L, M)`` bool (undirected) or ``(L, 2M)`` bool (``directed=True``
+        graph (Graph): the graph the masks index.
+        masks (Tensor): ``(L, M)`` bool (undirected) or ``(L, 2M)`` bool (``directed=True``
             samplers, columns of ``graph.edge_index``).
-        method: one of :data:`METHODS` (default ``"AN"``).
+        method (str, optional): one of :data:`METHODS`. (default: :obj:`"AN"`)
 
     Returns:
-        ``L`` pairs ``(edge_index (2, E_l + N), edge_weight (E_l + N,))``, self-loops
-        included, entries sorted by (row, column).
+        list[tuple[Tensor, Tensor]]: ``L`` pairs ``(edge_index (2, E_l + N),
+        edge_weight (E_l + N,))``, self-loops included, entries sorted by (row, column).
 
     The fast path, and the one way to script it: all layers' weights in one pass of
     :func:`layer_values` (the trainer's own), then each layer's entries picked out of
@@ -128,11 +143,22 @@ def layer_values(graph: Graph, masks: torch.Tensor, method: str = "AN", *,
     (a loop over chunks, not edges): on a 1M-node graph that is several times faster
     than whole-array temporaries. On an accelerator each pass is one call.
 
-    ``out`` (``(L, 2M + N)`` float, optional) receives the result; ``workspace`` (a dict
-    the caller keeps, optional) holds the value table between calls while it is under
-    :data:`KEEP_TABLE_BYTES`. Reusing them saves the page faults of fresh allocations
+    Reusing ``out`` and ``workspace`` saves the page faults of fresh allocations
     (~0.2 s per GB on the CPU, as much as the arithmetic on a 1M-node graph; see
     :class:`~dropedge_core.training.trainer.AdjacencyBuilder`).
+
+    Args:
+        graph (Graph): the graph the masks index.
+        masks (Tensor): ``(L, M)`` or ``(L, 2M)`` bool, as :func:`adjacencies` takes.
+        method (str, optional): one of :data:`METHODS`. (default: :obj:`"AN"`)
+        out (Tensor, optional): ``(L, 2M + N)`` float that receives the result.
+            (default: :obj:`None`)
+        workspace (dict, optional): a dict the caller keeps; it holds the value table
+            between calls while that is under :data:`KEEP_TABLE_BYTES`.
+            (default: :obj:`None`)
+
+    Returns:
+        Tensor: ``(L, 2M + N)`` float, row ``l`` the values of layer ``l``.
     """
     method = check_method(method)
     device = graph.undirected_edges.device  # (graph.edge_index would build 2M x 2 indices)
@@ -285,24 +311,76 @@ def _build_table_rows(graph: Graph, num: int) -> torch.Tensor:
 
 
 def full_adjacency(graph: Graph, method: str = "AN") -> tuple[torch.Tensor, torch.Tensor]:
-    """The normalised adjacency of the whole graph (evaluation uses the full graph)."""
+    """The normalised adjacency of the whole graph (evaluation uses the full graph).
+
+    Args:
+        graph (Graph): the graph.
+        method (str, optional): one of :data:`METHODS`. (default: :obj:`"AN"`)
+
+    Returns:
+        tuple[Tensor, Tensor]: ``edge_index (2, 2M + N)`` and ``edge_weight (2M + N,)``,
+        self-loops included.
+
+    Example:
+        >>> from dropedge_core.data.synthetic import karate
+        >>> edge_index, edge_weight = full_adjacency(karate())  # N = 34, M = 78
+        >>> edge_index.shape, edge_weight.shape
+        (torch.Size([2, 190]), torch.Size([190]))
+    """
     ones = torch.ones(1, graph.num_edges, dtype=torch.bool, device=graph.undirected_edges.device)
     return adjacencies(graph, ones, method)[0]
 
 
 def to_dense(edge_index: torch.Tensor, edge_weight: torch.Tensor, num_nodes: int) -> torch.Tensor:
-    """Dense ``(N, N)`` matrix of an ``(edge_index, edge_weight)`` pair (tests, small graphs)."""
+    """Dense ``(N, N)`` matrix of an ``(edge_index, edge_weight)`` pair (tests, small graphs).
+
+    Args:
+        edge_index (Tensor): ``(2, E)`` long, rows then columns.
+        edge_weight (Tensor): ``(E,)``, each entry's value (repeated entries are summed).
+        num_nodes (int): :math:`N`.
+
+    Returns:
+        Tensor: ``(N, N)`` of ``edge_weight``'s dtype.
+
+    Example:
+        >>> to_dense(torch.tensor([[0, 1], [1, 1]]), torch.tensor([0.5, 2.0]), 2)
+        tensor([[0.0000, 0.5000],
+                [0.0000, 2.0000]])
+    """
     out = torch.zeros(num_nodes, num_nodes, dtype=edge_weight.dtype, device=edge_weight.device)
     out.index_put_((edge_index[0], edge_index[1]), edge_weight, accumulate=True)
     return out
 
 
 def to_sparse(edge_index: torch.Tensor, edge_weight: torch.Tensor, num_nodes: int) -> torch.Tensor:
-    """A torch sparse CSR ``(N, N)`` matrix for fast ``A @ H`` products."""
+    """A torch sparse CSR ``(N, N)`` matrix for fast ``A @ H`` products.
+
+    Args:
+        edge_index (Tensor): ``(2, E)`` long, rows then columns.
+        edge_weight (Tensor): ``(E,)``, each entry's value (repeated entries are summed).
+        num_nodes (int): :math:`N`.
+
+    Returns:
+        Tensor: sparse CSR ``(N, N)``.
+    """
     coo = torch.sparse_coo_tensor(edge_index, edge_weight, (num_nodes, num_nodes))
     return to_csr(coo.coalesce())
 
 
 def propagate(adj: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    """``adj @ h`` for a sparse ``adj`` from :func:`to_sparse`."""
+    """``adj @ h`` for a sparse ``adj`` from :func:`to_sparse`.
+
+    Args:
+        adj (Tensor): sparse ``(N, N)``.
+        h (Tensor): dense ``(N, C)``.
+
+    Returns:
+        Tensor: dense ``(N, C)``.
+
+    Example:
+        >>> adj = to_sparse(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1.0, 1.0]), 2)
+        >>> propagate(adj, torch.tensor([[1.0], [2.0]]))
+        tensor([[2.],
+                [1.]])
+    """
     return torch.sparse.mm(adj, h)

@@ -21,12 +21,13 @@ __all__ = ["Entries", "entries", "entry_index", "entry_columns", "entry_transpos
 class Entries:
     """The entries every layer's adjacency draws from, built once per graph.
 
-    Attributes:
-        index: ``(2, 2M + N)`` long — the ``2M`` directed edges of ``graph.edge_index``
-            and the ``N`` self-loops, sorted by (row, column), i.e. in CSR order.
-        direction: ``(2M + N,)`` int: each entry's column of ``edge_index``, ``-1`` for a
-            self-loop (int32 when it fits: memory).
-        loops: ``(N,)`` long: the positions of the self-loops among ``index``.
+    Args:
+        index (Tensor): ``(2, 2M + N)`` long — the ``2M`` directed edges of
+            ``graph.edge_index`` and the ``N`` self-loops, sorted by (row, column), i.e. in
+            CSR order.
+        direction (Tensor): ``(2M + N,)`` int: each entry's column of ``edge_index``,
+            ``-1`` for a self-loop (int32 when it fits: memory).
+        loops (Tensor): ``(N,)`` long: the positions of the self-loops among ``index``.
     """
 
     index: torch.Tensor
@@ -36,7 +37,11 @@ class Entries:
 
 def entries(graph: Graph) -> Entries:
     """The graph's :class:`Entries`, built on first use and published whole (one object,
-    so no reader sees the index without its directions)."""
+    so no reader sees the index without its directions).
+
+    Args:
+        graph (Graph): the graph.
+    """
     return graph.derived(_build_entries)
 
 
@@ -44,14 +49,23 @@ def entry_index(graph: Graph) -> torch.Tensor:
     """``(2, 2M + N)``: the entries every layer's adjacency draws from — the ``2M``
     directed edges of ``graph.edge_index`` and the ``N`` self-loops — sorted by (row,
     column), i.e. in CSR order, so that a layer's weights over these entries are the
-    values of a CSR matrix with a fixed pattern."""
+    values of a CSR matrix with a fixed pattern.
+
+    Args:
+        graph (Graph): the graph.
+    """
     return entries(graph).index
 
 
 def entry_columns(graph: Graph, width: int) -> torch.Tensor:
     """``(2M + N,)`` long: for each entry of :func:`entry_index`, its column in a mask of
     ``width`` columns (``M``: undirected edge id; ``2M``: direction, i.e. column of
-    ``edge_index``), and ``width`` for a self-loop (a column that is always kept)."""
+    ``edge_index``), and ``width`` for a self-loop (a column that is always kept).
+
+    Args:
+        graph (Graph): the graph.
+        width (int): the masks' width, ``M`` or ``2M``.
+    """
     m = graph.num_edges
     if width not in (m, 2 * m):
         raise GraphError(f"mask width {width} matches neither M={m} nor 2M={2 * m}")
@@ -68,7 +82,11 @@ def entry_transpose(graph: Graph) -> torch.Tensor:
     """``(2M + N,)``: for each entry ``(i, j)`` of :func:`entry_index`, the position of entry
     ``(j, i)`` (a self-loop: its own). The pattern holds both directions of every edge, so
     a layer's ``A^T`` has ``A``'s pattern with its values gathered by this index
-    (:mod:`~dropedge_core.method.sparse_products`). Direction ``d`` reverses ``d ± M``."""
+    (:mod:`~dropedge_core.method.sparse_products`). Direction ``d`` reverses ``d ± M``.
+
+    Args:
+        graph (Graph): the graph.
+    """
     return graph.derived(_entry_transpose)
 
 
@@ -133,5 +151,9 @@ def _build_entries_by_sort(graph: Graph) -> Entries:
 
 
 def entry_loops(graph: Graph) -> torch.Tensor:
-    """``(N,)`` long: the positions of the self-loops among :func:`entry_index`."""
+    """``(N,)`` long: the positions of the self-loops among :func:`entry_index`.
+
+    Args:
+        graph (Graph): the graph.
+    """
     return entries(graph).loops

@@ -65,8 +65,19 @@ class SamplerError(ValueError):
 
 
 def check_rates(p_min: float, p_max: float, names: tuple[str, str] = ("p_min", "p_max")) -> None:
-    """Raise :class:`SamplerError` unless ``0 <= p_min <= p_max <= 1``; a bad rate is called
-    by its ``names`` (``("p", "p")`` for DropEdge's one rate: ``--p inf`` is no bad p_min)."""
+    """Raise :class:`SamplerError` unless ``0 <= p_min <= p_max <= 1``.
+
+    Args:
+        p_min (float): the keep rate of the sparsest layer.
+        p_max (float): the keep rate of the densest layer.
+        names (tuple[str, str], optional): what the message calls the two rates
+            (``("p", "p")`` for DropEdge's one rate: ``--p inf`` is no bad p_min).
+            (default: :obj:`("p_min", "p_max")`)
+
+    Raises:
+        SamplerError: a rate outside ``[0, 1]`` (or NaN, or not a number), or
+            ``p_min > p_max``; the message names the value.
+    """
     for pname, p in zip(names, (p_min, p_max)):
         if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0 or math.isnan(p):
             raise SamplerError(f"{pname} must be a keep rate in [0, 1] (got {p!r})")
@@ -75,6 +86,13 @@ def check_rates(p_min: float, p_max: float, names: tuple[str, str] = ("p_min", "
 
 
 def check_layers(num_layers: int, max_layers: int = MAX_LAYERS) -> None:
+    """Raise :class:`SamplerError` unless ``num_layers`` is an integer in ``1..max_layers``.
+
+    Args:
+        num_layers (int): the depth :math:`L`.
+        max_layers (int, optional): the largest depth allowed.
+            (default: :data:`~dropedge_core.method.limits.MAX_LAYERS`)
+    """
     if not isinstance(num_layers, int) or not 1 <= num_layers <= max_layers:
         raise SamplerError(f"num_layers must be an integer in 1..{max_layers} (got {num_layers!r})")
 
@@ -83,13 +101,30 @@ def p_max_prime(p_min: float, p_max: float) -> float:
     """The paper's hyperparameter ``p_max' = (p_max - p_min) / (1 - p_min)`` (appendix).
 
     ``p_min = 1`` leaves ``p_max'`` undefined; it is taken as 0.
+
+    Args:
+        p_min (float): the keep rate of the sparsest layer.
+        p_max (float): the keep rate of the densest layer.
+
+    Example:
+        >>> p_max_prime(0.5, 0.75)
+        0.5
     """
     check_rates(p_min, p_max)
     return 0.0 if p_min >= 1.0 else (p_max - p_min) / (1.0 - p_min)
 
 
 def p_max_from_prime(p_min: float, p_max_prime: float) -> float:
-    """Inverse of :func:`p_max_prime`: ``p_max = p_min + p_max' * (1 - p_min)``."""
+    """Inverse of :func:`p_max_prime`: ``p_max = p_min + p_max' * (1 - p_min)``.
+
+    Args:
+        p_min (float): the keep rate of the sparsest layer.
+        p_max_prime (float): the paper's ``p_max'`` in ``[0, 1]``.
+
+    Example:
+        >>> p_max_from_prime(0.5, 0.5)
+        0.75
+    """
     check_rates(p_min, p_min)
     if not 0.0 <= p_max_prime <= 1.0:
         raise SamplerError(f"p_max' must be in [0, 1] (got {p_max_prime!r})")
@@ -101,6 +136,15 @@ def keep_counts(num_edges: int, num_layers: int, p_min: float, p_max: float) -> 
 
     ``k_l = floor(M * (p_min + (p_max - p_min) * l / (L - 1)))``; for ``L = 1``,
     ``k_0 = floor(M * p_max)``.
+
+    Args:
+        num_edges (int): the number of edges :math:`M` to keep from.
+        num_layers (int): the depth :math:`L`.
+        p_min (float): the keep rate of layer 0 (the sparsest).
+        p_max (float): the keep rate of layer ``L - 1`` (the densest).
+
+    Returns:
+        Tensor: ``(L,)`` long, each count in ``0..M``.
 
     Example:
         >>> keep_counts(100, 3, 0.2, 0.6)
@@ -125,6 +169,23 @@ def kernel_weights(x: torch.Tensor, edges: torch.Tensor, kernel: str = "linear",
     features can give negative dot products), then ``1e-10`` is added so that edges
     with zero similarity stay drawable. O(E·C), vectorised, chunked over edges to bound
     memory.
+
+    Args:
+        x (Tensor): node features, ``(N, C)``.
+        edges (Tensor): ``(2, E)`` long, the end points of each edge.
+        kernel (str, optional): one of :data:`KERNELS`. (default: :obj:`"linear"`)
+        gamma (float, optional): the ``rbf`` kernel's bandwidth. (default: :data:`RBF_GAMMA`)
+
+    Returns:
+        Tensor: ``(E,)`` float32, every weight ``>= 1e-10``.
+
+    Raises:
+        SamplerError: an unknown ``kernel``.
+
+    Example:
+        >>> x = torch.tensor([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])
+        >>> kernel_weights(x, torch.tensor([[0, 1], [1, 2]]))
+        tensor([0.5000, 0.5000])
     """
     if kernel not in KERNELS:
         raise SamplerError(f"unknown kernel {kernel!r}; valid: {', '.join(KERNELS)}")
@@ -168,14 +229,25 @@ def successive_sample(weights: torch.Tensor | None, k: int, generator: torch.Gen
     ``weights`` is ``None``), keep the ``k`` largest keys among ``candidates``.
 
     Args:
-        weights: ``(E,)`` positive weights, or ``None`` for uniform.
-        k: how many to keep (``<= candidates.sum()``).
-        generator: the random source.
-        candidates: ``(E,)`` bool, the items allowed (default: all).
-        num_items: ``E`` when both ``weights`` and ``candidates`` are ``None``.
+        weights (Tensor, optional): ``(E,)`` positive weights, or ``None`` for uniform.
+        k (int): how many to keep (``<= candidates.sum()``).
+        generator (torch.Generator, optional): the random source. (default: :obj:`None`)
+        candidates (Tensor, optional): ``(E,)`` bool, the items allowed.
+            (default: :obj:`None`: all)
+        num_items (int, optional): ``E`` when both ``weights`` and ``candidates`` are
+            ``None``. (default: :obj:`None`)
 
     Returns:
-        ``(E,)`` bool mask with exactly ``k`` True entries.
+        Tensor: ``(E,)`` bool mask with exactly ``k`` True entries.
+
+    Raises:
+        SamplerError: ``k`` is more than the candidates.
+
+    Example:
+        >>> mask = successive_sample(torch.tensor([1.0, 1.0, 0.0001, 1.0]), 2,
+        ...                          torch.Generator().manual_seed(0))
+        >>> mask.shape, int(mask.sum())
+        (torch.Size([4]), 2)
     """
     ref = weights if weights is not None else candidates
     n = ref.numel() if ref is not None else int(num_items)
@@ -197,7 +269,16 @@ def draw_device(generator: torch.Generator | None, *tensors: torch.Tensor | None
     A CUDA generator draws only CUDA numbers (and a CPU one CPU numbers), so the keys are
     made where the generator lives — also when no tensor says where (uniform weights,
     only a count of items). Without a generator: the first tensor's device, else the CPU.
-    Raises :class:`SamplerError` when a given tensor lives on another device.
+
+    Args:
+        generator (torch.Generator, optional): the random source, or ``None``.
+        *tensors (Tensor, optional): the tensors the draw reads (``None`` entries skipped).
+
+    Returns:
+        torch.device: where the keys are drawn.
+
+    Raises:
+        SamplerError: a given tensor lives on another device than the generator.
     """
     present = [t for t in tensors if t is not None]
     if generator is not None:
@@ -231,6 +312,15 @@ def independent_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     """``(L, E)`` masks, row ``l`` an independent successive sample of ``counts[l]`` items.
 
     All rows in one pass: ``(L, E)`` keys, rank each row, keep ranks below its count.
+
+    Args:
+        weights (Tensor, optional): ``(E,)`` positive weights, or ``None`` for uniform.
+        counts (Tensor): ``(L,)`` long, how many items each row keeps.
+        generator (torch.Generator, optional): the random source. (default: :obj:`None`)
+        num_items (int, optional): ``E`` when ``weights`` is ``None``. (default: :obj:`None`)
+
+    Returns:
+        Tensor: ``(L, E)`` bool, row ``l`` with ``counts[l]`` True entries.
     """
     n = weights.numel() if weights is not None else int(num_items)
     device = draw_device(generator, weights)
@@ -256,6 +346,23 @@ def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     prefixes give the same distribution in one pass. With kernel weights each layer
     redraws from the layer before with fresh keys: Algorithm 1 nests by redrawing,
     which is not the same as taking prefixes of one ordering.
+
+    Args:
+        weights (Tensor, optional): ``(E,)`` positive weights, or ``None`` for uniform.
+        counts (Tensor): ``(L,)`` long, how many items each layer keeps.
+        generator (torch.Generator, optional): the random source. (default: :obj:`None`)
+        num_items (int, optional): ``E`` when ``weights`` is ``None``. (default: :obj:`None`)
+        increasing (bool, optional): nest upwards (LID) rather than downwards (LDD).
+            (default: :obj:`True`)
+
+    Returns:
+        Tensor: ``(L, E)`` bool, row ``l`` with ``counts[l]`` True entries.
+
+    Example:
+        >>> masks = nested_masks(torch.rand(6) + 0.1, torch.tensor([1, 3, 5]),
+        ...                      torch.Generator().manual_seed(0))
+        >>> masks.sum(1).tolist(), bool((masks[0] <= masks[1]).all() and (masks[1] <= masks[2]).all())
+        ([1, 3, 5], True)
     """
     num_layers = counts.numel()
     n = weights.numel() if weights is not None else int(num_items)
@@ -294,17 +401,30 @@ class EdgeSampler:
     """A point of the (layer relation × weighting) design.
 
     Args:
-        relation: one of :data:`RELATIONS`.
-        weighting: ``"uniform"`` or ``"kernel"``.
-        p_min, p_max: keep rates of the sparsest and densest layer.
-        p: keep rate of the ``"shared"`` relation (DropEdge/FD); default
-            ``(p_min + p_max) / 2``.
-        kernel: kernel of the ``"kernel"`` weighting (:data:`KERNELS`).
-        gamma: bandwidth of the ``rbf`` kernel.
-        directed: sample the two directions of each edge separately (the authors'
-            code); masks then have ``2M`` columns over ``graph.edge_index``. Default:
-            undirected, both directions kept or dropped together.
-        name: display name.
+        relation (str, optional): one of :data:`RELATIONS`. (default: :obj:`"increasing"`)
+        weighting (str, optional): ``"uniform"`` or ``"kernel"``. (default: :obj:`"kernel"`)
+        p_min (float, optional): keep rate of the sparsest layer. (default: :obj:`0.3`)
+        p_max (float, optional): keep rate of the densest layer. (default: :obj:`0.8`)
+        p (float, optional): keep rate of the ``"shared"`` relation (DropEdge/FD).
+            (default: :obj:`None`: ``(p_min + p_max) / 2``)
+        kernel (str, optional): kernel of the ``"kernel"`` weighting (:data:`KERNELS`).
+            (default: :obj:`"linear"`)
+        gamma (float, optional): bandwidth of the ``rbf`` kernel. (default: :data:`RBF_GAMMA`)
+        directed (bool, optional): sample the two directions of each edge separately (the
+            authors' code); masks then have ``2M`` columns over ``graph.edge_index``.
+            Otherwise both directions are kept or dropped together. (default: :obj:`False`)
+        name (str, optional): display name. (default: the paper's name of the point, else
+            ``"relation/weighting"``)
+
+    Raises:
+        SamplerError: an unknown relation, weighting or kernel, or a bad rate.
+
+    Example:
+        >>> from dropedge_core.data.synthetic import karate
+        >>> sampler = EdgeSampler("increasing", "uniform", p_min=0.2, p_max=0.6)
+        >>> masks = sampler.sample(karate(), 3, torch.Generator().manual_seed(0))
+        >>> masks.shape, masks.sum(1).tolist()  # 78 edges: floor(78 * (0.2, 0.4, 0.6))
+        (torch.Size([3, 78]), [15, 31, 46])
     """
 
     relation: str = "increasing"
@@ -381,9 +501,24 @@ class EdgeSampler:
 def make(name: str, **params) -> EdgeSampler:
     """The paper's named samplers: ``make("dropedge++", p_min=0.3, p_max=0.8)``.
 
-    ``name`` is one of :data:`NAMES`; ``params`` are :class:`EdgeSampler` fields
-    (``p_min``, ``p_max``, ``p``, ``kernel``, ``gamma``, ``directed``); a ``weighting``
-    or ``relation`` overrides the named default (``make("li", weighting="kernel")``).
+    Args:
+        name (str): one of :data:`NAMES` (case and surrounding blanks ignored).
+        **params (optional): :class:`EdgeSampler` fields (``p_min``, ``p_max``, ``p``,
+            ``kernel``, ``gamma``, ``directed``); a ``weighting`` or ``relation`` overrides
+            the named default (``make("li", weighting="kernel")``).
+
+    Returns:
+        EdgeSampler: the sampler, named ``name`` unless a field moved it off the named point.
+
+    Raises:
+        SamplerError: an unknown name or parameter, or a bad value.
+
+    Example:
+        >>> sampler = make("dropedge++", p_min=0.3, p_max=0.8)
+        >>> sampler.relation, sampler.weighting, sampler.name
+        ('increasing', 'kernel', 'dropedge++')
+        >>> make("li", weighting="kernel").name
+        'independent/kernel'
     """
     key = str(name).strip().lower()
     if key not in NAMED:

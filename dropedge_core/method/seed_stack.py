@@ -38,14 +38,16 @@ def block_diagonal(crow: torch.Tensor, col: torch.Tensor, blocks: int,
     """The CSR index of ``blocks`` copies of one ``(R, C)`` CSR pattern on a block diagonal.
 
     Args:
-        crow: ``(R + 1,)`` row offsets of the pattern.
-        col: ``(nnz,)`` its column indices.
-        blocks: ``S``, the number of copies.
-        block_cols: ``C``, the pattern's width (block ``s`` takes columns ``s C .. s C + C - 1``).
+        crow (Tensor): ``(R + 1,)`` row offsets of the pattern.
+        col (Tensor): ``(nnz,)`` its column indices.
+        blocks (int): ``S``, the number of copies.
+        block_cols (int): ``C``, the pattern's width (block ``s`` takes columns
+            ``s C .. s C + C - 1``).
 
     Returns:
-        ``(crow, col)`` of the ``(S R, S C)`` matrix, ``(S R + 1,)`` and ``(S nnz,)``; its values
-        are the ``S`` blocks' values one after the other (``(S, nnz)`` flattened).
+        tuple[Tensor, Tensor]: ``(crow, col)`` of the ``(S R, S C)`` matrix, ``(S R + 1,)``
+        and ``(S nnz,)``; its values are the ``S`` blocks' values one after the other
+        (``(S, nnz)`` flattened).
 
     Example:
         >>> block_diagonal(torch.tensor([0, 1, 2]), torch.tensor([1, 0]), 2, 2)
@@ -66,8 +68,8 @@ class SeedStack(nn.Module):
     """``S`` models of one backbone (``gcn``, ``resgcn``, ``jknet``, ``appnp_star``) as one.
 
     Args:
-        models: the seeds' models, alike but for their weights (same class, widths,
-            options); each one's ``generator`` is its dropout stream.
+        models (Sequence[torch.nn.Module]): the seeds' models, alike but for their weights
+            (same class, widths, options); each one's ``generator`` is its dropout stream.
 
     Every parameter and batch-norm buffer ``name`` of the models becomes one tensor
     ``(S, *shape)`` (:meth:`weight`); gradients of a sum of the seeds' losses reach each

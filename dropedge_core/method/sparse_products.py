@@ -26,7 +26,12 @@ TRANSPOSE_ATTRIBUTE = "transpose_entries"
 def with_transpose(adj: torch.Tensor, entries: torch.Tensor) -> torch.Tensor:
     """Mark the sparse CSR ``adj`` (its pattern symmetric) with ``entries``: ``(nnz,)``
     indices such that ``adj.values()[entries]`` are the values of ``adj^T`` in ``adj``'s own
-    pattern. Returns ``adj``."""
+    pattern. Returns ``adj``.
+
+    Args:
+        adj (Tensor): sparse CSR ``(N, N)``, its pattern symmetric.
+        entries (Tensor): ``(nnz,)`` long, the transpose's gather index.
+    """
     setattr(adj, TRANSPOSE_ATTRIBUTE, entries)
     return adj
 
@@ -53,6 +58,13 @@ def spmm(adj: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
     When ``adj`` carries a transpose index (:func:`with_transpose`) and only ``h`` needs a
     gradient, the backward uses it; otherwise (a plain sparse matrix, a differentiated
     ``adj``, no gradient wanted) this is ``torch.sparse.mm``.
+
+    Args:
+        adj (Tensor): sparse ``(N, N)``.
+        h (Tensor): dense ``(N, C)``.
+
+    Returns:
+        Tensor: dense ``(N, C)``.
     """
     entries = getattr(adj, TRANSPOSE_ATTRIBUTE, None)
     if entries is None or adj.requires_grad or not (torch.is_grad_enabled() and h.requires_grad):

@@ -22,5 +22,12 @@ STREAMS: dict[str, int] = {"dropedge++": 2}
 
 def stream_version(name: str) -> int:
     """The random stream version of the named sampler ``name`` (1 unless :data:`STREAMS` says
-    otherwise)."""
+    otherwise).
+
+    Args:
+        name (str): a name of :data:`~dropedge_core.method.samplers.NAMES`.
+
+    Returns:
+        int: the version, 1 or more.
+    """
     return STREAMS.get(name, 1)

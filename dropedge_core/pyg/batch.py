@@ -25,6 +25,11 @@ def check_batch(batch: Tensor, num_nodes: int, edge_index: Tensor) -> Tensor:
     r"""Validate PyG's ``batch`` vector; return ``ptr`` (graph ``g``'s nodes are
     ``ptr[g]:ptr[g + 1]``), shape :obj:`(B + 1,)`.
 
+    Args:
+        batch (LongTensor): The graph id of every node, shape :obj:`(N,)`, sorted.
+        num_nodes (int): The number of nodes :obj:`N`.
+        edge_index (LongTensor): The edge indices, shape :obj:`(2, E)`.
+
     Raises:
         ValueError: not one sorted non-negative graph id per node, or an edge between
             two graphs.
@@ -69,8 +74,20 @@ def sample_per_graph(graph: Graph, ptr: Tensor, sampler: samplers.EdgeSampler, n
     """``(L, M)`` (``(L, 2M)`` if directed) masks of ``graph``, every part of ``ptr`` drawn
     on its own, so each keeps its own share of its own edges.
 
-    ``cache``: a dict kept by the caller beside ``graph``; the parts (and their memoised
-    kernel weights) are reused while ``ptr`` is equal."""
+    Args:
+        graph (Graph): the batch as one graph.
+        ptr (LongTensor): :obj:`(B + 1,)`, graph ``g``'s nodes are ``ptr[g]:ptr[g + 1]``
+            (:func:`check_batch`).
+        sampler (EdgeSampler): the sampler every part is drawn with.
+        num_layers (int): The number of layers :obj:`L`.
+        generator (torch.Generator, optional): The random source. (default: :obj:`None`)
+        cache (dict, optional): a dict kept by the caller beside ``graph``; the parts (and
+            their memoised kernel weights) are reused while ``ptr`` is equal.
+            (default: :obj:`None`)
+
+    Returns:
+        BoolTensor: ``(L, M)`` or ``(L, 2M)``, over ``graph``'s edge columns.
+    """
     cached = cache.get("parts") if cache is not None else None
     if cached is not None and torch.equal(cached[0], ptr):
         parts = cached[1]

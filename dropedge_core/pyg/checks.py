@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from dropedge_core import memory
+from dropedge_core._lazy import lazy_import
 
 __all__ = ["MAX_NODES", "check_edge_index", "check_edge_values", "check_features", "check_generator",
            "check_homogeneous"]
@@ -110,6 +111,9 @@ def check_features(x: Tensor) -> None:
     """Refuse node features with NaN or inf: a kernel weight computed from them is NaN,
     which the samplers' keys order last, so the node's edges would silently never be kept.
 
+    Args:
+        x (Tensor): Node features, shape :obj:`(N, C)`.
+
     Raises:
         ValueError: naming the rows (nodes) that hold a non-finite value.
 
@@ -130,6 +134,14 @@ def check_features(x: Tensor) -> None:
 def check_generator(generator: object, device: torch.device | None = None) -> None:
     """Refuse a ``generator`` that is not a :class:`torch.Generator` (``None`` is torch's
     global one), or that draws on another device than ``device`` (the edges').
+
+    Args:
+        generator (torch.Generator, optional): The random source to check.
+        device (torch.device, optional): Where the edges are. (default: :obj:`None`:
+            any device)
+
+    Raises:
+        ValueError: not a generator, or one on another device.
 
     Example:
         >>> check_generator(42)  # doctest: +ELLIPSIS
@@ -152,6 +164,14 @@ def check_generator(generator: object, device: torch.device | None = None) -> No
 def check_edge_values(name: str, values: Tensor | None, num_edges: int) -> None:
     """Refuse ``edge_weight`` (``(E,)``) or ``edge_attr`` (``(E, ...)``) that do not have
     one row per ``edge_index`` column, or a non-finite edge weight.
+
+    Args:
+        name (str): :obj:`"edge_weight"` or :obj:`"edge_attr"`, as the message calls it.
+        values (Tensor, optional): The values (:obj:`None` passes).
+        num_edges (int): The number of :obj:`edge_index` columns :obj:`E`.
+
+    Raises:
+        ValueError: a wrong shape, or a NaN/inf edge weight.
 
     Example:
         >>> check_edge_values("edge_weight", torch.ones(3, 2), 3)
@@ -177,8 +197,16 @@ def check_edge_values(name: str, values: Tensor | None, num_edges: int) -> None:
 
 def check_homogeneous(data: object) -> None:
     """Refuse a :class:`~torch_geometric.data.HeteroData`: the samplers draw over one
-    edge set (pass ``data[edge_type].edge_index`` of one edge type instead)."""
-    from torch_geometric.data import HeteroData
+    edge set (pass ``data[edge_type].edge_index`` of one edge type instead).
+
+    Args:
+        data (object): A PyG data object (anything but a
+            :class:`~torch_geometric.data.HeteroData` passes).
+
+    Raises:
+        ValueError: :obj:`data` is a :class:`~torch_geometric.data.HeteroData`.
+    """
+    HeteroData = lazy_import("torch_geometric.data").HeteroData
 
     if isinstance(data, HeteroData):
         raise ValueError("HeteroData is not supported: DropEdge++ samples one homogeneous edge set; "

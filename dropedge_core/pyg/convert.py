@@ -76,6 +76,12 @@ def to_pyg(graph: Graph) -> Data:
     :obj:`y`, the split masks and :obj:`edge_index` with both directions of every edge
     (column :obj:`j + M` is column :obj:`j` reversed, as :attr:`Graph.edge_index`).
 
+    Args:
+        graph (Graph): The project's graph.
+
+    Returns:
+        Data: The same graph; :obj:`edge_index` has shape :obj:`(2, 2M)`.
+
     Example:
         >>> from dropedge_core import datasets
         >>> to_pyg(datasets.load("karate"))

@@ -61,7 +61,14 @@ def normalized_features(x: Tensor) -> Tensor:
 
     Rows already normalised (norm within 1e-6 of 1) and zero rows are taken as they are:
     dividing again would change their last bits, and with them the kernel weights and
-    possibly a draw (``to_pyg(graph).x`` must give the ``Graph`` path's masks)."""
+    possibly a draw (``to_pyg(graph).x`` must give the ``Graph`` path's masks).
+
+    Args:
+        x (Tensor): Node features, shape :obj:`(N, C)`, dense or sparse.
+
+    Returns:
+        Tensor: :obj:`(N, C)` dense float32.
+    """
     x = (x.to_dense() if x.layout != torch.strided else x).detach().float()
     norm = x.abs().sum(dim=1, keepdim=True)
     done = ((norm - 1.0).abs() <= 1e-6) | (norm == 0)
@@ -290,6 +297,9 @@ def layer_dropout_edge(edge_index: Tensor, num_layers: int, x: Tensor | None = N
         batch (LongTensor, optional): PyG's graph id of every node :obj:`(N,)`: each graph
             of the batch keeps its own share of its own edges (:mod:`~dropedge_core.pyg.batch`).
             (default: :obj:`None`: the rates apply to all edges together)
+        **unknown (optional): Refused: :obj:`p_min`/:obj:`p_max` with a
+            :class:`ValueError` that names :obj:`keep_min`/:obj:`keep_max` (the paper's
+            keep rates, spelled so here), any other name with a :class:`TypeError`.
 
     :rtype: list of (:class:`LongTensor`, :class:`BoolTensor`), or of
         (:class:`LongTensor`, :class:`Tensor`, :class:`BoolTensor`) with :obj:`edge_attr`

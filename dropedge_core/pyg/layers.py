@@ -128,6 +128,9 @@ class LayerDropEdge(nn.Module):
         normalization (str, optional): :obj:`"NA"`, :obj:`"FOG"`, :obj:`"AN"`,
             :obj:`"ANS"` or :obj:`"ARW"`: return normalised sparse adjacencies (above).
             (default: :obj:`None`: kept :obj:`edge_index` tensors)
+        **unknown (optional): Refused: :obj:`p_min`/:obj:`p_max` with a
+            :class:`ValueError` that names :obj:`keep_min`/:obj:`keep_max` (the paper's
+            keep rates, spelled so here), any other name with a :class:`TypeError`.
 
     Example:
         >>> from torch_geometric.nn import GCNConv
@@ -283,9 +286,29 @@ class SampleLayerEdges(BaseTransform):
     :obj:`data.edge_index[:, data.edge_layer_mask[:, l]]` is layer :obj:`l`'s graph.
     Being one row per edge, the mask follows :obj:`edge_index` through PyG's subgraph
     and batching utilities. As a dataset's :obj:`transform` it draws a fresh sample at
-    every access (every epoch); :obj:`data.x` feeds the kernel samplers. The arguments
-    are those of :class:`LayerDropEdge`. A :class:`~torch_geometric.data.HeteroData`
-    is refused (:class:`ValueError`).
+    every access (every epoch); :obj:`data.x` feeds the kernel samplers. A
+    :class:`~torch_geometric.data.HeteroData` is refused (:class:`ValueError`).
+
+    Args:
+        num_layers (int): The number of layers :obj:`L`.
+        sampler (str or EdgeSampler, optional): The sampler. (default: :obj:`"dropedge++"`)
+        keep_min (float, optional): Fraction of edges kept at the sparsest layer.
+            (default: :obj:`0.3`)
+        keep_max (float, optional): Fraction of edges kept at the densest layer.
+            (default: :obj:`0.8`)
+        p (float, optional): Drop probability of :obj:`"dropedge"`/:obj:`"fd"` (PyG's).
+            (default: :obj:`0.45`)
+        kernel (str, optional): The kernel of :obj:`"fd"`/:obj:`"dropedge++"`.
+            (default: :obj:`"linear"`)
+        directed (bool, optional): Sample the two directions of an edge separately.
+            (default: :obj:`False`)
+        force_undirected (bool, optional): PyG's name for :obj:`not directed`.
+            (default: :obj:`True`)
+        generator (torch.Generator, optional): The random source (on the graph's
+            device). (default: :obj:`None`: torch's global one)
+        **unknown (optional): Refused: :obj:`p_min`/:obj:`p_max` with a
+            :class:`ValueError` that names :obj:`keep_min`/:obj:`keep_max` (the paper's
+            keep rates, spelled so here), any other name with a :class:`TypeError`.
 
     Example:
         >>> from torch_geometric.data import Data

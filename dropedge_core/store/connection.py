@@ -71,12 +71,23 @@ def _busy_ms(seconds: float) -> int:
 
 
 def sqlite_engine(path: Path, timeout: float, notify: Callable[[str], None] | None = None) -> sa.Engine:
-    """A SQLite engine that opens a connection per use and starts every transaction
-    itself: ``BEGIN IMMEDIATE`` for writes (take the write lock at once: no lock-upgrade
-    deadlock between two writers), a deferred ``BEGIN`` and a first read for reads (the
-    read lock taken there too), each tried through :func:`databases.wait_unlocked` (at
-    most ``timeout`` seconds, announced through ``notify``). Once the lock is held, a
-    statement may still wait ``timeout`` seconds (SQLite's busy timeout)."""
+    """A SQLite engine that opens a connection per use and starts every transaction itself.
+
+    ``BEGIN IMMEDIATE`` for writes (take the write lock at once: no lock-upgrade deadlock
+    between two writers), a deferred ``BEGIN`` and a first read for reads (the read lock
+    taken there too), each tried through :func:`databases.wait_unlocked`. Once the lock is
+    held, a statement may still wait ``timeout`` seconds (SQLite's busy timeout).
+
+    Args:
+        path (Path): the database file.
+        timeout (float): the most seconds a transaction's start, and then a statement,
+            waits for a lock.
+        notify (Callable[[str], None], optional): where a wait is announced.
+            (default: :obj:`None`)
+
+    Returns:
+        sqlalchemy.Engine: the engine.
+    """
     first_try = min(databases.LOCK_TRY, timeout)
 
     def connect() -> sqlite3.Connection:
@@ -111,9 +122,25 @@ def sqlite_engine(path: Path, timeout: float, notify: Callable[[str], None] | No
 
 
 def error_kind(exc: BaseException, is_server: bool) -> type[StoreError]:
-    """The :class:`StoreError` type of a driver's (or SQLAlchemy's) error: what a caller
-    may do about it. SQLite says why only in its message, so the message is read here,
-    once, and nowhere else."""
+    """The :class:`StoreError` type of a driver's (or SQLAlchemy's) error: what a caller may
+    do about it. SQLite says why only in its message, so the message is read here, once,
+    and nowhere else.
+
+    Args:
+        exc (BaseException): the driver's or SQLAlchemy's error.
+        is_server (bool): the store is on a PostgreSQL server (not a SQLite file).
+
+    Returns:
+        type[StoreError]: :class:`StoreLocked`, :class:`StoreUnavailable`,
+        :class:`ForeignStore`, :class:`DamagedStore` or :class:`StoreError`.
+
+    Example:
+        >>> import sqlite3
+        >>> error_kind(sqlite3.OperationalError("database is locked"), is_server=False).__name__
+        'StoreLocked'
+        >>> error_kind(sqlite3.OperationalError("no such table: runs"), is_server=False).__name__
+        'ForeignStore'
+    """
     orig = getattr(exc, "orig", None) or exc
     if isinstance(orig, sqlite3.OperationalError):  # SQLite's own error, through SQLAlchemy or not
         line = str(orig)
@@ -131,7 +158,16 @@ def error_kind(exc: BaseException, is_server: bool) -> type[StoreError]:
 
 
 def error_message(exc: BaseException, where: str, is_server: bool) -> str:
-    """A database error of the store at ``where`` as one line."""
+    """A database error of the store at ``where`` as one line.
+
+    Args:
+        exc (BaseException): the driver's or SQLAlchemy's error.
+        where (str): the store as shown to the user (a file or a server's address).
+        is_server (bool): the store is on a PostgreSQL server.
+
+    Returns:
+        str: one line naming the store and what to do.
+    """
     line = databases.error_line(exc)
     if is_server and isinstance(exc, sa.exc.OperationalError):
         return f"cannot use the results store {where!r}: {line}"
@@ -146,14 +182,34 @@ def error_message(exc: BaseException, where: str, is_server: bool) -> str:
 
 def store_error(exc: BaseException, where: str, is_server: bool) -> StoreError:
     """A database error of the store at ``where`` as a typed one-line :class:`StoreError`
-    (:func:`error_kind`, :func:`error_message`); raise it ``from None``."""
+    (:func:`error_kind`, :func:`error_message`); raise it ``from None``.
+
+    Args:
+        exc (BaseException): the driver's or SQLAlchemy's error.
+        where (str): the store as shown to the user.
+        is_server (bool): the store is on a PostgreSQL server.
+
+    Returns:
+        StoreError: an instance of the type :func:`error_kind` chooses.
+    """
     return error_kind(exc, is_server)(error_message(exc, where, is_server))
 
 
 def use_wal(engine: sa.Engine, path: Path, timeout: float,
             notify: Callable[[str], None] | None = None) -> None:
-    """WAL journal (persistent: set once per file); the switch needs a moment without
-    other connections, so a locked database is waited for (:func:`databases.wait_unlocked`)."""
+    """WAL journal (persistent: set once per file); the switch needs a moment without other
+    connections, so a locked database is waited for (:func:`databases.wait_unlocked`).
+
+    Args:
+        engine (sqlalchemy.Engine): the file's engine (:func:`sqlite_engine`).
+        path (Path): the database file.
+        timeout (float): the most seconds to wait for the lock.
+        notify (Callable[[str], None], optional): where a wait is announced.
+            (default: :obj:`None`)
+
+    Raises:
+        StoreBusy: the file stayed locked for ``timeout`` seconds.
+    """
     def switch() -> None:
         with engine.connect() as conn:
             raw = conn.connection.dbapi_connection

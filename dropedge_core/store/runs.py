@@ -17,9 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from dropedge_core import databases, env, locations, paths
+from dropedge_core._lazy import lazy_import
 from dropedge_core.method import streams
 from dropedge_core.store import schema, versions
 from dropedge_core.store.claims import Claims
@@ -40,10 +42,26 @@ _PG_INIT_LOCK = 0x64726F70  # advisory lock id ("drop"): one worker creates the 
 
 def open_location(target: str | Path | locations.Location | None, wait: float | None = None,
                   on_wait: Callable[[str], None] | None = None) -> locations.Location:
-    """Parse and inspect a store location (default ``$DROPEDGE_RESULTS``,
-    :func:`dropedge_core.paths.results_store`); refuse, in one line, one that is not this
-    store's or not writable. Nothing is written. A SQLite file another process holds
-    locked is waited for up to ``wait`` seconds, announced through ``on_wait``."""
+    """Parse and inspect a store location; refuse, in one line, one that is not this
+    store's or not writable. Nothing is written.
+
+    Args:
+        target (str or Path or Location, optional): as :class:`ResultStore`'s ``path``
+            (``None``: ``$DROPEDGE_RESULTS``, :func:`dropedge_core.paths.results_store`).
+        wait (float, optional): seconds to wait for a SQLite file another process holds
+            locked. (default: :obj:`None`)
+        on_wait (Callable[[str], None], optional): where that wait is announced.
+            (default: :obj:`None`)
+
+    Returns:
+        Location: the parsed location, checked.
+
+    Raises:
+        StoreBusy: the file stayed locked.
+        ForeignStore: it holds another program's tables.
+        StoreError: it cannot be used (unparsable, newer schema, missing privileges,
+            read-only).
+    """
     try:
         where = paths.results_store() if target is None else target
         location = locations.parse(where, "results store", allowed=("postgresql",))
@@ -84,13 +102,16 @@ class ResultStore(Claims):
     PostgreSQL server.
 
     Args:
-        path: a database file (created with its folder), ``sqlite:///file``, or
-            ``postgresql://user[:password]@host[:port]/database``; default
-            ``$DROPEDGE_RESULTS``, else ``results/results.sqlite`` (:mod:`dropedge_core.paths`).
-        timeout: seconds one operation waits for a SQLite file another process holds
-            locked, announced after two seconds (``None``: ``DROPEDGE_LOCK_WAIT``, 60 s);
-            then :class:`~dropedge_core.store.connection.StoreBusy`.
-        on_wait: where that announcement goes (``None``: a ``note:`` line on stderr).
+        path (str or Path or Location, optional): a database file (created with its
+            folder), ``sqlite:///file``, or ``postgresql://user[:password]@host[:port]/database``.
+            (default: :obj:`None`: ``$DROPEDGE_RESULTS``, else ``results/results.sqlite``,
+            :mod:`dropedge_core.paths`)
+        timeout (float, optional): seconds one operation waits for a SQLite file another
+            process holds locked, announced after two seconds; then
+            :class:`~dropedge_core.store.connection.StoreBusy`.
+            (default: :obj:`None`: ``DROPEDGE_LOCK_WAIT``, 60 s)
+        on_wait (Callable[[str], None], optional): where that announcement goes.
+            (default: :obj:`None`: a ``note:`` line on stderr)
 
     Raises:
         StoreError: the location cannot be used (a directory, an unknown scheme, a missing
@@ -101,11 +122,18 @@ class ResultStore(Claims):
             :class:`~dropedge_core.store.connection.StoreUnavailable` for a state that may
             pass (a lock, a server restarting), the other types for one that will not.
 
-    Example (the second needs a PostgreSQL server)::
+    Example:
+        >>> import tempfile
+        >>> from dropedge_core.training import TrainConfig, train
+        >>> result = train(TrainConfig(dataset="karate", num_layers=2, epochs=3, device="cpu"))
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     store = ResultStore(f"{folder}/results.sqlite")
+        ...     key = store.put(result)
+        ...     print(store.has(result.config), len(store), store.get(key)["epochs_run"])
+        ...     store.close()
+        True 1 3
 
-        store = ResultStore("results/results.sqlite")
-        store.put(result); store.has(result.config)   # True
-        store = ResultStore("postgresql://me@db.lab/dropedge")
+        A server: ``ResultStore("postgresql://me@db.lab/dropedge")``.
     """
 
     def __init__(self, path: str | Path | locations.Location | None = None, timeout: float | None = None,
@@ -144,11 +172,7 @@ class ResultStore(Claims):
 
     def _insert(self, table: sa.Table):
         """The dialect's INSERT (with ``on_conflict_do_update``)."""
-        if self.is_server:
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert
-        return insert(table)
+        return (postgresql if self.is_server else sqlite).insert(table)
 
     def _init_schema(self) -> None:
         """Create what is missing and upgrade older rows (:mod:`.versions`), in one write
@@ -233,8 +257,7 @@ class ResultStore(Claims):
         With ``curves=True`` the ``history`` and ``diagnostics`` columns hold the decoded
         lists of event dicts.
         """
-        import pandas as pd
-
+        pd = lazy_import("pandas")
         names = ["key", "created_at", *self._columns]
         if curves:
             names += ["history_json", "diagnostics_json"]

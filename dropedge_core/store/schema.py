@@ -46,7 +46,18 @@ _COLUMN_TYPES = {"int": sa.BigInteger, "float": sa.Float, "bool": sa.Integer}
 
 
 def canonical_json(config: TrainConfig | dict) -> str:
-    """The config as canonical JSON (sorted keys, no spaces)."""
+    """The config as canonical JSON (sorted keys, no spaces), every field filled.
+
+    Args:
+        config (TrainConfig or dict): the run's config (or its dict, validated here).
+
+    Returns:
+        str: the JSON text.
+
+    Example:
+        >>> canonical_json({"dataset": "karate", "num_layers": 2})[:40]
+        '{"alpha":0.1,"backbone":"gcn","batch_nor'
+    """
     values = config.to_dict() if isinstance(config, TrainConfig) else TrainConfig.from_dict(config).to_dict()
     return json.dumps(values, sort_keys=True, separators=(",", ":"))
 
@@ -57,12 +68,22 @@ def run_key(config: TrainConfig | dict, stream: int | None = None) -> str:
     stream version when it is above 1.
 
     Args:
-        config: the run's config (or its dict).
-        stream: the stream version the run drew its masks from; default the version the code
-            draws today (:func:`dropedge_core.method.streams.stream_version`). A run of an
+        config (TrainConfig or dict): the run's config (or its dict).
+        stream (int, optional): the stream version the run drew its masks from. A run of an
             older stream has another key than today's run of the same config, so it never
             counts for a config asked for today; version 1 adds nothing (the keys written
-            before streams were versioned are version 1's).
+            before streams were versioned are version 1's). (default: :obj:`None`: the
+            version the code draws today, :func:`dropedge_core.method.streams.stream_version`)
+
+    Returns:
+        str: 64 hex digits.
+
+    Example:
+        >>> key = run_key({"dataset": "karate", "num_layers": 2})
+        >>> len(key), key == run_key({"dataset": "karate", "num_layers": 2, "device": "cpu"})
+        (64, True)
+        >>> key == run_key({"dataset": "karate", "num_layers": 2, "seed": 1})
+        False
     """
     values = config.to_dict() if isinstance(config, TrainConfig) else TrainConfig.from_dict(config).to_dict()
     for name in NOT_IN_KEY:
@@ -103,7 +124,12 @@ def tables() -> tuple[sa.MetaData, sa.Table, sa.Table]:
 
 def create(conn: sa.Connection, meta: sa.MetaData) -> None:
     """Create the tables that are missing, and a column for each config field added since
-    the table was made (a new field needs no schema version: its rows are read as before)."""
+    the table was made (a new field needs no schema version: its rows are read as before).
+
+    Args:
+        conn (sqlalchemy.Connection): a connection inside a write transaction.
+        meta (sqlalchemy.MetaData): the tables' metadata (:func:`tables`).
+    """
     meta.create_all(conn, checkfirst=True)
     have = {c["name"] for c in sa.inspect(conn).get_columns(TABLE)}
     quote = conn.dialect.identifier_preparer.quote

@@ -31,7 +31,13 @@ from dropedge_core.data import presets
 
 
 class Script(NamedTuple):
-    """One of the authors' scripts: its path, ``--epoch`` and checkpoint criterion."""
+    """One of the authors' scripts: its path, ``--epoch`` and checkpoint criterion.
+
+    Args:
+        path (str): the script's path in the authors' repository.
+        epochs (int): its ``--epoch``.
+        criterion (str): its checkpoint criterion (:data:`~dropedge_core.training.selection.CRITERIA`).
+    """
 
     path: str
     epochs: int
@@ -61,7 +67,16 @@ class AuthorsError(ValueError):
 
 
 def script(dataset: str, split: str | None, backbone: str) -> Script:
-    """The authors' script for the cell; raise :class:`AuthorsError` where there is none."""
+    """The authors' script for the cell; raise :class:`AuthorsError` where there is none.
+
+    Args:
+        dataset (str): a dataset of the authors' scripts.
+        split (str, optional): its split, ``"semi"`` or ``"full"`` (``None``: ``"semi"``).
+        backbone (str): the backbone.
+
+    Returns:
+        Script: the script.
+    """
     key = (str(dataset), "semi" if split is None else str(split), str(backbone))
     if key not in SCRIPTS:
         raise AuthorsError(f"no script of the authors for dataset={key[0]}, split={key[1]}, "
@@ -70,7 +85,16 @@ def script(dataset: str, split: str | None, backbone: str) -> Script:
 
 
 def recipe_fields(dataset: str, split: str | None, backbone: str) -> dict:
-    """The settings of the ``authors`` recipe for the cell (``num_layers`` included)."""
+    """The settings of the ``authors`` recipe for the cell (``num_layers`` included).
+
+    Args:
+        dataset (str): a dataset of the authors' scripts.
+        split (str, optional): its split, ``"semi"`` or ``"full"`` (``None``: ``"semi"``).
+        backbone (str): the backbone.
+
+    Returns:
+        dict: the settings, ``num_layers`` included.
+    """
     s = script(dataset, split, backbone)
     fields = presets.paper_preset(dataset, split, backbone)
     return {**fields, "epochs": s.epochs, "patience": 0, "batch_norm": False, "directed": True}

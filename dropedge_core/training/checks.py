@@ -29,11 +29,22 @@ def _estimate(config: TrainConfig, graph: Graph, seeds: int = 1) -> int:
 
 
 def check_memory(config: TrainConfig, graph: Graph) -> int:
-    """The estimated bytes of training ``config`` on ``graph``
-    (:func:`dropedge_core.memory.training_bytes`) on the device it would run on; raises
-    :class:`~dropedge_core.memory.MemoryLimitError` above that device's limit
-    (:func:`dropedge_core.memory.device_limit`: ``$DROPEDGE_MAX_MEMORY_GB`` on the CPU,
-    the free memory of a CUDA device)."""
+    """The estimated bytes of training ``config`` on ``graph`` on the device it would run on.
+
+    The estimate is :func:`dropedge_core.memory.training_bytes`; the limit
+    :func:`dropedge_core.memory.device_limit` (``$DROPEDGE_MAX_MEMORY_GB`` on the CPU, the
+    free memory of a CUDA device).
+
+    Args:
+        config (TrainConfig): the run's settings.
+        graph (Graph): the graph it would train on.
+
+    Returns:
+        int: the estimate in bytes.
+
+    Raises:
+        MemoryLimitError: the estimate is above the device's limit.
+    """
     device = resolve_device(config.device)
     return memory.check(
         _estimate(config, graph),
@@ -44,11 +55,23 @@ def check_memory(config: TrainConfig, graph: Graph) -> int:
 
 def seeds_per_batch(config: TrainConfig, graph: Graph, seeds: int) -> int:
     """How many of ``seeds`` seeds of ``config`` one batch may train together
-    (:mod:`dropedge_core.training.seed_batch`): the most whose estimate
-    (:func:`dropedge_core.memory.training_bytes` with ``seeds``: the graph held once, the
-    diagnostics' temporaries for one seed at a time) stays under the device's limit
-    (:func:`dropedge_core.memory.device_limit`); a seed that alone is above it is refused
-    (:func:`check_memory`)."""
+    (:mod:`dropedge_core.training.seed_batch`).
+
+    The most seeds whose estimate (:func:`dropedge_core.memory.training_bytes` with
+    ``seeds``: the graph held once, the diagnostics' temporaries for one seed at a time)
+    stays under the device's limit (:func:`dropedge_core.memory.device_limit`).
+
+    Args:
+        config (TrainConfig): the runs' settings (the seed aside).
+        graph (Graph): the graph they train on.
+        seeds (int): how many seeds are asked for.
+
+    Returns:
+        int: ``1 .. seeds``.
+
+    Raises:
+        MemoryLimitError: one seed alone is above the limit (:func:`check_memory`).
+    """
     check_memory(config, graph)
     limit, _ = memory.device_limit(resolve_device(config.device))
     size = 1
@@ -60,6 +83,10 @@ def seeds_per_batch(config: TrainConfig, graph: Graph, seeds: int) -> int:
 def check_trainable(config: TrainConfig, graph: Graph) -> None:
     """Refuse, before anything is allocated, a graph training cannot use (no labels, one
     class: every prediction right, 100% says nothing) or a run above the memory limit.
+
+    Args:
+        config (TrainConfig): the run's settings.
+        graph (Graph): the graph it would train on.
 
     Raises:
         ConfigError: no labels, one class.

@@ -52,20 +52,66 @@ _set = object.__setattr__
 class TrainConfig:
     """Everything that determines a training run (the results store keys on it).
 
-    Rates are **keep** rates. ``split=None`` takes the dataset's default split.
-    Every setting left ``None`` (depth, keep rates, normalisation, width, dropout, lr,
-    weight decay, epochs, patience, Loop, batch norm, α, directed) is filled on construction from
-    the named ``recipe`` (:mod:`dropedge_core.training.recipes`: ``"depth"`` by default, settings
-    that train at the run's depth); the filled values are the config (and its key), so
-    ``replace(num_layers=...)`` keeps the other values — build a new config to get the
-    recipe's values at another depth.
-    ``dataset="upload"`` is a user's uploaded graph (split ``"per-class"``), which
-    :func:`train` must be given as ``graph``.
-    ``patience`` counts epochs without a new best validation accuracy or loss (``0``
-    disables early stopping); ``diag_every = 0`` disables diagnostics. Names are
-    normalised on construction (``"APPNP*"`` → ``"appnp_star"``, ``"an"`` → ``"AN"``) and
-    every field is validated: a bad value raises :class:`ConfigError`. The config is
-    frozen: validated once, here, it cannot change afterwards (``replace`` makes a new one).
+    Rates are **keep** rates. Every setting left ``None`` is filled on construction from
+    the named ``recipe`` (:mod:`dropedge_core.training.recipes`); the filled values are the
+    config (and its key), so ``replace(num_layers=...)`` keeps the other values — build a
+    new config to get the recipe's values at another depth. Names are normalised on
+    construction (``"APPNP*"`` → ``"appnp_star"``, ``"an"`` → ``"AN"``) and every field is
+    validated. The config is frozen: validated once, here, it cannot change afterwards
+    (``replace`` makes a new one).
+
+    Args:
+        dataset (str, optional): a name of :data:`~dropedge_core.data.datasets.SOURCES`, or
+            ``"upload"`` for a user's graph, which :func:`train` must be given as ``graph``.
+            (default: :obj:`"cora"`)
+        split (str, optional): one of the dataset's splits (``"per-class"`` for an upload).
+            (default: :obj:`None`: the dataset's first split)
+        backbone (str, optional): one of :data:`~dropedge_core.method.models.BACKBONES` or an
+            alias. (default: :obj:`"gcn"`)
+        recipe (str, optional): one of :data:`~dropedge_core.training.recipes.RECIPES`.
+            (default: :obj:`"depth"`: settings that train at the run's depth)
+        num_layers (int, optional): the depth ``L`` in ``1..MAX_LAYERS``.
+            (default: :obj:`None`: the recipe's)
+        sampler (str, optional): one of :data:`~dropedge_core.method.samplers.NAMES`.
+            (default: :obj:`"dropedge++"`)
+        p_min (float, optional): keep rate of the sparsest layer. (default: :obj:`None`)
+        p_max (float, optional): keep rate of the densest layer, ``>= p_min``.
+            (default: :obj:`None`)
+        p (float, optional): DropEdge's and FD's one keep rate.
+            (default: :obj:`None`: ``(p_min + p_max) / 2``)
+        kernel (str, optional): the FD/DropEdge++ kernel
+            (:data:`~dropedge_core.method.samplers.KERNELS`). (default: :obj:`"linear"`)
+        directed (bool, optional): sample the two directions of an edge separately.
+            (default: :obj:`None`)
+        normalization (str, optional): one of
+            :data:`~dropedge_core.method.normalization.METHODS`. (default: :obj:`None`)
+        hidden (int, optional): hidden width, ``1..MAX_HIDDEN``. (default: :obj:`None`)
+        dropout (float, optional): feature dropout in ``[0, 1)``. (default: :obj:`None`)
+        lr (float, optional): Adam's learning rate in ``(0, MAX_LR]``. (default: :obj:`None`)
+        weight_decay (float, optional): in ``[0, MAX_WEIGHT_DECAY]``. (default: :obj:`None`)
+        epochs (int, optional): the epoch budget, ``1..MAX_EPOCHS``. (default: :obj:`None`)
+        patience (int, optional): epochs without a new best validation accuracy or loss
+            before an early stop; ``0`` disables early stopping. (default: :obj:`None`)
+        self_loop (bool, optional): the paper's "Loop". (default: :obj:`None`)
+        batch_norm (bool, optional): batch normalisation. (default: :obj:`None`)
+        alpha (float, optional): APPNP*'s teleport coefficient in ``[0, 1]``.
+            (default: :obj:`None`)
+        seed (int, optional): fixes the weights, the dropout masks and the edge samples,
+            ``0..MAX_SEED``. (default: :obj:`0`)
+        diag_every (int, optional): epochs between diagnostics events; ``0`` disables them.
+            (default: :obj:`10`)
+        device (str, optional): ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:<index>"``.
+            (default: :obj:`"auto"`)
+
+    Raises:
+        ConfigError: a bad value; the message names it and what is allowed.
+
+    Example:
+        >>> config = TrainConfig(dataset="karate", num_layers=4)
+        >>> config.split, config.p_min, config.p_max, config.hidden, config.normalization
+        ('per-class', 0.3, 0.8, 128, 'AN')
+        >>> config.replace(num_layers=8).hidden  # the other values are kept
+        128
     """
 
     dataset: str = "cora"
@@ -224,7 +270,23 @@ def _check_float(name: str, value, low: float, high: float, low_open: bool = Fal
 
 
 def resolve_device(name: str = "auto") -> torch.device:
-    """``"auto"`` → CUDA when available (the paper's setting), else CPU."""
+    """The device a config's ``device`` names: ``"auto"`` → CUDA when available (the
+    paper's setting), else CPU.
+
+    Args:
+        name (str, optional): ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:<index>"``.
+            (default: :obj:`"auto"`)
+
+    Returns:
+        torch.device: the device.
+
+    Raises:
+        ConfigError: CUDA asked for where there is none, or an unknown name.
+
+    Example:
+        >>> resolve_device("cpu")
+        device(type='cpu')
+    """
     name = str(name).strip().lower()
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -238,7 +300,14 @@ def resolve_device(name: str = "auto") -> torch.device:
 
 def device_name(device: torch.device) -> str:
     """The name the trainer reports for ``device`` (its start event's ``device_name``):
-    the GPU's name on CUDA (``torch.cuda.get_device_name``), else ``"CPU"``."""
+    the GPU's name on CUDA (``torch.cuda.get_device_name``), else ``"CPU"``.
+
+    Args:
+        device (torch.device): the run's device.
+
+    Returns:
+        str: the name.
+    """
     return torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
 
 
@@ -246,9 +315,22 @@ def device_name(device: torch.device) -> str:
 class RunResult:
     """The outcome of one :func:`train` call.
 
-    ``history`` holds the epoch events, ``diagnostics`` the diagnostics events, ``end``
-    the end event; ``test_acc`` is taken at ``best_epoch`` (``None`` when no epoch
-    finished, e.g. a NaN loss at epoch 1).
+    Args:
+        config (TrainConfig): the run's settings.
+        reason (str): why it ended, one of :data:`END_REASONS`.
+        message (str): the end in words.
+        best_epoch (int, optional): the epoch model selection chose (``None`` when no epoch
+            finished, e.g. a NaN loss at epoch 1).
+        best_val_acc (float, optional): the validation accuracy at ``best_epoch``.
+        test_acc (float, optional): the test accuracy at ``best_epoch``.
+        epochs_run (int): how many epochs ran.
+        total_time (float): the run's wall-clock seconds.
+        device (str): where it ran.
+        history (list[dict], optional): the epoch events. (default: :obj:`[]`)
+        diagnostics (list[dict], optional): the diagnostics events. (default: :obj:`[]`)
+        model (torch.nn.Module, optional): the trained model (its state after the last
+            epoch run), for views that look inside it; not part of :meth:`summary`.
+            (default: :obj:`None`)
     """
 
     config: TrainConfig

@@ -37,13 +37,25 @@ _DIGITS = 16
 
 @dataclass(frozen=True)
 class Fingerprint:
-    """The two stream hashes of one run (16 hex digits each)."""
+    """The two stream hashes of one run (16 hex digits each).
+
+    Args:
+        masks (str): :func:`masks_fingerprint`.
+        init (str): :func:`init_fingerprint`.
+    """
     masks: str
     init: str
 
 
 def masks_digest(masks: list[torch.Tensor]) -> str:
-    """SHA-256 (16 hex digits) of a sequence of bool mask tensors, in order, shapes included."""
+    """SHA-256 (16 hex digits) of a sequence of bool mask tensors, in order, shapes included.
+
+    Args:
+        masks (list[Tensor]): bool mask tensors, e.g. ``(L, M)`` per epoch.
+
+    Returns:
+        str: 16 hex digits.
+    """
     h = hashlib.sha256()
     for m in masks:
         h.update(repr(tuple(m.shape)).encode())
@@ -53,7 +65,14 @@ def masks_digest(masks: list[torch.Tensor]) -> str:
 
 def init_digest(model: torch.nn.Module) -> str:
     """SHA-256 (16 hex digits) of a model's state (every parameter and buffer by name, dtype,
-    shape and bytes)."""
+    shape and bytes).
+
+    Args:
+        model (torch.nn.Module): the model.
+
+    Returns:
+        str: 16 hex digits.
+    """
     h = hashlib.sha256()
     for name, value in model.state_dict().items():
         t = value.detach().to("cpu").contiguous()
@@ -68,7 +87,16 @@ def masks_fingerprint(config: TrainConfig, graph: Graph,
     the trainer's own sampler and generator (:func:`~.seeding.make_sampler`,
     :func:`~.seeding.sample_generator`). An epoch's masks depend only on that generator and
     the draws before it, never on training, so drawing them back to back gives the masks the
-    run trains on."""
+    run trains on.
+
+    Args:
+        config (TrainConfig): the run's settings.
+        graph (Graph): the loaded graph.
+        epochs (int, optional): how many epochs' masks to hash. (default: :data:`FINGERPRINT_EPOCHS`)
+
+    Returns:
+        str: 16 hex digits.
+    """
     device = resolve_device(config.device)
     g = graph if graph.x.device == device else graph.to(device)
     sampler = make_sampler(config, g)
@@ -78,7 +106,15 @@ def masks_fingerprint(config: TrainConfig, graph: Graph,
 
 def init_fingerprint(config: TrainConfig, graph: Graph) -> str:
     """:func:`init_digest` of the run's model right after the trainer builds it
-    (:func:`~.seeding.build_model`: its seed's weights)."""
+    (:func:`~.seeding.build_model`: its seed's weights).
+
+    Args:
+        config (TrainConfig): the run's settings.
+        graph (Graph): the loaded graph.
+
+    Returns:
+        str: 16 hex digits.
+    """
     device = resolve_device(config.device)
     return init_digest(build_model(config, graph, device))
 
@@ -89,9 +125,14 @@ def fingerprint(config: TrainConfig, graph: Graph | None = None,
     (same sampler, generators and model builder), without a training step.
 
     Args:
-        config: the run's settings (seed included).
-        graph: the loaded graph; default ``datasets.load(config.dataset, config.split)``.
-        epochs: how many epochs' masks to hash.
+        config (TrainConfig): the run's settings (seed included).
+        graph (Graph, optional): the loaded graph.
+            (default: :obj:`None`: ``datasets.load(config.dataset, config.split)``)
+        epochs (int, optional): how many epochs' masks to hash.
+            (default: :data:`FINGERPRINT_EPOCHS`)
+
+    Returns:
+        Fingerprint: the masks' and the initial weights' hashes.
     """
     if graph is None:
         graph = datasets.load(config.dataset, config.split)
@@ -109,7 +150,12 @@ INIT_FIELDS: tuple[str, ...] = ("dataset", "split", "recipe", "backbone", "num_l
 class FingerprintCache:
     """:func:`fingerprint` for many configs, each distinct half (:data:`MASKS_FIELDS`,
     :data:`INIT_FIELDS`) computed once (NoDrop, DropEdge and DropEdge++ runs of one seed
-    share their initial weights)."""
+    share their initial weights).
+
+    Args:
+        graph_of (Callable[[TrainConfig], Graph], optional): the graph of a config.
+            (default: :obj:`None`: ``datasets.load(config.dataset, config.split)``)
+    """
 
     def __init__(self, graph_of=None):
         self.graph_of = graph_of or (lambda config: datasets.load(config.dataset, config.split))

@@ -40,6 +40,9 @@ Example:
 """
 from __future__ import annotations
 
+from dropedge_core.data import presets
+from dropedge_core.training import authors
+
 RECIPES: tuple[str, ...] = ("depth", "quick", "paper", "authors")
 DEFAULT_RECIPE = "depth"
 #: Settings a recipe fills when a run does not give them (besides ``num_layers`` for
@@ -65,7 +68,18 @@ class RecipeError(ValueError):
 
 
 def check_recipe(name: str) -> str:
-    """The canonical recipe name; raise :class:`RecipeError` naming the valid ones."""
+    """The canonical recipe name; raise :class:`RecipeError` naming the valid ones.
+
+    Args:
+        name (str): a recipe name, in any case (``"preset"`` is read as ``"paper"``).
+
+    Returns:
+        str: one of :data:`RECIPES`.
+
+    Example:
+        >>> check_recipe("Preset")
+        'paper'
+    """
     key = str(name).strip().lower()
     if key == "preset":
         key = "paper"
@@ -75,7 +89,18 @@ def check_recipe(name: str) -> str:
 
 
 def depth_epochs(num_layers: int) -> int:
-    """The depth recipe's epoch budget: 200 up to L = 8, 300 up to 16, 400 beyond."""
+    """The depth recipe's epoch budget: 200 up to L = 8, 300 up to 16, 400 beyond.
+
+    Args:
+        num_layers (int): the depth ``L``.
+
+    Returns:
+        int: 200, 300 or 400.
+
+    Example:
+        >>> [depth_epochs(n) for n in (8, 9, 16, 17)]
+        [200, 300, 300, 400]
+    """
     return 200 if num_layers <= 8 else 300 if num_layers <= 16 else 400
 
 
@@ -98,6 +123,14 @@ def needs_batch_norm(recipe: str, backbone: str, num_layers: int) -> bool:
     of 64 convolutions) starts at a loss of 2.8e7 (chance) and at 2.2 with batch norm.
     So: ``"paper"`` — ResGCN and JKNet from :data:`BATCH_NORM_FROM` layers on;
     ``"depth"`` — ResGCN beyond :data:`BATCH_NORM_FROM` layers; ``"quick"`` never.
+
+    Args:
+        recipe (str): one of :data:`RECIPES`.
+        backbone (str): the backbone's canonical name.
+        num_layers (int): the depth ``L``.
+
+    Returns:
+        bool: whether batch norm is on.
     """
     backbone = str(backbone).strip().lower()
     if recipe == "paper":
@@ -115,7 +148,15 @@ SHALLOW_AT_EVERY_DEPTH: tuple[str, ...] = ("appnp_star",)
 
 
 def depth_recipe(num_layers: int, backbone: str = "gcn") -> dict:
-    """The depth recipe's settings for a ``backbone`` of ``num_layers`` layers (see the module)."""
+    """The depth recipe's settings for a ``backbone`` of ``num_layers`` layers (see the module).
+
+    Args:
+        num_layers (int): the depth ``L``.
+        backbone (str, optional): the backbone's canonical name. (default: :obj:`"gcn"`)
+
+    Returns:
+        dict: every setting of :data:`RECIPE_FIELDS`.
+    """
     if num_layers < DEEP_FROM or backbone in SHALLOW_AT_EVERY_DEPTH:
         return dict(SHALLOW)
     epochs = depth_epochs(num_layers)
@@ -130,13 +171,21 @@ def recipe_fields(recipe: str, dataset: str, split: str | None, backbone: str,
     run of ``backbone`` on ``dataset``/``split`` at depth ``num_layers`` (``None``: the
     recipe's depth, 2 for ``"depth"``/``"quick"``, the preset's for ``"paper"``).
 
+    Args:
+        recipe (str): one of :data:`RECIPES`.
+        dataset (str): the dataset.
+        split (str, optional): its split (``None``: the dataset's first).
+        backbone (str): the backbone.
+        num_layers (int, optional): the depth, or ``None`` for the recipe's.
+
+    Returns:
+        dict: the settings, ``num_layers`` included.
+
     Raises:
         RecipeError: unknown recipe, or ``"paper"`` where the paper has no preset.
     """
     recipe = check_recipe(recipe)
     if recipe == "authors":
-        from dropedge_core.training import authors  # imports the data layer's presets, as below
-
         try:
             fields = {**SHALLOW, **authors.recipe_fields(dataset, split, backbone)}
         except (authors.AuthorsError, ValueError) as exc:
@@ -145,8 +194,6 @@ def recipe_fields(recipe: str, dataset: str, split: str | None, backbone: str,
             fields["num_layers"] = int(num_layers)
         return fields
     if recipe == "paper":
-        from dropedge_core.data import presets  # data layer; imported here to keep this module's import light
-
         try:
             fields = presets.paper_preset(dataset, split, backbone)
         except presets.PresetError as exc:
@@ -165,7 +212,14 @@ def recipe_fields(recipe: str, dataset: str, split: str | None, backbone: str,
 def settings_label(config) -> str:
     """A run's settings in a few characters, for tables: the recipe's name, plus
     ``+name=value`` for each hyperparameter the run changed (keep rates aside), e.g.
-    ``"depth"``, ``"quick+batch_norm=True"``."""
+    ``"depth"``, ``"quick+batch_norm=True"``.
+
+    Args:
+        config (TrainConfig): the run's settings.
+
+    Returns:
+        str: the label.
+    """
     try:
         given = recipe_fields(config.recipe, config.dataset, config.split, config.backbone,
                               config.num_layers)
@@ -181,6 +235,16 @@ def parse_settings_label(label: str) -> tuple[str, dict]:
     """The inverse of :func:`settings_label`: ``(recipe, {name: value})`` of a label such as
     ``"quick+batch_norm=True+lr=0.001"``. Values are read as the label wrote them (``True``/
     ``False``, integers, else floats or text); :class:`TrainConfig` validates them.
+
+    Args:
+        label (str): a label :func:`settings_label` wrote.
+
+    Returns:
+        tuple[str, dict]: the recipe and the changed hyperparameters.
+
+    Example:
+        >>> parse_settings_label("quick+batch_norm=True+lr=0.001")
+        ('quick', {'batch_norm': True, 'lr': 0.001})
 
     Raises:
         RecipeError: a part after the recipe is not ``name=value`` of a hyperparameter.
@@ -212,7 +276,14 @@ def from_legacy(values: dict) -> dict:
     ``recipe``) with the recipe that then filled its defaults: ``"paper"`` when its
     settings are the paper preset's for its dataset, split and backbone (depth aside:
     the old Depth study used presets at every depth), else ``"quick"`` (the old
-    defaults)."""
+    defaults).
+
+    Args:
+        values (dict): the old config dict.
+
+    Returns:
+        dict: ``values`` with its ``recipe``.
+    """
     out = dict(values)
     if "recipe" in out:
         return out
@@ -232,7 +303,18 @@ def from_legacy(values: dict) -> dict:
 
 
 def describe(fields: dict) -> str:
-    """Settings in a few words (for captions): ``hidden 128 · dropout 0 · lr 0.001 · ...``."""
+    """Settings in a few words (for captions): ``hidden 128 · dropout 0 · lr 0.001 · ...``.
+
+    Args:
+        fields (dict): settings of :data:`RECIPE_FIELDS` (missing ones are left out).
+
+    Returns:
+        str: the words, joined by `` · ``.
+
+    Example:
+        >>> describe(SHALLOW)
+        'hidden 128 · dropout 0.5 · lr 0.01 · weight decay 0.0005 · AN · 200 epochs · patience 100'
+    """
     out = [f"hidden {fields['hidden']}", f"dropout {fields['dropout']:g}", f"lr {fields['lr']:g}",
            f"weight decay {fields['weight_decay']:g}", f"{fields['normalization']}",
            f"{fields['epochs']} epochs"]

@@ -22,7 +22,15 @@ _INIT_LOCK = threading.Lock()
 
 
 def make_sampler(config: TrainConfig, g: Graph) -> samplers.EdgeSampler:
-    """The run's sampler, its kernel weights computed (and memoised) on ``g``'s device once."""
+    """The run's sampler, its kernel weights computed (and memoised) on ``g``'s device once.
+
+    Args:
+        config (TrainConfig): the run's settings.
+        g (Graph): the graph, on the run's device.
+
+    Returns:
+        EdgeSampler: the sampler.
+    """
     sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
                             kernel=config.kernel, directed=config.directed)
     sampler.weights(g)
@@ -30,13 +38,30 @@ def make_sampler(config: TrainConfig, g: Graph) -> samplers.EdgeSampler:
 
 
 def sample_generator(config: TrainConfig, device: torch.device) -> torch.Generator:
-    """The generator the run's edge samples draw from (its seed's mask stream)."""
+    """The generator the run's edge samples draw from (its seed's mask stream).
+
+    Args:
+        config (TrainConfig): the run's settings.
+        device (torch.device): where the run draws.
+
+    Returns:
+        torch.Generator: seeded, on ``device``.
+    """
     return torch.Generator(device=device).manual_seed(config.seed)
 
 
 def build_model(config: TrainConfig, g: Graph, device: torch.device) -> torch.nn.Module:
     """The backbone, its weights drawn from ``config.seed`` (the authors' models for the
-    ``authors`` recipe)."""
+    ``authors`` recipe).
+
+    Args:
+        config (TrainConfig): the run's settings.
+        g (Graph): the graph (its feature width and classes).
+        device (torch.device): where the model lives.
+
+    Returns:
+        torch.nn.Module: the backbone on ``device``.
+    """
     build = make_authors_model if config.recipe == "authors" else make_model
     with _INIT_LOCK:
         torch.manual_seed(config.seed)
@@ -48,5 +73,13 @@ def build_model(config: TrainConfig, g: Graph, device: torch.device) -> torch.nn
 
 def seed_streams(config: TrainConfig, device: torch.device) -> tuple[torch.Generator, torch.Generator]:
     """A run's ``(edge samples', diagnostics')`` generators, seeded from ``config.seed`` (the
-    weights' and dropout's come from :func:`build_model`); batched seeds take theirs here too."""
+    weights' and dropout's come from :func:`build_model`); batched seeds take theirs here too.
+
+    Args:
+        config (TrainConfig): the run's settings.
+        device (torch.device): where the run draws.
+
+    Returns:
+        tuple[torch.Generator, torch.Generator]: the edge samples' and the diagnostics'.
+    """
     return sample_generator(config, device), torch.Generator().manual_seed(config.seed + 2)

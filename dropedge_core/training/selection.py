@@ -29,8 +29,16 @@ class ModelSelection:
     """The best epoch so far and the patience counter, updated once per epoch.
 
     Args:
-        patience: epochs without a new best accuracy or a new lowest loss after which
+        patience (int): epochs without a new best accuracy or a new lowest loss after which
             :meth:`update` says stop; ``0`` never stops.
+        epoch (int, optional): the best epoch so far (state). (default: :obj:`None`)
+        val_acc (float, optional): its validation accuracy. (default: :obj:`-1.0`)
+        val_loss (float, optional): its validation loss. (default: :obj:`inf`)
+        test_acc (float, optional): its test accuracy. (default: :obj:`None`)
+        lowest_loss (float, optional): the lowest validation loss so far.
+            (default: :obj:`inf`)
+        since_improved (int, optional): epochs since the last improvement.
+            (default: :obj:`0`)
 
     Example:
         >>> s = ModelSelection(patience=2)
@@ -79,7 +87,11 @@ class AuthorsCheckpoint:
     always returns ``False``.
 
     Args:
-        criterion: one of :data:`CRITERIA`.
+        criterion (str): one of :data:`CRITERIA`.
+        epoch (int, optional): the checkpoint's epoch (state). (default: :obj:`None`)
+        val_acc (float, optional): its validation accuracy. (default: :obj:`-1.0`)
+        test_acc (float, optional): its test accuracy. (default: :obj:`None`)
+        best_score (float, optional): its score. (default: :obj:`-inf`)
 
     Example:
         >>> s = AuthorsCheckpoint("val_acc")
@@ -118,7 +130,14 @@ def make_selection(config) -> ModelSelection | AuthorsCheckpoint:
     """The model selection of a run (a :class:`~dropedge_core.training.config.TrainConfig`):
     for the ``authors`` recipe :class:`AuthorsCheckpoint` with the criterion of the cell's
     script (:func:`dropedge_core.training.authors.script`), else :class:`ModelSelection`
-    with ``config.patience``."""
+    with ``config.patience``.
+
+    Args:
+        config (TrainConfig): the run's settings.
+
+    Returns:
+        ModelSelection or AuthorsCheckpoint: a fresh selection.
+    """
     if config.recipe == "authors":
         return AuthorsCheckpoint(authors.script(config.dataset, config.split, config.backbone).criterion)
     return ModelSelection(config.patience)

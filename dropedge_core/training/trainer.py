@@ -83,6 +83,20 @@ class AdjacencyBuilder:
     1.4 GB allocation per epoch on a 1M-node graph, whose page faults cost as much as
     computing it): use a call's matrices before calling again, as the trainer does (one
     call per epoch). :meth:`full` returns matrices of their own.
+
+    Args:
+        graph (Graph): the graph whose masks the calls take.
+        method (str, optional): one of :data:`~dropedge_core.method.normalization.METHODS`.
+            (default: :obj:`"AN"`)
+
+    Example:
+        >>> from dropedge_core.data.synthetic import karate
+        >>> from dropedge_core.method import samplers
+        >>> g = karate()
+        >>> masks = samplers.make("dropedge++").sample(g, 3, torch.Generator().manual_seed(0))
+        >>> adjs = AdjacencyBuilder(g)(masks)
+        >>> len(adjs), adjs[0].shape, adjs[0].layout
+        (3, torch.Size([34, 34]), torch.sparse_csr)
     """
 
     def __init__(self, graph: Graph, method: str = "AN"):
@@ -122,7 +136,19 @@ class AdjacencyBuilder:
 
 def prepare_features(x: torch.Tensor) -> torch.Tensor:
     """``x`` as a sparse CSR matrix when it is sparse enough (bag-of-words features),
-    else unchanged: ``X W`` of Cora is ~20x faster that way."""
+    else unchanged: ``X W`` of Cora is ~20x faster that way.
+
+    Args:
+        x (Tensor): ``(N, C)`` dense features.
+
+    Returns:
+        Tensor: ``(N, C)``, sparse CSR when under :data:`SPARSE_FEATURES_BELOW` non-zero,
+        else ``x`` itself.
+
+    Example:
+        >>> prepare_features(torch.eye(4)).layout  # 25% non-zero
+        torch.sparse_csr
+    """
     if x.numel() and float((x != 0).float().mean()) < SPARSE_FEATURES_BELOW:
         return to_csr(x)
     return x
@@ -137,7 +163,14 @@ def device_memory(device: torch.device) -> dict:
     """``{"memory_in_use": bytes, "memory_peak": bytes}`` of a CUDA device: what torch's
     tensors hold now and the most they held since the run started
     (``torch.cuda.memory_allocated`` / ``max_memory_allocated``; runs in parallel threads on
-    one device share the figures); ``{}`` on the CPU."""
+    one device share the figures); ``{}`` on the CPU.
+
+    Args:
+        device (torch.device): the run's device.
+
+    Returns:
+        dict: the two figures in bytes, or ``{}``.
+    """
     if device.type != "cuda":
         return {}
     return {"memory_in_use": torch.cuda.memory_allocated(device),
@@ -154,17 +187,20 @@ def diagnostics(graph: Graph, hidden: list[torch.Tensor], masks: torch.Tensor,
     """Over-smoothing diagnostics of one evaluation pass and one sample of masks.
 
     Args:
-        graph: the graph (on the device of ``hidden``).
-        hidden: same-width hidden outputs of the full-graph forward pass.
-        masks: the epoch's ``(L, M)`` sample (MEN, edge numbers).
-        generator: random source of MEN's sampled sources on big graphs (kept apart
-            from training's, so diagnostics never change a run).
-        mad_nodes: MAD is an ``S x S`` computation; above this many nodes it uses a
-            random subset, the same one (drawn from ``seed``) for every layer and call,
-            so that MAD curves over layers and epochs compare like with like.
+        graph (Graph): the graph (on the device of ``hidden``).
+        hidden (list[Tensor]): same-width hidden outputs ``(N, F)`` of the full-graph
+            forward pass.
+        masks (Tensor): the epoch's ``(L, M)`` sample (MEN, edge numbers).
+        generator (torch.Generator, optional): random source of MEN's sampled sources on
+            big graphs (kept apart from training's, so diagnostics never change a run).
+            (default: :obj:`None`)
+        mad_nodes (int, optional): MAD is an ``S x S`` computation; above this many nodes
+            it uses a random subset, the same one for every layer and call, so that MAD
+            curves over layers and epochs compare like with like. (default: :data:`MAD_NODES`)
+        seed (int, optional): the seed of that subset. (default: :obj:`0`)
 
     Returns:
-        ``layer_distances`` (``len(hidden) - 1``), ``average_distance`` (``None`` if
+        dict: ``layer_distances`` (``len(hidden) - 1``), ``average_distance`` (``None`` if
         undefined), ``dirichlet``/``mad``/``subspace_distance`` (one per hidden output),
         ``men``, ``edge_numbers`` (``L``) and, when estimated, ``men_stderr``.
     """
@@ -336,16 +372,34 @@ def train(config: TrainConfig, graph: Graph | None = None,
           stop_event: threading.Event | None = None) -> RunResult:
     """Train one model; return its :class:`RunResult` and stream events to ``on_event``.
 
-    Args:
-        config: the run's settings (validated again here).
-        graph: a loaded graph; default ``datasets.load(config.dataset, config.split)``
-            (required for ``dataset="upload"``).
-        on_event: called with every event dict (see the module docstring), in order.
-        stop_event: when set, the run stops before the next epoch (reason ``"stopped"``).
-
     Everything is placed on the device once (:func:`_prepare`); an epoch only samples,
     normalises, steps and evaluates (:func:`_epoch`). ``config.seed`` fixes the weights, the
     dropout masks and the edge samples. Model selection: :func:`.selection.make_selection`.
+
+    Args:
+        config (TrainConfig): the run's settings.
+        graph (Graph, optional): a loaded graph (required for ``dataset="upload"``).
+            (default: :obj:`None`: ``datasets.load(config.dataset, config.split)``)
+        on_event (Callable[[dict], None], optional): called with every event dict (see
+            the module docstring), in order. (default: :obj:`None`)
+        stop_event (threading.Event, optional): when set, the run stops before the next
+            epoch (reason ``"stopped"``). (default: :obj:`None`)
+
+    Returns:
+        RunResult: the end, the chosen epoch's accuracies, the curves and the model.
+
+    Raises:
+        ConfigError: an upload given no graph, or a graph without labels, a second
+            class or training nodes.
+        MemoryLimitError: the run's estimate is above the device's memory limit
+            (:func:`~dropedge_core.training.checks.check_memory`).
+
+    Example:
+        >>> events = []
+        >>> config = TrainConfig(dataset="karate", num_layers=2, epochs=5, device="cpu")
+        >>> result = train(config, on_event=events.append)
+        >>> result.reason, result.epochs_run, [e["type"] for e in events][:2], events[-1]["type"]
+        ('finished', 5, ['start', 'epoch'], 'end')
     """
     emit = on_event or (lambda event: None)  # config: validated on construction (frozen)
     t_start = time.perf_counter()
