@@ -12,7 +12,15 @@ __all__ = ["check_memory", "check_trainable", "keep_share", "seeds_per_batch"]
 
 def keep_share(config: TrainConfig, graph: Graph) -> float:
     """The largest share of ``graph``'s edges one layer of ``config``'s sample keeps (the
-    sampler's densest layer over the mask's width; 1 for NoDrop and an edgeless graph)."""
+    sampler's densest layer over the mask's width; 1 for NoDrop and an edgeless graph).
+
+    Args:
+        config (TrainConfig): the run's sampler, keep rates and depth.
+        graph (Graph): the graph it samples.
+
+    Returns:
+        float: a share in ``[0, 1]``.
+    """
     sampler = samplers.make(config.sampler, p_min=config.p_min, p_max=config.p_max, p=config.p,
                             kernel=config.kernel, directed=config.directed)
     width = sampler.num_items(graph)
