@@ -278,9 +278,11 @@ def _epoch(batch: _Batch, epoch: int) -> list[tuple[int, str, str]]:
 
 
 def _start(configs: list[TrainConfig], shared: tuple, emit: Callable[[int, dict], None],
-           stops: list) -> _Batch:
-    """The batch's seeds (weights and streams as their single runs), stack, Adam and adjacencies."""
+           stops: list | None = None) -> _Batch:
+    """The batch's seeds (weights and streams as their single runs, ``stops`` their own stop
+    flags), stack, Adam and adjacencies."""
     device, g, sampler, builder = shared
+    stops = stops if stops is not None else [None] * len(configs)
     seeds = [_new_seed(config, g, device, stop) for config, stop in zip(configs, stops, strict=True)]
     stack = SeedStack([seed.model for seed in seeds]).to(device)
     adjacencies = SeedAdjacencies(builder, len(seeds))
