@@ -183,8 +183,8 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
                    help="train the seeds of a cell (every setting but the seed) together, as train "
                         "--batch-seeds does: every free seed of a cell is claimed at once, each seed "
                         "stored as its single run would be, a seed whose claim another worker takes "
-                        "over stopped alone; faster on a GPU, about the same on a CPU; not for "
-                        "--recipe authors")
+                        "over stopped alone; expected faster on a GPU, about the same on a CPU "
+                        "(docs/PERFORMANCE.md); not for --recipe authors")
     _add_output_flags(p)
 
 
@@ -239,7 +239,7 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
                    help="seeds each cell's best is trained on (default 0 1 2 3 4)")
     p.add_argument("--batch-seeds", action="store_true",
                    help="train a cell's --best-seeds together, as train --batch-seeds does (the "
-                        "trials stay single runs); faster on a GPU, about the same on a CPU")
+                        "trials stay single runs); expected faster on a GPU, about the same on a CPU")
     p.add_argument("--storage", default=None,
                    help="Optuna storage URL or SQLite file (default $DROPEDGE_TUNING_STORAGE or "
                         "results/tuning.sqlite)")
