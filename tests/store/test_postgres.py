@@ -54,7 +54,8 @@ TUNE = [sys.executable, "-m", "dropedge_core", "tune", "--dataset", "karate", "-
 def workers(pg):
     """Every multi-worker group started at once, as on a real cluster (and so that the
     slow part, starting Python processes, overlaps): 2 sweep workers on one database,
-    3 on another, 2 batched sweep workers on a third, 2 tune workers on a fourth. ``{group: (url, [process, ...])}``."""
+    3 on another, 2 batched sweep workers on a third, 2 tune workers on a fourth.
+    ``{group: (url, [process, ...])}``."""
     groups = {}
     for n in (2, 3):
         url = pg.new_database()
