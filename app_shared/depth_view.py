@@ -188,8 +188,14 @@ def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None
         f"store**, **{counts['bundled']} bundled with the app**, **{len(missing)} missing**. "
         + (f"Store: {store_label(store.path)} on the server." if store is not None else
            f"The results store cannot be opened ({private(store_error)}): only bundled runs are shown."))
+    together = st.checkbox("Train a cell's seeds together", key="ds_batch", disabled=running,
+                           help="“Run missing” trains the missing seeds of each cell as one batched "
+                                "model, each seed stored as its own run would be (the same masks, "
+                                "weights and selected epoch). Faster on a GPU, about the same on a CPU "
+                                "(a small graph's GPU epoch is mostly kernel launches, which the batch "
+                                "shares: expected, not yet measured; CPU measured in docs/PERFORMANCE.md).")
     if start and missing:
-        new = jobs.SweepJob(missing, store, graph=graph, idle_timeout=None, start=False)
+        new = jobs.SweepJob(missing, store, graph=graph, idle_timeout=None, start=False, batch_seeds=together)
         if job_links.register(new, "sweep", PAGE, SWEEP_PARAM):
             ss["ds_job"] = new.start()
             st.rerun()

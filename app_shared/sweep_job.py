@@ -33,6 +33,8 @@ class SweepJob(WatchedJob):
         train_fn: ``(config, graph, on_event, stop_event) -> RunResult`` (tests pass fakes;
             default :func:`dropedge_core.training.trainer.train`).
         lease: seconds a claim lives without renewal (renewed while a run trains).
+        batch_seeds: train the free seeds of a cell together
+            (:func:`~dropedge_core.studies.sweep.run_claimed`'s ``batch_seeds``).
 
     Progress, for a poller: :attr:`stored`, :attr:`skipped`, :attr:`failures`,
     :attr:`waiting` (runs other workers hold), :attr:`current` (the config training now),
@@ -43,7 +45,7 @@ class SweepJob(WatchedJob):
     def __init__(self, configs: Sequence[TrainConfig], store, graph=None,
                  idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
                  max_seconds: float | None = DEFAULT_MAX_SECONDS, train_fn: Callable | None = None,
-                 start: bool = True, lease: float | None = None):
+                 start: bool = True, lease: float | None = None, batch_seeds: bool = False):
         from dropedge_core.claims import DEFAULT_LEASE, ClaimedRuns
         from dropedge_core.training import train
 
@@ -51,6 +53,7 @@ class SweepJob(WatchedJob):
         self.configs = list(configs)  # frozen, validated configs
         self.store = store
         self.graph = graph
+        self.batch_seeds = batch_seeds
         self.train_fn = train_fn or (lambda config, graph, on_event, stop_event: train(
             config, graph, on_event=on_event, stop_event=stop_event))
         self._runs = ClaimedRuns(store, self.configs, lease=lease or DEFAULT_LEASE, stop_event=self._stop)
@@ -111,7 +114,8 @@ class SweepJob(WatchedJob):
     def _body(self) -> None:
         # a failing run is recorded and the sweep goes on; a failing store ends it (error)
         run_claimed(self._runs, self.store, self.graph, train_fn=self.train_fn, on_event=self._on_event,
-                    stop_event=self._stop, keep_going=True, outcome=self.outcome)
+                    stop_event=self._stop, keep_going=True, outcome=self.outcome,
+                    batch_seeds=self.batch_seeds)
 
     @property
     def progress(self) -> float:
@@ -120,6 +124,7 @@ class SweepJob(WatchedJob):
             return 1.0
         current = self.current
         part = min(self.epoch / current.epochs, 1.0) if current is not None and current.epochs else 0.0
+        part *= max(len(self.outcome.batch), 1)  # seeds in one batch advance together
         return min((self.over + part) / self.total, 1.0)
 
     @property
@@ -140,8 +145,11 @@ class SweepJob(WatchedJob):
             if current is None:
                 return f"starting · {counts}"
             backbone = BACKBONE_LABELS.get(current.backbone, current.backbone)
-            return (f"run {self.over + 1} of {self.total}: {sampler_label(current.sampler)} · "
-                    f"{backbone} L={current.num_layers} · seed {current.seed}, epoch {self.epoch} "
+            seeds = [c.seed for c in self.outcome.batch] or [current.seed]
+            which = (f"run {self.over + 1} of {self.total}" if len(seeds) == 1 else
+                     f"runs {self.over + 1}–{self.over + len(seeds)} of {self.total} in one batch")
+            return (f"{which}: {sampler_label(current.sampler)} · {backbone} L={current.num_layers} · "
+                    f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}, epoch {self.epoch} "
                     f"of {current.epochs} · {counts}")
         if self.error:
             return f"failed: {self.error} · {counts}"

@@ -18,7 +18,9 @@ Example (a worker's loop; ``tests/store/test_storage_targets.py`` and
         if result.reason != "stopped":
             store.put(result)
 
-(:func:`dropedge_core.studies.sweep.run_claimed` is that loop with the one storing rule.)
+(:func:`dropedge_core.studies.sweep.run_claimed` is that loop with the one storing rule;
+with ``batch_seeds`` it walks :meth:`ClaimedRuns.batches`: every free seed of a cell
+claimed at once, each claim renewed and lost on its own.)
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from dropedge_core.store import ResultStore, StoreError, run_key
@@ -122,6 +124,8 @@ class ClaimedRuns:
     :attr:`waiting` (runs claimed by other live workers, when nothing else is left).
     The caller reports a run it stored with :meth:`stored`, one that failed with
     :meth:`failed_run`; a run it neither stored nor failed is released for others.
+    :meth:`batches` hands out the runs of one group together (a cell's seeds, trained as
+    one batch).
     """
 
     def __init__(self, store: ResultStore, configs: Sequence[TrainConfig], owner: str | None = None,
@@ -162,33 +166,67 @@ class ClaimedRuns:
             del self.pending[key]
         self.skipped += len(stored)
 
+    def _settle(self, claim: Claim) -> None:
+        """The caller is done with ``claim``: stop renewing it, release it unless its run
+        was stored, and count it."""
+        claim.renewer.close()
+        outcome = self._outcome.pop(claim.key, None)
+        if outcome != "stored":  # not stored: let another worker have it
+            self.store.release(claim.key, self.owner)
+        if outcome == "stored":
+            self.trained += 1
+            self.trained_keys.append(claim.key)
+            del self.pending[claim.key]
+        elif outcome == "failed":
+            self.failed += 1
+            del self.pending[claim.key]
+        # else: stopped or lost; a lost claim is another worker's now, kept pending
+
+    def _groups(self, group: Callable[[TrainConfig], Hashable] | None) -> list[list[str]]:
+        """The pending runs' keys, by ``group`` (in the grid's order; ``None``: one run each)."""
+        if group is None:
+            return [[key] for key in self.pending]
+        groups: dict[Hashable, list[str]] = {}
+        for key, config in self.pending.items():
+            groups.setdefault(group(config), []).append(key)
+        return list(groups.values())
+
     def __iter__(self) -> Iterator[Claim]:
+        batches = self.batches()
+        try:
+            for claims in batches:
+                yield claims[0]
+        finally:
+            batches.close()  # settles the claim of a run the caller did not finish
+
+    def batches(self, group: Callable[[TrainConfig], Hashable] | None = None) -> Iterator[list[Claim]]:
+        """Like iterating, but the runs of one ``group`` (e.g. a cell's seeds) together: each
+        item is every run of a group that this worker could claim now (a list of
+        :class:`Claim`, each renewed on its own while the caller trains them; the group's
+        runs held by others are left to them). ``group=None``: one run per item.
+
+        The caller reports each claim with :meth:`stored` or :meth:`failed_run` (or neither:
+        released); every claim of an item is settled when the caller asks for the next.
+        """
         while self.pending and not self.stop_event.is_set():
             self._drop_stored()
             took_one = False
-            for key, config in list(self.pending.items()):
-                if self.stop_event.is_set():
-                    return
-                if not self.store.claim(key, self.owner, self.lease):
-                    continue  # stored meanwhile, or a live claim of another worker
-                took_one = True
-                self.waiting = 0
-                claim = Claim(config, key, LeaseRenewer(self.store, key, self.owner, self.lease))
+            for keys in self._groups(group):
+                claims: list[Claim] = []
                 try:
-                    yield claim
+                    for key in keys:
+                        if self.stop_event.is_set():
+                            break
+                        if self.store.claim(key, self.owner, self.lease):  # else stored meanwhile, or
+                            claims.append(Claim(self.pending[key], key,  # a live claim of another worker
+                                                LeaseRenewer(self.store, key, self.owner, self.lease)))
+                    if claims and not self.stop_event.is_set():
+                        took_one = True
+                        self.waiting = 0
+                        yield claims
                 finally:
-                    claim.renewer.close()
-                    outcome = self._outcome.pop(key, None)
-                    if outcome != "stored":  # not stored: let another worker have it
-                        self.store.release(key, self.owner)
-                if outcome == "stored":
-                    self.trained += 1
-                    self.trained_keys.append(key)
-                    del self.pending[key]
-                elif outcome == "failed":
-                    self.failed += 1
-                    del self.pending[key]
-                # else: stopped or lost; a lost claim is another worker's now, kept pending
+                    for claim in claims:
+                        self._settle(claim)
                 if self.stop_event.is_set():
                     return
             if self.pending and not took_one:
@@ -196,6 +234,5 @@ class ClaimedRuns:
                 self.waiting = len(self.pending)
                 if self.pending:
                     self.stop_event.wait(self.recheck)  # others hold the rest: wait for them or their lease
-
 
 __all__ = ["Claim", "ClaimedRuns", "DEFAULT_LEASE", "LeaseRenewer", "check_lease", "worker_id"]

@@ -37,6 +37,7 @@ from dropedge_core.training import (
     check_memory,
     check_trainable,
 )
+from dropedge_core.training.checks import seeds_per_batch
 from dropedge_core.training.seed_batch import check_batchable
 
 __all__ = ["cmd_datasets", "cmd_train", "cmd_men", "sweep_grid", "cmd_sweep", "cmd_tune", "cmd_search"]
@@ -167,6 +168,24 @@ def sweep_grid(args: argparse.Namespace) -> list[TrainConfig]:
                 args.datasets, args.backbones, depths, args.samplers, args.seeds)]
 
 
+def _check_sweep_batches(grid: list[TrainConfig], graphs: dict) -> None:
+    """``sweep --batch-seeds``: refuse what a batch cannot train (the authors recipe) before
+    the store is opened; say which cells the memory limit splits into smaller batches."""
+    from dropedge_core.studies.sweep import cell_of
+
+    cells: dict[str, list[TrainConfig]] = {}
+    for c in grid:
+        cells.setdefault(cell_of(c), []).append(c)
+    for seeds in cells.values():
+        check_batchable(seeds[:1])
+        size = seeds_per_batch(seeds[0], graphs[(seeds[0].dataset, seeds[0].split)], len(seeds))
+        if size < len(seeds):
+            c = seeds[0]
+            sys.stderr.write(f"note: the memory limit holds {size} of the {len(seeds)} seeds of {c.dataset} "
+                             f"{c.backbone} L={c.num_layers} {c.sampler} at once; training them in "
+                             f"{-(-len(seeds) // size)} batches\n")
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from dropedge_core.claims import ClaimedRuns, check_lease
     from dropedge_core.store import ResultStore, run_key
@@ -179,13 +198,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for c in grid:  # load (and fail on) every dataset before the first run
         if (c.dataset, c.split) not in graphs:
             graphs[(c.dataset, c.split)] = load_dataset(c.dataset, c.split)
-    for c in grid:  # refuse a too-big run before the first one trains
+    for c in grid:  # refuse a too-big run before the first one trains (a batch is split to fit)
         check_memory(c, graphs[(c.dataset, c.split)])
+    if args.batch_seeds:
+        _check_sweep_batches(grid, graphs)
     store = ResultStore(args.store)
-    # claimed one at a time: sweeps started on one store (here or on other machines) split
-    # the grid, and a run stored by anyone (before, or meanwhile) is not trained again
+    # claimed one at a time (with --batch-seeds a cell's free seeds at once): sweeps started
+    # on one store (here or on other machines) split the grid, and a run stored by anyone
+    # (before, or meanwhile) is not trained again
     runs = ClaimedRuns(store, grid, lease=lease)
     bar = progress_bar(runs.total, "sweep", args)
+    outcome = SweepOutcome()
 
     def on_run(outcome: SweepOutcome) -> None:
         bar.n = runs.over
@@ -194,11 +217,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     def on_event(event: dict) -> None:
         if event["type"] == "start":
             c = event["config"]
+            seeds = ",".join(str(b.seed) for b in outcome.batch) or c["seed"]
             bar.set_postfix_str(f"{c['dataset']} {c['backbone']} L={c['num_layers']} {c['sampler']} "
-                                f"seed={c['seed']}")
+                                f"seed{'s' if len(outcome.batch) > 1 else ''}={seeds}")
 
     try:
-        outcome = run_claimed(runs, store, graphs, on_event=on_event, on_run=on_run)
+        run_claimed(runs, store, graphs, on_event=on_event, on_run=on_run, outcome=outcome,
+                    batch_seeds=args.batch_seeds)
     finally:
         bar.close()
     ran, lost, skipped = outcome.results, outcome.lost, runs.skipped
@@ -206,14 +231,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         sys.stderr.write(f"note: {lost} run(s) were taken over by another worker; not stored here\n")
     table = summarize_runs(store.to_frame(), keys={run_key(c) for c in grid})
     if args.json:
-        print_json({"store": str(store.path), "worker": runs.owner, "total": len(grid),
-                     "distinct": runs.total, "skipped": skipped, "ran": len(ran),
+        print_json({"store": str(store.path), "worker": runs.owner, "batch_seeds": args.batch_seeds,
+                     "total": len(grid), "distinct": runs.total, "skipped": skipped, "ran": len(ran),
                      "ran_keys": runs.trained_keys, "taken_over_from_here": lost,
                      "not_finite": [r.config.to_dict() for r in ran if r.reason == "nan"],
                      "results": json.loads(table.to_json(orient="records"))})
         return 0
     print(f"sweep: {runs.total} runs, {skipped} stored before or by other workers, {len(ran)} trained "
-          f"here -> {store.path}")
+          f"here{' (the seeds of a cell in one batch)' if args.batch_seeds else ''} -> {store.path}")
     print(f"{'dataset':<10}{'backbone':<9}{'L':>4}  {'sampler':<12}{'runs':>5}{'test acc':>16}")
     for r in json.loads(table.to_json(orient="records")):
         std = "" if r["test_acc_std"] is None else f" ± {100 * r['test_acc_std']:.1f}"
@@ -324,7 +349,8 @@ def _search_one(args: argparse.Namespace, base, storage: str, store, graph, stop
     if best is None:
         return {"num_layers": base.num_layers, "sampler": base.sampler, "best_val_acc": None}
     trained: list[str] = []
-    runs = cell_search.run_best(best, args.best_seeds, store, graph=graph, stop_event=stop, trained=trained)
+    runs = cell_search.run_best(best, args.best_seeds, store, graph=graph, stop_event=stop, trained=trained,
+                                batch_seeds=args.batch_seeds)
     mean, std = mean_std([r["test_acc"] for r in runs])
     if not args.json:
         print(f"L={base.num_layers:<3} {base.sampler:<11} best val {pct(study.best_value)}  "

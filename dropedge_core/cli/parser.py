@@ -161,7 +161,8 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
                        description="Train every combination and store each run; runs already in the "
                                    "store are skipped, so an interrupted sweep resumes where it stopped. "
                                    "Each run is claimed before training: sweeps started at once on one "
-                                   "store (a PostgreSQL URL for several machines) split the grid.")
+                                   "store (a PostgreSQL URL for several machines) split the grid. With "
+                                   "--batch-seeds the free seeds of a cell train as one batched model.")
     p.add_argument("--datasets", "--dataset", dest="datasets", nargs="+", default=["cora"],
                    help="datasets (default cora)")
     p.add_argument("--backbones", "--backbone", dest="backbones", nargs="+", default=["gcn"],
@@ -178,6 +179,12 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
                    help="each run is claimed before training and the claim renewed while it trains; "
                         "a claim not renewed for this long (its worker died) is taken over "
                         f"(default {DEFAULT_LEASE:g})")
+    p.add_argument("--batch-seeds", action="store_true",
+                   help="train the seeds of a cell (every setting but the seed) together, as train "
+                        "--batch-seeds does: every free seed of a cell is claimed at once, each seed "
+                        "stored as its single run would be, a seed whose claim another worker takes "
+                        "over stopped alone; expected faster on a GPU, about the same on a CPU "
+                        "(docs/PERFORMANCE.md); not for --recipe authors")
     _add_output_flags(p)
 
 
@@ -230,6 +237,9 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
                    help="trials per cell, pruned ones included (default 12)")
     p.add_argument("--best-seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4],
                    help="seeds each cell's best is trained on (default 0 1 2 3 4)")
+    p.add_argument("--batch-seeds", action="store_true",
+                   help="train a cell's --best-seeds together, as train --batch-seeds does (the "
+                        "trials stay single runs); expected faster on a GPU, about the same on a CPU")
     p.add_argument("--storage", default=None,
                    help="Optuna storage URL or SQLite file (default $DROPEDGE_TUNING_STORAGE or "
                         "results/tuning.sqlite)")

@@ -9,7 +9,8 @@ none for NoDrop, ``p`` for DropEdge, ``(p_min, p_max')`` otherwise), on **valida
 accuracy only, with the same trial budget for every sampler (pruned trials count). The
 first trial of every study is the depth recipe's own point, so a cell's best is never
 below the recipe on validation. Then the best point is trained on several seeds and stored
-in the results store like any run (its ``settings`` name what the search changed).
+in the results store like any run (its ``settings`` name what the search changed); with
+``batch_seeds`` those seeds train as one batch, while the trials stay single runs.
 
 A search survives being stopped: the studies live in an Optuna storage, and
 :func:`search_cell` only runs the trials a study still lacks. Several workers may search
@@ -98,7 +99,7 @@ def best_config(study: optuna.Study, base: TrainConfig) -> TrainConfig | None:
 def run_best(config: TrainConfig, seeds: Sequence[int], store: ResultStore, graph=None,
              on_run: Callable[[TrainConfig, dict], None] | None = None,
              stop_event: SignalStop | None = None, lease: float = DEFAULT_LEASE,
-             trained: list[str] | None = None) -> list[dict]:
+             trained: list[str] | None = None, batch_seeds: bool = False) -> list[dict]:
     """Train ``config`` on every seed not yet in ``store``, store each run as it finishes;
     return the stored rows of all ``seeds``.
 
@@ -106,10 +107,13 @@ def run_best(config: TrainConfig, seeds: Sequence[int], store: ResultStore, grap
     two workers that found the same best point split its seeds and wait for each other's,
     and no run is trained twice. A signal (``stop_event``) ends the running training at
     its next epoch, stores nothing of it, releases its claim and raises ``Interrupted``.
-    ``trained`` (a list) gets the keys of the runs trained here."""
+    ``trained`` (a list) gets the keys of the runs trained here. ``batch_seeds``: the seeds
+    this worker could claim are trained as one batch
+    (:func:`~dropedge_core.studies.sweep.run_claimed`'s ``batch_seeds``), each stored as its
+    single run would be."""
     configs = [config.replace(seed=int(seed)) for seed in seeds]
     runs = ClaimedRuns(store, configs, lease=lease, stop_event=stop_event)
-    outcome = run_claimed(runs, store, graph, stop_event=stop_event)
+    outcome = run_claimed(runs, store, graph, stop_event=stop_event, batch_seeds=batch_seeds)
     if trained is not None:
         trained.extend(outcome.stored_keys)
     if stop_event is not None:

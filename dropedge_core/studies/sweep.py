@@ -14,12 +14,19 @@ everywhere (the store keys a run on its config, :func:`dropedge_core.store.run_k
 
 :func:`run_claimed` walks a grid with claims (:class:`~dropedge_core.claims.ClaimedRuns`):
 workers started on one store split the grid, and a run stored by anyone is not trained
-again. A finished run whose store write fails for a reason that may pass (the store raises
+again. With ``batch_seeds`` it walks the grid cell by cell (:func:`cell_of`: every setting
+but the seed) and trains the seeds of a cell it could claim as one batch
+(:func:`~dropedge_core.training.seed_batch.train_seeds`), with the same guarantees: each
+seed keeps its own claim, a seed whose claim another worker took over stops alone and is
+not stored here, and each seed is stored as its single run would be.
+
+A finished run whose store write fails for a reason that may pass (the store raises
 :class:`~dropedge_core.store.StoreUnavailable`: a lock, a server restarting) is written
 again after a pause.
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -109,13 +116,14 @@ def train_and_store(config: TrainConfig, store: ResultStore | None, graph: Graph
     return result
 
 
-#: ``(configs, graph, on_event, stop_event) -> [RunResult]``: how a batch of seeds is trained.
-SeedsTrainFn = Callable[[list[TrainConfig], Graph | None, Callable | None, object], list[RunResult]]
+#: ``(configs, graph, on_event, stop_event, seed_stops) -> [RunResult]``: how a batch of
+#: seeds is trained (``seed_stops``: one stop flag per config, or ``None``).
+SeedsTrainFn = Callable[..., list[RunResult]]
 
 
 def default_train_seeds(configs: list[TrainConfig], graph: Graph | None, on_event: Callable | None,
-                        stop_event) -> list[RunResult]:
-    return train_seeds(configs, graph=graph, on_event=on_event, stop_event=stop_event)
+                        stop_event, seed_stops: Sequence | None = None) -> list[RunResult]:
+    return train_seeds(configs, graph=graph, on_event=on_event, stop_event=stop_event, seed_stops=seed_stops)
 
 
 def train_seeds_and_store(configs: list[TrainConfig], store: ResultStore | None, graph: Graph | None = None,
@@ -131,6 +139,14 @@ def train_seeds_and_store(configs: list[TrainConfig], store: ResultStore | None,
     return results
 
 
+def cell_of(config: TrainConfig) -> str:
+    """What a run shares with the other seeds of its cell: every setting but the seed (the
+    runs :func:`~dropedge_core.training.seed_batch.train_seeds` trains in one batch)."""
+    values = config.to_dict()
+    values.pop("seed")
+    return json.dumps(values, sort_keys=True)
+
+
 @dataclass
 class SweepOutcome:
     """What :func:`run_claimed` did, filled while it runs (another thread may read it)."""
@@ -140,6 +156,17 @@ class SweepOutcome:
     failures: list[tuple[TrainConfig, str]] = field(default_factory=list)
     lost: int = 0  # runs whose claim another worker took over (it stores them)
     current: TrainConfig | None = None
+    batch: list[TrainConfig] = field(default_factory=list)  # every config training now (seeds together)
+
+
+def _train_claims(claims: list, graph: Graph | None, train_fn: TrainFn, train_seeds_fn: SeedsTrainFn | None,
+                  on_event: Callable | None, stop_event) -> list[RunResult]:
+    """Train the claimed runs: one run alone, or a cell's seeds as one batch, each seed
+    stopped on its own when its claim is lost (and all of them by ``stop_event``)."""
+    if train_seeds_fn is None:
+        claim = claims[0]
+        return [train_fn(claim.config, graph, on_event, AnyEvent(stop_event, claim.lost))]
+    return train_seeds_fn([c.config for c in claims], graph, on_event, stop_event, [c.lost for c in claims])
 
 
 def run_claimed(runs: ClaimedRuns, store: ResultStore,
@@ -147,7 +174,9 @@ def run_claimed(runs: ClaimedRuns, store: ResultStore,
                 train_fn: TrainFn = default_train, on_event: Callable | None = None,
                 stop_event: threading.Event | None = None, keep_going: bool = False,
                 outcome: SweepOutcome | None = None,
-                on_run: Callable[[SweepOutcome], None] | None = None) -> SweepOutcome:
+                on_run: Callable[[SweepOutcome], None] | None = None,
+                batch_seeds: bool = False,
+                train_seeds_fn: SeedsTrainFn = default_train_seeds) -> SweepOutcome:
     """Train and store every run of ``runs`` this worker claims.
 
     Args:
@@ -161,30 +190,43 @@ def run_claimed(runs: ClaimedRuns, store: ResultStore,
         keep_going: a run that raises is recorded in ``failures`` and the loop goes on
             (the app); otherwise the exception propagates (the command line).
         outcome: filled in place (another thread reads ``current`` and the counts).
-        on_run: called after each run (stored, lost or failed).
+        on_run: called after each run (stored, lost or failed); after each batch with
+            ``batch_seeds``.
+        batch_seeds: the grid walked cell by cell (:func:`cell_of`): every seed of a cell
+            this worker can claim is claimed at once and trained in one batch by
+            ``train_seeds_fn``; a seed whose claim is lost stops alone and is left to the
+            worker that took it over; each seed that ended on its own is stored as its
+            single run would be. (Settings a batch cannot train, the ``authors`` recipe,
+            raise :class:`~dropedge_core.training.config.ConfigError`.)
+        train_seeds_fn: how a batch of seeds is trained (:data:`SeedsTrainFn`).
     """
     out = outcome if outcome is not None else SweepOutcome()
-    claimed = iter(runs)
+    claimed = runs.batches(cell_of if batch_seeds else None)
     try:
-        for claim in claimed:
-            config = claim.config
+        for claims in claimed:
+            config = claims[0].config
             graph = graphs.get((config.dataset, config.split)) if isinstance(graphs, Mapping) else graphs
-            out.current = config
+            out.current, out.batch = config, [c.config for c in claims]
             try:
-                result = train_fn(config, graph, on_event, AnyEvent(stop_event, claim.lost))
+                results = _train_claims(claims, graph, train_fn, train_seeds_fn if batch_seeds else None,
+                                        on_event, stop_event)
             except Exception as exc:
                 if not keep_going:
                     raise
-                out.failures.append((config, f"{type(exc).__name__}: {exc}".splitlines()[0]))
-                runs.failed_run(claim)
+                for claim in claims:
+                    out.failures.append((claim.config, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+                    runs.failed_run(claim)
                 continue
             finally:
-                out.current = None
-            if result.reason == "stopped":  # cut short: not a result
-                if stop_event is not None and stop_event.is_set():
-                    break
-                out.lost += 1  # the claim was taken over: the other worker stores the run
-            else:
+                out.current, out.batch = None, []
+            interrupted = False
+            for claim, result in zip(claims, results, strict=True):
+                if result.reason == "stopped":  # cut short: not a result
+                    if stop_event is not None and stop_event.is_set():
+                        interrupted = True
+                    else:
+                        out.lost += 1  # the claim was taken over: the other worker stores the run
+                    continue
                 key = store_result(store, result)
                 if key is not None:
                     out.stored_keys.append(key)
@@ -192,11 +234,13 @@ def run_claimed(runs: ClaimedRuns, store: ResultStore,
                 else:  # not for the store (an uploaded graph's): released, not trained again here
                     runs.failed_run(claim)
                 out.results.append(result)
+            if interrupted:
+                break
             if on_run is not None:
                 on_run(out)
     finally:
         claimed.close()  # releases the claim of a run cut short or failed
-        out.current = None
+        out.current, out.batch = None, []
     return out
 
 
@@ -213,6 +257,6 @@ def summarize_runs(runs: pd.DataFrame, keys: Iterable[str] | None = None) -> pd.
     return cell_summary(runs, by=CELL_COLUMNS, one_run_std=0.0).rename(columns={"n": "runs"})
 
 
-__all__ = ["AnyEvent", "CELL_COLUMNS", "STORED_REASONS", "STORE_RETRY_DELAYS", "SweepOutcome",
+__all__ = ["AnyEvent", "CELL_COLUMNS", "cell_of", "STORED_REASONS", "STORE_RETRY_DELAYS", "SweepOutcome",
            "default_train", "run_claimed", "should_store", "store_result", "summarize_runs",
            "train_and_store", "train_seeds_and_store"]

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -129,6 +129,7 @@ class _Seed:
     sample_gen: torch.Generator
     diag_gen: torch.Generator
     best: object
+    stop: object = None  # this seed's own stop flag (``is_set()``), or None
     history: list[dict] = field(default_factory=list)
     diagnostics: list[dict] = field(default_factory=list)
     result: RunResult | None = None
@@ -152,11 +153,11 @@ class _Batch:
     started: int
 
 
-def _new_seed(config: TrainConfig, graph: Graph, device: torch.device) -> _Seed:
+def _new_seed(config: TrainConfig, graph: Graph, device: torch.device, stop=None) -> _Seed:
     """A seed's model and streams, drawn exactly as its single run draws them."""
     model = seeding.build_model(config, graph, device)
     sample_gen, diag_gen = seeding.seed_streams(config, device)
-    return _Seed(config, model, sample_gen, diag_gen, make_selection(config))
+    return _Seed(config, model, sample_gen, diag_gen, make_selection(config), stop=stop)
 
 
 def _optimizer(stack: SeedStack, config: TrainConfig) -> torch.optim.Optimizer:
@@ -276,10 +277,13 @@ def _epoch(batch: _Batch, epoch: int) -> list[tuple[int, str, str]]:
     return ends
 
 
-def _start(configs: list[TrainConfig], shared: tuple, emit: Callable[[int, dict], None]) -> _Batch:
-    """The batch's seeds (weights and streams as their single runs), stack, Adam and adjacencies."""
+def _start(configs: list[TrainConfig], shared: tuple, emit: Callable[[int, dict], None],
+           stops: list | None = None) -> _Batch:
+    """The batch's seeds (weights and streams as their single runs, ``stops`` their own stop
+    flags), stack, Adam and adjacencies."""
     device, g, sampler, builder = shared
-    seeds = [_new_seed(config, g, device) for config in configs]
+    stops = stops if stops is not None else [None] * len(configs)
+    seeds = [_new_seed(config, g, device, stop) for config, stop in zip(configs, stops, strict=True)]
     stack = SeedStack([seed.model for seed in seeds]).to(device)
     adjacencies = SeedAdjacencies(builder, len(seeds))
     batch = _Batch(device=device, graph=g, sampler=sampler, builder=builder, x=trainer.prepare_features(g.x),
@@ -293,26 +297,39 @@ def _start(configs: list[TrainConfig], shared: tuple, emit: Callable[[int, dict]
     return batch
 
 
+def _stopped(batch: _Batch, stop_event, epoch: int) -> None:
+    """End, as ``"stopped"``, every seed when ``stop_event`` is set, else the seeds whose own
+    flag is: cut short before ``epoch``, as a single run stopped by request."""
+    every = stop_event is not None and stop_event.is_set()
+    for position, seed in enumerate(batch.seeds):
+        if every or (seed.stop is not None and seed.stop.is_set()):
+            _end(batch, position, "stopped", f"stopped by request before epoch {epoch}")
+
+
+def _shrink(batch: _Batch) -> bool:
+    """Drop the seeds that ended from the batch; ``False`` when none is left."""
+    keep = [i for i, seed in enumerate(batch.seeds) if seed.result is None]
+    if keep and len(keep) < len(batch.seeds):
+        _keep(batch, keep)
+    return bool(keep)
+
+
 def _train_batch(configs: list[TrainConfig], shared: tuple, emit: Callable[[int, dict], None],
-                 stop_event: threading.Event | None) -> list[RunResult]:
+                 stop_event: threading.Event | None, stops: list) -> list[RunResult]:
     """Train one batch of seeds to the end of each; results in ``configs``' order."""
-    batch = _start(configs, shared, emit)
+    batch = _start(configs, shared, emit, stops)
     everyone = list(batch.seeds)
     if batch.device.type == "cuda":  # the epochs' "memory_peak" counts from here
         torch.cuda.reset_peak_memory_stats(batch.device)
     epochs = configs[0].epochs
     for epoch in range(1, epochs + 1):
-        if stop_event is not None and stop_event.is_set():
-            for position in range(len(batch.seeds)):
-                _end(batch, position, "stopped", f"stopped by request before epoch {epoch}")
+        _stopped(batch, stop_event, epoch)
+        if not _shrink(batch):
             break
         for position, reason, message in _epoch(batch, epoch):
             _end(batch, position, reason, message)
-        keep = [i for i, seed in enumerate(batch.seeds) if seed.result is None]
-        if not keep:
+        if not _shrink(batch):
             break
-        if len(keep) < len(batch.seeds):
-            _keep(batch, keep)
     for position, seed in enumerate(batch.seeds):
         if seed.result is None:
             _end(batch, position, "finished", f"finished {len(seed.history)} epochs")
@@ -321,7 +338,8 @@ def _train_batch(configs: list[TrainConfig], shared: tuple, emit: Callable[[int,
 
 def train_seeds(configs: list[TrainConfig], graph: Graph | None = None,
                 on_event: Callable[[dict], None] | None = None,
-                stop_event: threading.Event | None = None) -> list[RunResult]:
+                stop_event: threading.Event | None = None,
+                seed_stops: Sequence | None = None) -> list[RunResult]:
     """Train the seeds of one cell together; one :class:`RunResult` per config, in order.
 
     Args:
@@ -329,6 +347,9 @@ def train_seeds(configs: list[TrainConfig], graph: Graph | None = None,
         graph: a loaded graph, as :func:`~.trainer.train`'s.
         on_event: every seed's events (``"seed"`` added), as a single run emits them.
         stop_event: when set, every seed still training stops before the next epoch.
+        seed_stops: one flag (``is_set()``) or ``None`` per config: when config ``i``'s is
+            set, that seed alone stops before the next epoch (``"stopped"``) and leaves the
+            batch; the others go on (a sweep's seed whose claim another worker took over).
 
     The seeds go in batches as large as memory holds: a seed's estimate
     (:func:`~.checks.check_memory`, which refuses a seed that alone would not fit) times the
@@ -339,10 +360,14 @@ def train_seeds(configs: list[TrainConfig], graph: Graph | None = None,
         MemoryLimitError: one seed alone above the limit.
     """
     check_batchable(configs)
+    stops = list(seed_stops) if seed_stops is not None else [None] * len(configs)
+    if len(stops) != len(configs):
+        raise ConfigError(f"seed_stops: one flag per config ({len(configs)}), got {len(stops)}")
     shared = trainer._prepare_graph(configs[0], graph)
     size = seeds_per_batch(configs[0], shared[1], len(configs))
     emit = (lambda seed, event: on_event({**event, "seed": seed})) if on_event else (lambda seed, event: None)
     results: list[RunResult] = []
     for first in range(0, len(configs), size):
-        results += _train_batch(configs[first:first + size], shared, emit, stop_event)
+        results += _train_batch(configs[first:first + size], shared, emit, stop_event,
+                                stops[first:first + size])
     return results

@@ -3,6 +3,7 @@
 folder, the paper's overlay on Cora, and "Run missing" training into the store."""
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -289,3 +290,36 @@ def test_a_sweep_outlives_its_tab_and_a_reloaded_page_finds_it(store):
     again = open_page(PAGE, sweep=job_id)
     assert again.session_state["ds_job"] is job
     assert again.success and "finished · 3 of 3 runs trained and stored" in again.success[0].value
+
+
+def test_run_missing_can_train_a_cells_seeds_together(store, monkeypatch):
+    from dropedge_core.studies import sweep as sweep_module
+
+    sizes, go, real = [], threading.Event(), sweep_module.train_seeds
+
+    def spy(configs, *args, **kwargs):  # the first batch waits until its status line was read
+        sizes.append(len(configs))
+        go.wait(30)
+        return real(configs, *args, **kwargs)
+
+    monkeypatch.setattr(sweep_module, "train_seeds", spy)
+    at = depth_page(depths=(2,), seeds=2)
+    box = at.checkbox(key="ds_batch")
+    assert not box.value and "Faster on a GPU, about the same on a CPU" in box.help
+    box.check().run()
+    at.button(key="ds_run").click().run()
+    _ok(at)
+    job = at.session_state["ds_job"]
+    assert job.batch_seeds
+    deadline = time.monotonic() + 30
+    while not sizes and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "runs 1–2 of 6 in one batch: NoDrop · GCN L=2 · seeds 0, 1" in job.status
+    go.set()
+    assert job.join(60) and job.stored == 6 and not job.failures
+    assert sizes == [2, 2, 2]  # one batch per cell (sampler), its two seeds together
+    configs = depth_study.depth_configs("karate", None, ["gcn"], [2], depth_study.STUDY_SAMPLERS, seeds=2,
+                                        epochs=EPOCHS, mode="quick")
+    assert set(job.stored_keys) == {run_key(c) for c in configs}
+    at.run()
+    assert at.success and "finished · 6 of 6 runs trained and stored" in at.success[0].value

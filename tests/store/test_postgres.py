@@ -54,13 +54,17 @@ TUNE = [sys.executable, "-m", "dropedge_core", "tune", "--dataset", "karate", "-
 def workers(pg):
     """Every multi-worker group started at once, as on a real cluster (and so that the
     slow part, starting Python processes, overlaps): 2 sweep workers on one database,
-    3 on another, 2 tune workers on a third. ``{group: (url, [process, ...])}``."""
+    3 on another, 2 batched sweep workers on a third, 2 tune workers on a fourth.
+    ``{group: (url, [process, ...])}``."""
     groups = {}
     for n in (2, 3):
         url = pg.new_database()
         seeds = [str(s) for s in range(2 * n)]
         groups[n] = (url, [_start(*WORKER, "--seeds", *seeds, "--epochs", SPLIT_EPOCHS, "--store", url)
                            for _ in range(n)])
+    url = pg.new_database()  # 2 workers training each cell's free seeds in one batch
+    groups["batched"] = (url, [_start(*WORKER, "--seeds", *map(str, range(4)), "--epochs", SPLIT_EPOCHS,
+                                      "--batch-seeds", "--store", url) for _ in range(2)])
     url = pg.new_database()
     groups["tune"] = (url, [_start(*TUNE, "--storage", url) for _ in range(2)])
     yield groups
@@ -109,12 +113,13 @@ def test_store_on_the_server(pg):
         ResultStore(pg.url("nosuch"))
 
 
-@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("n", [2, 3, "batched"])
 def test_sweep_workers_split_a_grid(workers, n):
-    """N workers started at once: every run stored once, trained once."""
+    """N workers started at once (two with --batch-seeds): every run stored once, trained once."""
     url, procs = workers[n]
-    grid = _grid("--seeds", *map(str, range(2 * n)), "--epochs", SPLIT_EPOCHS)
+    grid = _grid("--seeds", *map(str, range(4 if n == "batched" else 2 * n)), "--epochs", SPLIT_EPOCHS)
     reports = [_report(p, timeout=300) for p in procs]
+    assert all(r["batch_seeds"] == (n == "batched") for r in reports)
     trained = [key for r in reports for key in r["ran_keys"]]
     assert sorted(trained) == sorted(run_key(c) for c in grid)  # each run trained by exactly one worker
     assert all(r["total"] == len(grid) and r["ran"] + r["skipped"] == len(grid) for r in reports)

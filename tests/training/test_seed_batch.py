@@ -147,6 +147,8 @@ def test_what_one_batch_cannot_train_is_refused():
         train_seeds([TrainConfig(dataset="cora", recipe="authors", seed=s) for s in (0, 1)])
     with pytest.raises(ConfigError, match=r"differ: \['hidden'\]"):
         train_seeds([TrainConfig(dataset="karate", seed=0), TrainConfig(dataset="karate", seed=1, hidden=8)])
+    with pytest.raises(ConfigError, match=r"one flag per config \(3\), got 2"):
+        train_seeds(configs(), graph=KARATE, seed_stops=[None, None])
 
 
 def test_a_stopped_batch_ends_every_seed_and_stores_none(tmp_path):
