@@ -9,7 +9,7 @@ import streamlit as st
 import torch
 
 import app_shared as ui
-from app_shared import links, session_memory
+from app_shared import browser_history, session_memory
 from app_shared.st_internals import StopException
 from dropedge_core import env, figures, memory
 from dropedge_core.studies import sampling
@@ -106,12 +106,12 @@ if torch.get_num_threads() != settings.torch_threads:
     torch.set_num_threads(settings.torch_threads)
 page = st.navigation(PAGES)
 session_memory.watch_current()  # a closed tab's upload, jobs and figures are freed after a grace
-links.restore(page.url_path)
+browser_history.restore(page.url_path)
 ui.sidebar_pickers()
 try:
     page.run()
 except StopException:  # st.stop() in a page: the URL and the link are still sent
-    links.resume_after_stop()
+    browser_history.resume_after_stop()
 finally:  # the URL follows every control
-    links.sync(page.url_path)
-    links.share_link()
+    browser_history.sync(page.url_path)
+    browser_history.share_link()

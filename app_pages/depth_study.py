@@ -4,7 +4,7 @@ beside the paper's numbers.
 Runs are looked up by their run key in the results store (``$DROPEDGE_RESULTS`` or
 ``results/results.sqlite``; Live training runs land there too) and in the run CSVs bundled
 under ``dropedge_core/assets/results/``; :func:`dropedge_core.studies.depth_view.depth_view` builds the whole
-view. "Run missing" trains the rest in this session's sweep job (:mod:`app_shared.depth_view`),
+view. "Run missing" trains the rest in this session's sweep job (:mod:`app_shared.depth_page`),
 and the page redraws as each run is stored.
 """
 from __future__ import annotations
@@ -12,13 +12,14 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from app_shared import depth_view as dv
+from app_shared import depth_page as dv
 from app_shared import jobs
 from dropedge_core import datasets, figures, paths
 from dropedge_core.data import reference
 from dropedge_core.locations import LocationError
 from dropedge_core.store import ResultStore, StoreError
-from dropedge_core.studies import depth, own_runs, runs
+from dropedge_core.studies import depth, own_runs
+from dropedge_core.studies import run_tables as runs
 from dropedge_core.studies.depth_view import depth_view
 
 

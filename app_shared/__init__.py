@@ -6,7 +6,7 @@ A page reads ``import app_shared as ui`` and calls ``ui.selection()``,
 * :mod:`app_shared.pickers`: the sidebar's shared pickers and their values.
 * :mod:`app_shared.graph_loading`: the selected graph, its data-source line, cached layouts.
 * :mod:`app_shared.text`: user text made safe for Markdown, paths kept private.
-* :mod:`app_shared.links`: the state in the URL, the shareable link, the browser's history.
+* :mod:`app_shared.browser_history`: the state in the URL, the shareable link, the browser's history.
 * :mod:`app_shared.st_internals`: every use of Streamlit's internals, version-checked.
 * A Live training run: :mod:`app_shared.live_runs` (the page's session, owner and link) →
   :mod:`app_shared.training_session` (the queue, its driver and limits) →

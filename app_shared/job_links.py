@@ -12,7 +12,7 @@ server's list of runs — sees it read-only: curves, status and results, no Stop
 no queueing (:func:`controls` is ``False`` and the pages draw no such buttons). An id
 grants nothing; a token that does not fit is ignored, and never echoed.
 
-``app_shared.links.sync`` writes ``st.session_state["_url_jobs"][page]`` into the page's
+``app_shared.browser_history.sync`` writes ``st.session_state["_url_jobs"][page]`` into the page's
 URL after every run of the page; the sidebar's shareable link leaves the token out
 (:data:`OWNER_PARAM`). The registry is read at each call (tests swap it).
 """

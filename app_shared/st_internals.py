@@ -2,7 +2,7 @@
 
 Three things the app needs have no public API in Streamlit: the browser's history (is
 this run a Back/Forward, and writing a page's first query without pushing a second
-history entry: :mod:`app_shared.links`), resuming a run after ``st.stop()`` so the frame
+history entry: :mod:`app_shared.browser_history`), resuming a run after ``st.stop()`` so the frame
 still sends its URL (``app.py``), and the server's sessions, to free a closed tab's
 memory (:mod:`app_shared.session_memory`). They were read from Streamlit
 :data:`SUPPORTED` (the version ``requirements.txt`` pins). Under another version, or when

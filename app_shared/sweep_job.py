@@ -16,7 +16,7 @@ class SweepJob(WatchedJob):
     missing"; the same as ``python -m dropedge_core sweep`` but stoppable and watched).
 
     Runs are never redone: each is claimed in the store before it is trained
-    (:class:`dropedge_core.claims.ClaimedRuns`), so a run stored meanwhile (another
+    (:class:`dropedge_core.sweep_workers.ClaimedRuns`), so a run stored meanwhile (another
     session, a CLI sweep) is skipped, and a run that another worker is training now is
     left to it — the job waits for it (or for its lease to run out, when that worker
     died). A run cut short by :meth:`stop` (or the watchdog) is not stored — a partial
@@ -46,7 +46,7 @@ class SweepJob(WatchedJob):
                  idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
                  max_seconds: float | None = DEFAULT_MAX_SECONDS, train_fn: Callable | None = None,
                  start: bool = True, lease: float | None = None, batch_seeds: bool = False):
-        from dropedge_core.claims import DEFAULT_LEASE, ClaimedRuns
+        from dropedge_core.sweep_workers import DEFAULT_LEASE, ClaimedRuns
         from dropedge_core.training import train
 
         super().__init__("dropedge-sweep", idle_timeout, max_seconds)

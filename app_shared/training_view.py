@@ -63,7 +63,7 @@ def run_link_values(query: Mapping[str, str]) -> dict:
     ("custom"), and its exact point as ``lt_override`` where the sidebar's 0.05 grid
     would round its keep rates. Empty when the link names no run on this server.
 
-    :func:`app_shared.links.restore_url_state` puts them under the link's own values, so a link
+    :func:`app_shared.browser_history.restore_url_state` puts them under the link's own values, so a link
     with only the id opens with the run's data and settings around its curves."""
     job = registry.REGISTRY.get(query.get(live_runs.RUN_PARAM), live_runs.KIND)
     runs = getattr(job, "runs", None)

@@ -21,9 +21,9 @@ from pathlib import Path
 import torch
 
 from dropedge_core import datasets
-from dropedge_core.claims import ClaimedRuns
 from dropedge_core.store import ResultStore
 from dropedge_core.studies.sweep import run_claimed
+from dropedge_core.sweep_workers import ClaimedRuns
 from dropedge_core.training import TrainConfig
 
 

@@ -7,7 +7,7 @@ Implements "Structure-Aware DropEdge Towards Deep Graph Convolutional Networks"
   normalization, metrics, models);
 - :mod:`dropedge_core.data`: datasets, a user's CSV graph, the paper's tables and presets;
 - :mod:`dropedge_core.training`: the run's config, recipes and the trainer;
-- :mod:`dropedge_core.store`, :mod:`dropedge_core.claims`: the results store and sweep workers;
+- :mod:`dropedge_core.store`, :mod:`dropedge_core.sweep_workers`: the results store and sweep workers;
 - :mod:`dropedge_core.studies`: what the command line and the app share;
 - :mod:`dropedge_core.figures`: tables in, Plotly figures out;
 - :mod:`dropedge_core.cli`: the command line.

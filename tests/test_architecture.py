@@ -34,7 +34,7 @@ RANKS: dict[str, int] = {
     "dropedge_core.training": 4,
     "dropedge_core.pyg": 5,                                    # for PyG users' code: nothing here imports it
     "dropedge_core.store": 6,                                  # schema, versions, runs, claim SQL
-    "dropedge_core.claims": 7,
+    "dropedge_core.sweep_workers": 7,
     "dropedge_core.studies": 8,
     "dropedge_core.cli": 9, "dropedge_core.__main__": 9,
     "app_shared": 10,
@@ -216,7 +216,7 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
         "dropedge_core/method/graph.py": "from dropedge_core import databases\n",
         "dropedge_core/data/presets.py": "from dropedge_core.store import ResultStore\n",
         "dropedge_core/store/runs.py": "import app_shared\nfrom dropedge_core.training import TrainConfig\n",
-        "app_shared/__init__.py": "from dropedge_core.studies import runs\n",
+        "app_shared/__init__.py": "from dropedge_core.studies import run_tables as runs\n",
         "dropedge_core/figures/men.py": ("from ..studies.sampling import men_runs\n"
                                          "from dropedge_core.data import x\n"),
         "dropedge_core/figures/teaching.py": "import dropedge_core.training.trainer\n",

@@ -26,7 +26,7 @@ SUMMARY = r"""
 def summary():
     from dropedge_core import paths
     from dropedge_core.data import presets, reference
-    from dropedge_core.studies import cell_search, paper_views, runs, teaching
+    from dropedge_core.studies import cell_search, paper_views, run_tables as runs, teaching
 
     return {
         "preset": presets.paper_preset("cora", "semi", "gcn"),

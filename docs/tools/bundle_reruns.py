@@ -22,7 +22,7 @@ import pandas as pd
 
 from dropedge_core import paths
 from dropedge_core.store import ResultStore, run_key
-from dropedge_core.studies import fingerprints, runs
+from dropedge_core.studies import fingerprints, run_tables as runs
 from dropedge_core.training import TrainConfig
 
 ASSETS = Path(paths.BUNDLED_RESULTS_DIR).parent

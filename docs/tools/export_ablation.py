@@ -20,7 +20,7 @@ import pandas as pd
 
 from dropedge_core import paths
 from dropedge_core.store import ResultStore
-from dropedge_core.studies import runs as bundled
+from dropedge_core.studies import run_tables as bundled
 
 CELL = {"dataset": "cora", "split": "semi", "backbone": "gcn", "layers": 32}
 OUT = Path(paths.BUNDLED_RESULTS_DIR).parent / "ablation" / "gcn32_cora_semi.csv"

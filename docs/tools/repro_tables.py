@@ -35,7 +35,7 @@ from dropedge_core.figures import BACKBONE_LABELS
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.studies import authors, cell_search, fingerprints, ordering, reproduce
 from dropedge_core.studies.cells import paper_rows
-from dropedge_core.studies.runs import bundled_results, empty_runs, read_runs
+from dropedge_core.studies.run_tables import bundled_results, empty_runs, read_runs
 
 LABELS = {"nodrop": "NoDrop", "dropedge": "DropEdge", "dropedge++": "DropEdge++"}
 BACKBONES_BY_LABEL = {label: key for key, label in BACKBONE_LABELS.items()}

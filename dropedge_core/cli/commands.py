@@ -187,8 +187,8 @@ def _check_sweep_batches(grid: list[TrainConfig], graphs: dict) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from dropedge_core.claims import ClaimedRuns, check_lease
     from dropedge_core.store import ResultStore, run_key
+    from dropedge_core.sweep_workers import ClaimedRuns, check_lease
 
     lease = check_lease(args.lease)
     grid = sweep_grid(args)  # every setting checked before the store is opened (nothing written)

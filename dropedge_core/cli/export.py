@@ -1,6 +1,6 @@
 """``export``: the results store's runs as a file — the run CSV format the app bundles
-(:func:`~dropedge_core.studies.runs.export_runs`, fingerprints included) or every column as
-CSV or parquet (:func:`~dropedge_core.studies.runs.export_table`)."""
+(:func:`~dropedge_core.studies.run_tables.export_runs`, fingerprints included) or every column as
+CSV or parquet (:func:`~dropedge_core.studies.run_tables.export_table`)."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dropedge_core import paths
 from dropedge_core.cli.common import print_json
-from dropedge_core.studies.runs import ResultsError, export_runs, export_table
+from dropedge_core.studies.run_tables import ResultsError, export_runs, export_table
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dropedge_core.claims import DEFAULT_LEASE
 from dropedge_core.cli import export, reproduce
 from dropedge_core.cli.common import (
     DEFAULT_DATASET,
@@ -13,6 +12,7 @@ from dropedge_core.data import datasets, presets
 from dropedge_core.method import metrics, samplers
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.method.normalization import METHODS
+from dropedge_core.sweep_workers import DEFAULT_LEASE
 from dropedge_core.training import (
     recipes,
 )

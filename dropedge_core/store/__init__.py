@@ -13,13 +13,13 @@ The package, one idea per module (as Optuna's ``storages/_rdb``):
 * :mod:`.versions` — one module per schema version, upgrading older rows on open;
 * :mod:`.runs` — :class:`ResultStore`: open (inspect first, refuse what is not ours),
   put, get, delete, the table of all runs;
-* :mod:`.claims` — the claim and lease SQL the sweep workers share (:mod:`dropedge_core.claims`);
+* :mod:`.claims` — the claim and lease SQL the sweep workers share (:mod:`dropedge_core.sweep_workers`);
 * :mod:`.connection` — the SQLite engine, WAL, errors as one typed line: callers match
   :class:`StoreUnavailable` (may pass: a lock, a server restarting; :class:`StoreBusy` after
   the announced wait), :class:`ForeignStore`, :class:`DamagedStore` or :class:`StoreError`
   by type, never by message.
 
-Exports (CSV, parquet) live with the other run tables in :mod:`dropedge_core.studies.runs`.
+Exports (CSV, parquet) live with the other run tables in :mod:`dropedge_core.studies.run_tables`.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The claim and lease SQL of the results store (``claims`` table: run key, owner, lease
-expiry), used by :mod:`dropedge_core.claims`, which runs the workers' loop.
+expiry), used by :mod:`dropedge_core.sweep_workers`, which runs the workers' loop.
 
 Sweep workers claim a run before training it (:meth:`Claims.claim`, atomic: SQLite
 ``BEGIN IMMEDIATE``, PostgreSQL ``INSERT ... ON CONFLICT DO UPDATE ... WHERE expired``),

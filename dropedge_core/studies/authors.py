@@ -47,7 +47,7 @@ def comparison(runs: pd.DataFrame, deepest: int = 8, seeds: Iterable[int] = rang
     seeds of ``seeds`` with no ``authors`` run (``""`` when none is missing).
 
     Args:
-        runs: bundled runs (:func:`dropedge_core.studies.runs.bundled_results` columns
+        runs: bundled runs (:func:`dropedge_core.studies.run_tables.bundled_results` columns
             ``dataset, split, backbone, sampler, layers, seed, test_acc, epochs_run, settings``).
         deepest: the deepest preset listed.
         seeds: the seeds each cell should have.

@@ -26,11 +26,12 @@ import optuna
 import pandas as pd
 
 from dropedge_core import paths
-from dropedge_core.claims import DEFAULT_LEASE, ClaimedRuns
 from dropedge_core.store import ResultStore
-from dropedge_core.studies import ordering, runs, trial_budget, tuning
+from dropedge_core.studies import ordering, trial_budget, tuning
+from dropedge_core.studies import run_tables as runs
 from dropedge_core.studies.stopping import SignalStop
 from dropedge_core.studies.sweep import run_claimed
+from dropedge_core.sweep_workers import DEFAULT_LEASE, ClaimedRuns
 from dropedge_core.training import TrainConfig
 
 __all__ = [
@@ -103,7 +104,7 @@ def run_best(config: TrainConfig, seeds: Sequence[int], store: ResultStore, grap
     """Train ``config`` on every seed not yet in ``store``, store each run as it finishes;
     return the stored rows of all ``seeds``.
 
-    Each run is claimed first, like a sweep's (:class:`~dropedge_core.claims.ClaimedRuns`):
+    Each run is claimed first, like a sweep's (:class:`~dropedge_core.sweep_workers.ClaimedRuns`):
     two workers that found the same best point split its seeds and wait for each other's,
     and no run is trained twice. A signal (``stop_event``) ends the running training at
     its next epoch, stores nothing of it, releases its claim and raises ``Interrupted``.
@@ -135,7 +136,7 @@ SEARCH_DIR = paths.ASSETS / "search"
 
 def bundled_summary(directory: str | None = None) -> pd.DataFrame:
     """Every bundled search summary (``cell_search_*.csv``), one row per cell searched with
-    today's stream of its sampler (:func:`~dropedge_core.studies.runs.current`: a search drawn
+    today's stream of its sampler (:func:`~dropedge_core.studies.run_tables.current`: a search drawn
     from an older stream is left out, as its runs are)."""
     folder = Path(directory) if directory else SEARCH_DIR
     files = sorted(folder.glob("cell_search_*.csv"))
@@ -146,7 +147,7 @@ def bundled_summary(directory: str | None = None) -> pd.DataFrame:
 
 def bundled_best_runs(directory: str | None = None) -> pd.DataFrame:
     """Every bundled best-point run (``cell_best_*.csv``) of today's sampler streams
-    (:func:`~dropedge_core.studies.runs.current`), in the run CSV format."""
+    (:func:`~dropedge_core.studies.run_tables.current`), in the run CSV format."""
     folder = Path(directory) if directory else SEARCH_DIR
     files = sorted(folder.glob("cell_best_*.csv"))
     if not files:

@@ -2,7 +2,7 @@
 once for the app and the command line — beside the paper's accuracy-by-depth table.
 
 A *cell* is one ``(dataset, split, backbone, sampler, layers)``
-(:data:`~dropedge_core.studies.runs.GROUP_COLUMNS`); its runs differ only in their seed.
+(:data:`~dropedge_core.studies.run_tables.GROUP_COLUMNS`); its runs differ only in their seed.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pandas as pd
 
 from dropedge_core import paths
 from dropedge_core.method.models import check_backbone
-from dropedge_core.studies.runs import GROUP_COLUMNS, display_order
+from dropedge_core.studies.run_tables import GROUP_COLUMNS, display_order
 
 
 def cell_summary(runs: pd.DataFrame, by: Sequence[str] = GROUP_COLUMNS, value: str = "test_acc",

@@ -2,12 +2,12 @@
 one of the page's settings), which of them are cached, the nearest cached settings when
 none is; the whole view the Depth study page draws is :mod:`dropedge_core.studies.depth_view`.
 
-The run CSV format and the bundled runs are in :mod:`dropedge_core.studies.runs`, the
+The run CSV format and the bundled runs are in :mod:`dropedge_core.studies.run_tables`, the
 per-cell summary and the paper's numbers in :mod:`dropedge_core.studies.cells`.
 
 Example:
     >>> from dropedge_core.studies import depth
-    >>> from dropedge_core.studies.runs import empty_runs
+    >>> from dropedge_core.studies.run_tables import empty_runs
     >>> configs = depth.depth_configs("karate", None, ["gcn"], [2, 4],
     ...                               ["nodrop", "dropedge++"], seeds=2, epochs=50)
     >>> len(configs), configs[0].diag_every, configs[0].recipe
@@ -28,7 +28,7 @@ from dropedge_core.data import presets
 from dropedge_core.databases import display, is_url
 from dropedge_core.method.models import BACKBONES, check_backbone
 from dropedge_core.store import run_key
-from dropedge_core.studies.runs import RUN_COLUMNS, ResultsError, run_row
+from dropedge_core.studies.run_tables import RUN_COLUMNS, ResultsError, run_row
 from dropedge_core.training import TrainConfig
 
 #: Depths the page offers (the paper's).

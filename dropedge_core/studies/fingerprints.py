@@ -1,6 +1,6 @@
 """Bundled runs pinned to the code that ships: each row's config, stream and fingerprint.
 
-A bundled run row (:mod:`dropedge_core.studies.runs`' run CSV format, or the ablation's
+A bundled run row (:mod:`dropedge_core.studies.run_tables`' run CSV format, or the ablation's
 format with its keep-rate columns) names its config only through its descriptive columns
 and its key. :func:`row_config` rebuilds the config from them and proves it by the key;
 :func:`fingerprint_rows` recomputes each row's fingerprint
@@ -10,7 +10,7 @@ fingerprint the code no longer gives — runs it could not produce again.
 
 A row's ``stream`` is the sampler stream version it was drawn from
 (:data:`dropedge_core.method.streams.STREAMS`). Only rows of today's version count in a
-table or a verdict (:func:`~dropedge_core.studies.runs.current`, re-exported here); rows of an
+table or a verdict (:func:`~dropedge_core.studies.run_tables.current`, re-exported here); rows of an
 older stream stay bundled, labelled, for comparison.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pandas as pd
 
 from dropedge_core.data import datasets
 from dropedge_core.store import run_key
-from dropedge_core.studies.runs import current, older
+from dropedge_core.studies.run_tables import current, older
 from dropedge_core.training import TrainConfig
 from dropedge_core.training.fingerprint import FingerprintCache
 from dropedge_core.training.recipes import RecipeError, parse_settings_label

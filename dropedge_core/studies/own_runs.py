@@ -49,7 +49,7 @@ def own_runs(cached: pd.DataFrame, shown: Iterable[str], dataset: str, split: st
     whose keys are not in ``shown``, or ``None`` when there are none.
 
     Args:
-        cached: :func:`~dropedge_core.studies.runs.cached_runs` (with ``source``).
+        cached: :func:`~dropedge_core.studies.run_tables.cached_runs` (with ``source``).
         shown: the keys of the runs the view asks for or draws.
         lookup: :func:`~dropedge_core.studies.depth.cached_settings` or a cached wrapper.
     """

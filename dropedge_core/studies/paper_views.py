@@ -15,7 +15,7 @@ from dropedge_core import paths
 from dropedge_core.data import reference
 from dropedge_core.method.graph import Graph
 from dropedge_core.method.models import check_backbone
-from dropedge_core.studies.runs import BUNDLED_DIR, GROUP_COLUMNS, current, read_runs
+from dropedge_core.studies.run_tables import BUNDLED_DIR, GROUP_COLUMNS, current, read_runs
 from dropedge_core.training import TrainConfig, train
 
 __all__ = [
@@ -86,7 +86,7 @@ def epoch_time_table(measured: pd.DataFrame | None, paper: pd.DataFrame | None =
 
 def best_runs(path: str | Path = BEST_RUNS_FILE) -> pd.DataFrame:
     """Mean ± std over seeds of every ``(dataset, split, backbone, sampler, layers)`` cell of
-    the bundled best-per-backbone runs (read through :func:`dropedge_core.studies.runs.read_runs`,
+    the bundled best-per-backbone runs (read through :func:`dropedge_core.studies.run_tables.read_runs`,
     so columns the format gains, e.g. ``settings``, split the cells instead of mixing them)."""
     runs = current(read_runs(path))  # an older sampler stream's runs never join a cell
     groups = list(GROUP_COLUMNS) + [c for c in ("settings",) if c in runs.columns]

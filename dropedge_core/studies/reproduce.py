@@ -35,7 +35,7 @@ from dropedge_core.method.graph import Graph
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.studies import depth, ordering
 from dropedge_core.studies.cells import paper_rows
-from dropedge_core.studies.runs import (
+from dropedge_core.studies.run_tables import (
     GROUP_COLUMNS,
     ResultsError,
     current,

@@ -12,7 +12,7 @@ go through it — :func:`train_and_store`, :func:`train_seeds_and_store`,
 :func:`run_claimed`, or :func:`store_result` itself — so a run trained anywhere is found
 everywhere (the store keys a run on its config, :func:`dropedge_core.store.run_key`).
 
-:func:`run_claimed` walks a grid with claims (:class:`~dropedge_core.claims.ClaimedRuns`):
+:func:`run_claimed` walks a grid with claims (:class:`~dropedge_core.sweep_workers.ClaimedRuns`):
 workers started on one store split the grid, and a run stored by anyone is not trained
 again. With ``batch_seeds`` it walks the grid cell by cell (:func:`cell_of`: every setting
 but the seed) and trains the seeds of a cell it could claim as one batch
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from dropedge_core.claims import ClaimedRuns
 from dropedge_core.method.graph import Graph
 from dropedge_core.store import ResultStore, StoreError, StoreUnavailable
 from dropedge_core.studies.cells import cell_summary
+from dropedge_core.sweep_workers import ClaimedRuns
 from dropedge_core.training import UPLOAD_DATASET, RunResult, TrainConfig, train
 from dropedge_core.training.seed_batch import train_seeds
 

@@ -32,7 +32,7 @@ import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
-from dropedge_core import claims
+from dropedge_core import sweep_workers
 from dropedge_core.studies import trial_budget
 from dropedge_core.studies.stopping import Interrupted, SignalStop
 from dropedge_core.studies.tuning_space import (
@@ -115,7 +115,7 @@ def objective(base: TrainConfig, space: SearchSpace, graph=None,
     trial with no place left raises :class:`~dropedge_core.studies.trial_budget.VoidTrial`
     before training. ``current`` (a dict) gets the running trial under ``"trial"``, for
     the caller to void it when a signal cuts it short."""
-    worker = claims.worker_id()
+    worker = sweep_workers.worker_id()
     holder = current if current is not None else {}
 
     def run(trial: optuna.Trial) -> float:

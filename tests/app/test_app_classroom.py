@@ -155,7 +155,7 @@ def test_a_visitor_cannot_stop_a_tuning_study(tmp_path, monkeypatch):
 def test_a_visitor_cannot_stop_a_sweep(tmp_path, monkeypatch):
     """B opens A's sweep by ``?sweep=<id>``: its progress, no Stop; A's sweep goes on."""
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
-    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     a = depth_page(depths=(2, 4), seeds=3, epochs=3000)
     a.button(key="ds_run").click().run()
     _ok(a)
@@ -213,7 +213,7 @@ def test_no_page_shows_a_server_path(tmp_path, monkeypatch):
     secret.mkdir()
     monkeypatch.setenv("DROPEDGE_RESULTS", str(secret / "results.sqlite"))
     monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", str(secret / "tuning.sqlite"))
-    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     for page in ("app.py", LIVE_PAGE, TUNING_PAGE, DEPTH_PAGE):
         at = open_page(page) if page != "app.py" else _app()
         texts = _texts(at)

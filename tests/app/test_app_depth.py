@@ -15,7 +15,7 @@ from dropedge_core import datasets
 from dropedge_core.figures import SAMPLER_COLORS, SAMPLER_LABELS
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.studies import depth as depth_study
-from dropedge_core.studies.runs import bundled_results, cached_runs, export_runs, store_runs
+from dropedge_core.studies.run_tables import bundled_results, cached_runs, export_runs, store_runs
 from tests.helpers.app import _app, _charts, _ok, _values, depth_page, open_page, query_param
 
 PAGE = "app_pages/depth_study.py"
@@ -26,7 +26,7 @@ EPOCHS = 4
 def store(tmp_path, monkeypatch):
     """An empty results store the page uses, and no bundled runs."""
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
-    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     return ResultStore(tmp_path / "results.sqlite")
 
 
@@ -208,7 +208,7 @@ def test_cora_paper_overlay(store, cora):
 
 def test_unusable_store_and_unavailable_dataset(tmp_path, monkeypatch):
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path))  # a directory: no store
-    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     (tmp_path / "bundled").mkdir()
     (tmp_path / "bundled" / "bad.csv").write_text("dataset,split\nkarate,per-class\n")
     at = depth_page(depths=(2,), seeds=1)

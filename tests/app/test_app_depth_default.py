@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app_shared import DEFAULT_RATES
 from dropedge_core.studies import depth, fingerprints, ordering
-from dropedge_core.studies.runs import bundled_results, cached_runs, empty_runs
+from dropedge_core.studies.run_tables import bundled_results, cached_runs, empty_runs
 from tests.helpers.app import _app, _ok
 
 DEPTH_PAGE = "app_pages/depth_study.py"

@@ -13,7 +13,7 @@ from dropedge_core.figures import style as figure_style
 from dropedge_core.store import run_key
 from dropedge_core.studies import depth as depth_study
 from dropedge_core.studies.cells import paper_gaps, reproduction_notes
-from dropedge_core.studies.runs import RUN_COLUMNS, cached_runs, run_row
+from dropedge_core.studies.run_tables import RUN_COLUMNS, cached_runs, run_row
 from tests.helpers.app import _app, _charts, _ok, _values
 
 DEPTH_PAGE = "app_pages/depth_study.py"
@@ -31,7 +31,7 @@ def _bundle(tmp_path, monkeypatch, configs, accs) -> None:
     folder = tmp_path / "bundled"
     folder.mkdir()
     pd.DataFrame(rows)[list(RUN_COLUMNS)].to_csv(folder / "runs.csv", index=False)
-    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", folder)
+    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", folder)
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
 
 

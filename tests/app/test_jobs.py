@@ -427,7 +427,7 @@ def test_a_live_training_run_is_found_by_the_depth_study(tmp_path, monkeypatch):
     from dropedge_core.store import ResultStore, run_key
     from dropedge_core.studies import depth
     from dropedge_core.studies.depth_view import depth_view
-    from dropedge_core.studies.runs import cached_runs, empty_runs, store_runs
+    from dropedge_core.studies.run_tables import cached_runs, empty_runs, store_runs
 
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
     study = dict(dataset="karate", split=None, backbones=["gcn"], depths=[2], samplers=["dropedge++"],

@@ -30,6 +30,7 @@ EXEMPT = {
     "tune_start": "starts a study", "tune_stop": "stops the study",
     "tune_train_this": "hands the best point to Live training",
     "ds_run": "trains the missing runs", "ds_stop": "stops the sweep",
+    "ds_batch": "how \"Run missing\" trains (the runs it makes are the same), not what the view shows",
     "ds_show_mine": "applies settings that are themselves in the link",
     "ds_use_bundled": "applies settings that are themselves in the link",
     "ds_list_mine": "shown only when the store holds this user's runs",

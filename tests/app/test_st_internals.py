@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from app_shared import links, st_internals
+from app_shared import browser_history, st_internals
 from tests.helpers import REPO
 
 
@@ -50,4 +50,4 @@ def test_outside_the_supported_versions_the_public_fallbacks_run(monkeypatch):
     assert st_internals.set_query_quietly({"a": "1"}) is False
     assert st_internals.current_session() is None
     st_internals.resume_after_stop()
-    links.resume_after_stop()
+    browser_history.resume_after_stop()

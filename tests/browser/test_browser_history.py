@@ -1,5 +1,5 @@
 """Back and Forward in Chromium (issue 24, item 3): the browser's history follows the pages
-and their controls (:mod:`app_shared.links`). Skipped like ``test_browser.py`` without
+and their controls (:mod:`app_shared.browser_history`). Skipped like ``test_browser.py`` without
 Playwright or chromium."""
 from __future__ import annotations
 

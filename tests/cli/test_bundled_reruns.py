@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from dropedge_core.store import ResultStore
-from dropedge_core.studies import fingerprints, runs
+from dropedge_core.studies import fingerprints
+from dropedge_core.studies import run_tables as runs
 from dropedge_core.training import TrainConfig
 from tests.helpers.runs import run_module
 

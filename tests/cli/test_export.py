@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from dropedge_core.store import ResultStore
-from dropedge_core.studies import runs
+from dropedge_core.studies import run_tables as runs
 from dropedge_core.training import TrainConfig, train
 from dropedge_core.training.fingerprint import masks_fingerprint
 from tests.helpers.runs import refused_line, run_cli

@@ -15,7 +15,7 @@ import pytest
 
 from dropedge_core.store import ResultStore
 from dropedge_core.studies import reproduce as rep
-from dropedge_core.studies import runs
+from dropedge_core.studies import run_tables as runs
 from tests.helpers.runs import refused_line, run_cli
 
 TABLE = rep.TABLES["gcn-semi-cora"]

@@ -203,7 +203,7 @@ def test_depth_study_page_reads_and_fills_a_server_store(pg, tmp_path, monkeypat
 
     url = pg.new_database()
     monkeypatch.setenv("DROPEDGE_RESULTS", url)
-    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     at = _page(depths=(2,), seeds=1)
     assert at.button(key="ds_run").label == "Run missing (3)" and not at.button(key="ds_run").disabled
     assert any("Store: PostgreSQL database " in c.value for c in at.caption)

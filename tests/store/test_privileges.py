@@ -152,7 +152,7 @@ def test_the_pages_refuse_a_role_without_create_in_one_line(pg, monkeypatch, tmp
     pg.execute(url, NO_CREATE)
     reader = pg.role("no_create_app", url)
     before = pg.dump(url)
-    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     monkeypatch.setenv("DROPEDGE_RESULTS", reader)
     monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", reader)
     at = _page(depths=(2,), seeds=1)

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from app_shared.jobs import SweepJob, load_study
 from dropedge_core import cli
-from dropedge_core.claims import ClaimedRuns, check_lease
 from dropedge_core.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
 from dropedge_core.studies import tuning
+from dropedge_core.sweep_workers import ClaimedRuns, check_lease
 from dropedge_core.training import TrainConfig
 from tests.helpers.app import _ok
 from tests.helpers.runs import _fake_train, fake_result
@@ -150,7 +150,7 @@ def test_store_locations_that_are_not_files(tmp_path, capsys):
 def test_depth_study_page_shows_a_foreign_or_damaged_store_as_one_line(tmp_path, monkeypatch):
     from tests.helpers.app import depth_page as _page
 
-    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     for path, words in ((_foreign_db(tmp_path / "other.sqlite"), "is not a DropEdge results store"),
                         (_damaged_store(tmp_path / "damaged.sqlite"), "damaged")):
         before = _fingerprint(path)

@@ -10,7 +10,7 @@ import pytest
 
 from dropedge_core import paths
 from dropedge_core.store import ResultStore, StoreError, canonical_json, run_key
-from dropedge_core.studies.runs import ResultsError, export_table
+from dropedge_core.studies.run_tables import ResultsError, export_table
 from dropedge_core.training import TrainConfig, train
 from tests.helpers import REPO
 from tests.helpers.runs import fake_result

@@ -16,7 +16,8 @@ import torch
 
 from dropedge_core.method import samplers, streams
 from dropedge_core.store import run_key
-from dropedge_core.studies import fingerprints, runs
+from dropedge_core.studies import fingerprints
+from dropedge_core.studies import run_tables as runs
 from dropedge_core.training import TrainConfig
 from dropedge_core.training.fingerprint import fingerprint, init_digest, masks_digest
 

@@ -11,7 +11,7 @@ import pytest
 
 from dropedge_core.method.streams import stream_version
 from dropedge_core.studies import cells
-from dropedge_core.studies.runs import RUN_COLUMNS
+from dropedge_core.studies.run_tables import RUN_COLUMNS
 
 
 def _runs(rows: list[tuple]) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from dropedge_core.data import reference
 from dropedge_core.method import samplers
 from dropedge_core.studies import depth, fingerprints, ordering
 from dropedge_core.studies.depth_view import depth_view
-from dropedge_core.studies.runs import bundled_results, cached_runs, empty_runs
+from dropedge_core.studies.run_tables import bundled_results, cached_runs, empty_runs
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "REPRODUCTION.md"
 COMPARED = ["layers", "better", "worse", "n", "diff_mean", "p_value", "p_holm", "verdict"]

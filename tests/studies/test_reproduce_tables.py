@@ -10,7 +10,7 @@ import pytest
 
 from dropedge_core.store import run_key
 from dropedge_core.studies import reproduce as rep
-from dropedge_core.studies import runs
+from dropedge_core.studies import run_tables as runs
 
 
 @pytest.mark.parametrize("name", [n for n, t in rep.TABLES.items() if rep.bundled_path(t).is_file()])

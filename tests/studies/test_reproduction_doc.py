@@ -14,7 +14,7 @@ import pytest
 
 from dropedge_core.data import reference
 from dropedge_core.studies import fingerprints, ordering
-from dropedge_core.studies.runs import bundled_results
+from dropedge_core.studies.run_tables import bundled_results
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "REPRODUCTION.md"
@@ -192,7 +192,7 @@ def test_the_depth_tables_count_todays_stream_only():
 def test_the_older_stream_list_counts_every_older_row():
     """The older-stream block counts every bundled row of an older stream (runs, search, ablation)."""
     from dropedge_core.studies import cell_search
-    from dropedge_core.studies.runs import read_runs
+    from dropedge_core.studies.run_tables import read_runs
 
     best = pd.concat([read_runs(f) for f in sorted(cell_search.SEARCH_DIR.glob("cell_best_*.csv"))])
     old = sum(len(fingerprints.older(rows)) for rows in (

@@ -15,7 +15,7 @@ from dropedge_core.method.streams import stream_version
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.studies import depth as depth_study
 from dropedge_core.studies.cells import cell_summary, depth_table, paper_rows
-from dropedge_core.studies.runs import (
+from dropedge_core.studies.run_tables import (
     GROUP_COLUMNS,
     RUN_COLUMNS,
     ResultsError,
@@ -145,7 +145,7 @@ def test_bundled_results_keep_an_older_streams_runs_out(tmp_path):
 
 
 def test_bundled_results_default_folder_and_bad_files(tmp_path, monkeypatch):
-    monkeypatch.setattr("dropedge_core.studies.runs.BUNDLED_DIR", tmp_path)
+    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path)
     run_rows({("nodrop", 2): [0.8]}).to_csv(tmp_path / "ok.csv", index=False)
     assert len(bundled_results()) == 1
     run_rows({("nodrop", 4): [0.8]}).drop(columns=["key", "seed"]).to_csv(tmp_path / "bad.csv", index=False)

@@ -360,7 +360,7 @@ def test_epoch_time_table_puts_the_paper_beside_the_measurement(karate):
 
 def test_best_accuracy_table_joins_our_best_cell_to_the_papers_row(tmp_path):
     from dropedge_core.studies import paper_views
-    from dropedge_core.studies.runs import RUN_COLUMNS
+    from dropedge_core.studies.run_tables import RUN_COLUMNS
 
     rows = []
     for layers, accs in ((2, [0.80, 0.82]), (4, [0.84, 0.86])):
