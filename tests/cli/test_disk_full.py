@@ -84,6 +84,7 @@ def _one_error_line(result: dict) -> str:
     return lines[0]
 
 
+@pytest.mark.namespaces
 def test_a_run_stored_on_a_full_disk_is_one_line_and_the_store_keeps_its_rows(tmp_path):
     made, after = tmp_path / "made.sqlite", tmp_path / "after.sqlite"
     first = subprocess.run([sys.executable, *SWEEP, "--seeds", "0", "--store", str(made)], cwd=REPO,
@@ -102,6 +103,7 @@ def test_a_run_stored_on_a_full_disk_is_one_line_and_the_store_keeps_its_rows(tm
         assert db.execute("SELECT seed FROM runs").fetchall() == [(0,)]
 
 
+@pytest.mark.namespaces
 def test_a_new_store_on_a_full_disk_is_one_line(tmp_path):
     store = tmp_path / "full" / "new.sqlite"
     results = on_a_full_disk(tmp_path, ["fill", {"argv": [sys.executable, *SWEEP, "--store", str(store)]}])
@@ -109,6 +111,7 @@ def test_a_new_store_on_a_full_disk_is_one_line(tmp_path):
     assert f"results store {str(store)!r}" in line and "the disk holding it is full" in line
 
 
+@pytest.mark.namespaces
 @pytest.mark.parametrize("flags", [["--json"], []], ids=["json", "text"])
 def test_output_to_a_full_disk_is_one_line_naming_where_it_went(tmp_path, flags):
     """Standard output redirected into a file on the full disk: the CLI's flush fails. It was
@@ -122,6 +125,7 @@ def test_output_to_a_full_disk_is_one_line_naming_where_it_went(tmp_path, flags)
                     "it is full (0 KiB free); free space or raise the limit")
 
 
+@pytest.mark.namespaces
 def test_an_export_to_a_full_disk_is_one_line_and_keeps_the_earlier_file(tmp_path):
     made = tmp_path / "made.sqlite"
     first = subprocess.run([sys.executable, *SWEEP, "--seeds", "0", "--store", str(made)], cwd=REPO,
