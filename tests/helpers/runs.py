@@ -75,3 +75,31 @@ def measured(code: str, timeout: int = 600) -> list[int]:
                           timeout=timeout, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return [int(v) for v in proc.stdout.split()]
+
+
+#: Holds a SQLite file's lock (``BEGIN <mode>``) until a line arrives on its stdin.
+_LOCK_HOLDER = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN " + sys.argv[2])
+print("held", flush=True)
+sys.stdin.readline()
+db.execute("ROLLBACK")
+"""
+
+
+def lock_holder(path, mode: str = "EXCLUSIVE") -> subprocess.Popen:
+    """Another process holding ``path``'s SQLite lock (``BEGIN EXCLUSIVE`` or ``IMMEDIATE``),
+    returned once it holds it; a line on its stdin releases it."""
+    proc = subprocess.Popen([sys.executable, "-c", _LOCK_HOLDER, str(path), mode], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def cli_with_lock_wait(argv: list[str], lock_wait: str) -> subprocess.Popen:
+    """``python -m dropedge_core ARGV`` started with ``DROPEDGE_LOCK_WAIT=lock_wait``, its
+    output piped."""
+    env = {**os.environ, "DROPEDGE_LOCK_WAIT": lock_wait}
+    return subprocess.Popen([sys.executable, "-m", "dropedge_core", *argv], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -8,27 +8,17 @@ clock passed in (no time is asserted).
 """
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
-import sys
 
 import pytest
 
 from dropedge_core import databases
 from dropedge_core.store import ResultStore
-from tests.helpers.runs import REPO
+from tests.helpers.runs import cli_with_lock_wait, lock_holder
 
 SWEEP = ["sweep", "--dataset", "karate", "--samplers", "nodrop", "--layers", "2", "--epochs", "2",
          "--hidden", "8", "--diag-every", "0", "--no-progress"]
-HOLDER = """
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1], isolation_level=None)
-db.execute("BEGIN EXCLUSIVE")
-print("held", flush=True)
-sys.stdin.readline()
-db.execute("ROLLBACK")
-"""
 
 
 def _locked() -> sqlite3.OperationalError:
@@ -71,17 +61,8 @@ def test_a_wait_is_announced_once_then_goes_on_or_stops_at_its_bound(tmp_path):
     assert len(lines) == 2
 
 
-def _holder(path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "held"
-    return proc
-
-
 def _sweep(store, wait: str) -> subprocess.Popen:
-    env = {**os.environ, "DROPEDGE_LOCK_WAIT": wait}
-    return subprocess.Popen([sys.executable, "-m", "dropedge_core", *SWEEP, "--store", str(store)], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return cli_with_lock_wait([*SWEEP, "--store", str(store)], wait)
 
 
 @pytest.fixture
@@ -92,7 +73,7 @@ def store(tmp_path):
 
 
 def test_a_sweep_on_a_locked_store_says_who_holds_it_then_stops_in_one_line(store):
-    holder = _holder(store)
+    holder = lock_holder(store, "EXCLUSIVE")
     try:
         sweep = _sweep(store, "1")
         out, err = sweep.communicate(timeout=300)
@@ -108,7 +89,7 @@ def test_a_sweep_on_a_locked_store_says_who_holds_it_then_stops_in_one_line(stor
 
 
 def test_a_sweep_goes_on_once_the_lock_it_announced_is_released(store):
-    holder = _holder(store)
+    holder = lock_holder(store, "EXCLUSIVE")
     try:
         sweep = _sweep(store, "600")
         note = sweep.stderr.readline()  # blocks until the sweep says something: the note comes first

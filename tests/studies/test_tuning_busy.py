@@ -10,23 +10,13 @@ first write does).
 """
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 
 import optuna
 import pytest
 
-from tests.helpers.runs import REPO
+from tests.helpers.runs import cli_with_lock_wait, lock_holder
 
-HOLDER = """
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1], isolation_level=None)
-db.execute("BEGIN IMMEDIATE")
-print("held", flush=True)
-sys.stdin.readline()
-db.execute("ROLLBACK")
-"""
 TUNE = ["tune", "--dataset", "karate", "--layers", "2", "--trials", "1", "--study", "s", "--search",
         "random", "--no-pruning", "--epochs", "2", "--hidden", "8", "--diag-every", "0", "--threads", "1",
         "--no-progress"]
@@ -41,17 +31,8 @@ def storage(tmp_path):
     return path
 
 
-def _holder(path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "held"
-    return proc
-
-
 def _tune(path, wait: str) -> subprocess.Popen:
-    env = {**os.environ, "DROPEDGE_LOCK_WAIT": wait}
-    return subprocess.Popen([sys.executable, "-m", "dropedge_core", *TUNE, "--storage", str(path)], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return cli_with_lock_wait([*TUNE, "--storage", str(path)], wait)
 
 
 def _trials(path) -> int:
@@ -59,7 +40,7 @@ def _trials(path) -> int:
 
 
 def test_a_study_on_a_locked_storage_says_who_holds_it_then_stops_in_one_line(storage):
-    holder = _holder(storage)
+    holder = lock_holder(storage, "IMMEDIATE")
     try:
         tune = _tune(storage, "1")
         out, err = tune.communicate(timeout=300)
@@ -75,7 +56,7 @@ def test_a_study_on_a_locked_storage_says_who_holds_it_then_stops_in_one_line(st
 
 
 def test_a_study_goes_on_once_the_lock_it_announced_is_released(storage):
-    holder = _holder(storage)
+    holder = lock_holder(storage, "IMMEDIATE")
     try:
         tune = _tune(storage, "600")
         note = tune.stderr.readline()  # blocks until the study says something: the note comes first
