@@ -41,7 +41,7 @@ __all__ = [
 
 #: The app's layer limit (the sidebar's slider, the layer picker): the paper's deepest
 #: model, the last of the depth study's depths. Deliberately below the package's bound
-#: (:data:`dropedge_core.method.limits.MAX_LAYERS`, 256: the CLI and the API), because a
+#: (:data:`dropedge_core.training.MAX_LAYERS`, 256: the CLI and the API), because a
 #: page redraws its samples and figures on every change.
 APP_MAX_LAYERS = max(DEPTHS)
 RATE_STEP = 0.05

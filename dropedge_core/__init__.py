@@ -10,7 +10,16 @@ Implements "Structure-Aware DropEdge Towards Deep Graph Convolutional Networks"
 - :mod:`dropedge_core.store`, :mod:`dropedge_core.sweep_workers`: the results store and sweep workers;
 - :mod:`dropedge_core.studies`: what the command line and the app share;
 - :mod:`dropedge_core.figures`: tables in, Plotly figures out;
-- :mod:`dropedge_core.cli`: the command line.
+- :mod:`dropedge_core.cli`: the command line;
+- :mod:`dropedge_core.pyg`: the samplers for PyTorch Geometric users (nothing imports it).
+
+Beside them, what every layer may use: :mod:`dropedge_core.env` (the environment's
+settings), :mod:`dropedge_core.paths` and :mod:`dropedge_core.locations` (where files and
+stores are), :mod:`dropedge_core.databases` (a database server's contents and grants),
+:mod:`dropedge_core.memory` (what a run will need), :mod:`dropedge_core.echo` (bounded
+quoting in messages). Internals are ``_``-prefixed modules (Optuna's convention: no
+stable names): ``_lazy``, ``_sqlite_locks``, ``_privileges`` here, and one or more in
+each package, named in its docstring.
 
 The public names ``datasets``, ``samplers``, ``metrics``, ``normalization`` and ``Graph``
 are importable from the package itself. This package never imports Streamlit.

@@ -11,8 +11,6 @@ import importlib
 from functools import cache
 from types import ModuleType
 
-__all__ = ["lazy_import"]
-
 
 @cache
 def lazy_import(name: str) -> ModuleType:

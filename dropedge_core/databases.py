@@ -41,16 +41,14 @@ from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from dropedge_core.echo import bounded
-from dropedge_core.locations import POSTGRES_SCHEMES, Location, LocationError, display, is_url, parse
-from dropedge_core.privileges import (
+from dropedge_core._privileges import (
     ROW_PRIVILEGES,
     Grants,
     missing_privilege,
     server_grants,
     server_writable,
 )
-from dropedge_core.sqlite_locks import (
+from dropedge_core._sqlite_locks import (
     LOCK_PAUSE,
     LOCK_TRY,
     LOCK_WAIT,
@@ -61,6 +59,8 @@ from dropedge_core.sqlite_locks import (
     space_problem,
     wait_unlocked,
 )
+from dropedge_core.echo import bounded
+from dropedge_core.locations import POSTGRES_SCHEMES, Location, LocationError, display, is_url, parse
 
 #: Seconds to wait for a server to answer before saying it does not.
 CONNECT_TIMEOUT = 10

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from dropedge_core import normalization, samplers
-from dropedge_core.method import nested_draws
+from dropedge_core.method import _nested_draws as nested_draws
 from dropedge_core.method.models import BACKBONES
 from dropedge_core.training import TrainConfig, train
 from tests.helpers.references import WEIGHTS, nested_marginals, successive_subset_probs

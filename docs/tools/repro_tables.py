@@ -918,7 +918,7 @@ def older_text() -> str:
                           for r in stale.sort_values(["sampler", "num_layers"]).itertuples()) + "."
               if len(stale) else "")
     return (f"{len(old)} bundled runs of an older stream in {old.groupby(keys).ngroups} cells (today's "
-            "streams: `dropedge_core.method.streams.STREAMS`). **Not used in any table or verdict of "
+            "streams: `dropedge_core.method._streams.STREAMS`). **Not used in any table or verdict of "
             f"this document**; listed for comparison only.{trials}\n\n" + "\n".join(lines))
 
 

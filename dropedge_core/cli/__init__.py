@@ -29,6 +29,11 @@ and ``tune`` instead of ``--dataset`` (:mod:`dropedge_core.data.csv_graph`: CSV 
 data only, never unpickled or evaluated; repairs are printed to stderr as ``note: ...``
 lines, an unusable file is exit 2 with one ``error: ...`` line). Its split is 20/30
 labelled nodes per class from seed 0; training needs ``--labels``.
+
+The public surface is :func:`main` (and the command line itself); the modules are
+internals (``_``-prefixed, Optuna's convention): ``_parser`` (the arguments),
+``_commands`` (one function per subcommand), ``_common`` (what they share),
+``_reproduce`` and ``_export``.
 """
 from __future__ import annotations
 
@@ -42,8 +47,9 @@ from collections.abc import Sequence
 
 import torch
 
-from dropedge_core import env, sqlite_locks
-from dropedge_core.cli.commands import (
+from dropedge_core import _sqlite_locks as sqlite_locks
+from dropedge_core import env
+from dropedge_core.cli._commands import (
     cmd_datasets,
     cmd_men,
     cmd_search,
@@ -52,11 +58,11 @@ from dropedge_core.cli.commands import (
     cmd_tune,
     sweep_grid,
 )
-from dropedge_core.cli.common import CLIError, make_config
-from dropedge_core.cli.export import cmd_export
-from dropedge_core.cli.parser import build_parser
-from dropedge_core.cli.reproduce import cmd_reproduce
-from dropedge_core.studies.stopping import Interrupted
+from dropedge_core.cli._common import CLIError, make_config
+from dropedge_core.cli._export import cmd_export
+from dropedge_core.cli._parser import build_parser
+from dropedge_core.cli._reproduce import cmd_reproduce
+from dropedge_core.studies._stopping import Interrupted
 from dropedge_core.training import ConfigError
 
 COMMANDS = {"datasets": cmd_datasets, "train": cmd_train, "men": cmd_men, "sweep": cmd_sweep,
@@ -92,7 +98,7 @@ def _escape_what_cannot_be_shown() -> None:
 
 def _no_room_line(exc: OSError) -> str:
     """A write that found no room as one line: the file (or where standard output goes) and
-    why (:func:`~dropedge_core.sqlite_locks.space_problem`: a full disk or a size limit)."""
+    why (:func:`~dropedge_core._sqlite_locks.space_problem`: a full disk or a size limit)."""
     if exc.filename is not None:
         target, name = str(exc.filename), repr(str(exc.filename))
     else:  # a file object's write without a name: the output (the CLI's only such file)

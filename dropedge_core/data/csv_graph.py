@@ -8,7 +8,7 @@ with a one-line message naming the file, the line, the bad value and what is all
 The files are read as **data only**: text is decoded as UTF-8 and split into cells;
 nothing is ever unpickled, evaluated or imported. A Python pickle of any protocol
 (protocol 0 is ASCII lines) is refused as one, read as opcodes only
-(:mod:`dropedge_core.data.csv_guards`).
+(:mod:`dropedge_core.data._csv_guards`).
 
 File format, shared by the three files:
 
@@ -59,7 +59,7 @@ import numpy as np
 import torch
 
 from dropedge_core import memory
-from dropedge_core.data.csv_files import parse_edges, parse_features, parse_labels
+from dropedge_core.data._csv_files import parse_edges, parse_features, parse_labels
 from dropedge_core.data.csv_reader import (
     MAX_BYTES,
     MAX_NODES,

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from dropedge_core.data.csv_guards import ASCII_DIGITS, non_ascii_number, non_ascii_numbers, pickle_protocol
+from dropedge_core.data._csv_guards import ASCII_DIGITS, non_ascii_number, non_ascii_numbers, pickle_protocol
 from dropedge_core.echo import bounded
 
 __all__ = [

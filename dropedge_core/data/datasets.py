@@ -14,9 +14,9 @@ Where the data come from:
   :class:`DatasetUnavailable` with a one-line message.
 * The raw files are read here, never through PyG's dataset classes: the Planetoid
   files are pickles, read with the restricted unpickler of
-  :mod:`dropedge_core.data.safe_pickle` (a crafted file is a one-line error and runs
+  :mod:`dropedge_core.data._safe_pickle` (a crafted file is a one-line error and runs
   nothing); the ``.npz`` files with ``np.load`` (no pickles, their uncompressed sizes
-  checked first); every array is checked by :mod:`dropedge_core.data.raw_arrays`
+  checked first); every array is checked by :mod:`dropedge_core.data._raw_arrays`
   (index ranges, ``indptr``, node ids, shapes) before scipy or torch touches it; no
   processed ``data.pt`` (a pickle PyG may load unrestricted) is written or read.
 * ``karate`` (ships with PyG) and ``csbm`` (generated here) are built in.
@@ -34,10 +34,11 @@ import torch
 
 from dropedge_core import env, memory, paths
 from dropedge_core._lazy import lazy_import
-from dropedge_core.data import raw_arrays, safe_pickle
+from dropedge_core.data import _raw_arrays as raw_arrays
+from dropedge_core.data import _safe_pickle as safe_pickle
+from dropedge_core.data._raw_arrays import read_npz, read_planetoid
+from dropedge_core.data._splits import per_class_split
 from dropedge_core.data.errors import DatasetError, DatasetUnavailable
-from dropedge_core.data.raw_arrays import read_npz, read_planetoid
-from dropedge_core.data.splits import per_class_split
 from dropedge_core.data.synthetic import csbm, karate
 from dropedge_core.method.graph import Graph, GraphError, l1_normalize_rows, simple_undirected_edges
 

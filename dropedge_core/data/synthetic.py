@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from dropedge_core._lazy import lazy_import
+from dropedge_core.data._splits import per_class_split
 from dropedge_core.data.errors import DatasetError
-from dropedge_core.data.splits import per_class_split
 from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirected_edges
 
 __all__ = ["csbm", "karate"]

@@ -30,11 +30,11 @@ graph convolution (an extra aggregation) after JKNet's concatenation instead of 
 linear layer; (3) samples the two directions of every edge separately. Here ResGCN adds
 ``H^(l)`` after every hidden → hidden layer, JKNet ends in a linear layer, and sampling
 is undirected unless ``directed=True`` is asked for (see :mod:`dropedge_core.method.samplers`). The
-authors' versions are in :mod:`dropedge_core.method.authors_models` (the ``authors`` recipe).
+authors' versions are in :mod:`dropedge_core.method._authors_models` (the ``authors`` recipe).
 
 Adjacencies are torch sparse matrices (CSR, e.g. ``normalization.to_sparse`` of
 ``normalization.adjacencies(...)``, or :class:`~dropedge_core.training.trainer.AdjacencyBuilder`)
-and products are :func:`~dropedge_core.method.sparse_products.spmm` (``torch.sparse.mm``, with a
+and products are :func:`~dropedge_core.method._sparse_products.spmm` (``torch.sparse.mm``, with a
 backward that needs no sort when the matrix carries its transpose index, as the builder's
 do); no dense ``N x N`` matrix is ever built.
 
@@ -52,8 +52,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from dropedge_core.method._sparse_products import spmm
 from dropedge_core.method.graph import csr_tensor
-from dropedge_core.method.sparse_products import spmm
 
 __all__ = [
     "BACKBONES", "ALIASES", "ModelError", "check_backbone", "matmul", "feature_dropout", "GraphConv",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from dropedge_core.method import pattern
+from dropedge_core.method import _pattern as pattern
 from dropedge_core.method.graph import Graph, GraphError, csr_tensor, to_csr
 
 __all__ = [

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dropedge_core.method import nested_draws
+from dropedge_core.method import _nested_draws as nested_draws
+from dropedge_core.method._limits import MAX_LAYERS
 from dropedge_core.method.graph import Graph
-from dropedge_core.method.limits import MAX_LAYERS
 
 __all__ = [
     "RELATIONS", "WEIGHTINGS", "KERNELS", "RBF_GAMMA", "KERNEL_FLOOR", "NAMED", "NAMES", "SamplerError",
@@ -91,7 +91,7 @@ def check_layers(num_layers: int, max_layers: int = MAX_LAYERS) -> None:
     Args:
         num_layers (int): the depth :math:`L`.
         max_layers (int, optional): the largest depth allowed.
-            (default: :data:`~dropedge_core.method.limits.MAX_LAYERS`)
+            (default: :data:`~dropedge_core.method._limits.MAX_LAYERS`)
     """
     if not isinstance(num_layers, int) or not 1 <= num_layers <= max_layers:
         raise SamplerError(f"num_layers must be an integer in 1..{max_layers} (got {num_layers!r})")
@@ -386,7 +386,7 @@ def _reached(last: torch.Tensor, num_layers: int, increasing: bool) -> torch.Ten
     """``(L, E)`` bool: item ``e`` is in layer ``l`` iff the nested draw reached ``l``:
     ``last[e] <= l`` (increasing draws go top-down, so ``last`` is its lowest layer), or
     ``l <= last[e]`` (decreasing). Where the walk ran in numpy
-    (:data:`~dropedge_core.method.nested_draws.NUMPY_DRAW_DEVICES`: the CPU) the compare
+    (:data:`~dropedge_core.method._nested_draws.NUMPY_DRAW_DEVICES`: the CPU) the compare
     does too, on ``last``'s memory: torch's broadcast compare is ~9x slower there (Cora,
     L = 64: 155 vs 17 us)."""
     if last.device.type in nested_draws.NUMPY_DRAW_DEVICES:

@@ -20,6 +20,12 @@ rates of LI/LID/LDD/DropEdge++ are ``keep_min``/``keep_max`` (the paper's ``p_mi
   edge weights;
 * :func:`from_pyg`, :func:`to_pyg` — ``Data`` to the project's ``Graph`` and back.
 
+Those names are importable from here; their modules, public too (the API reference
+documents each): :mod:`.edges` (the layer-wise samples), :mod:`.layers` (the module and the
+transform), :mod:`.models` (:class:`LayerWiseEdges`), :mod:`.norm` (:func:`normalize`),
+:mod:`.batch` (mini-batches of graphs), :mod:`.checks` (inputs checked before work),
+:mod:`.convert` (``Data`` and ``Graph``).
+
 For the same generator state the masks are those of the ``Graph`` path
 (``samplers.make(...).sample(graph, L, generator)``), bit for bit. This package is a
 front end: it samples with :mod:`dropedge_core.method.samplers` and builds adjacencies

@@ -7,14 +7,15 @@ a ``postgresql://user[:password]@host[:port]/database`` URL puts the store on a 
 sweep workers on several machines and the app share (:mod:`dropedge_core.locations` parses
 it; a missing driver or a refusing server is one line). Same tables either way.
 
-The package, one idea per module (as Optuna's ``storages/_rdb``):
+The public surface is the names below (``__all__``), imported from this package; its
+modules are internals (``_``-prefixed, as Optuna's ``storages/_rdb``), one idea each:
 
-* :mod:`.schema` — the tables, the run key (:func:`run_key`), :data:`SCHEMA_VERSION`;
-* :mod:`.versions` — one module per schema version, upgrading older rows on open;
-* :mod:`.runs` — :class:`ResultStore`: open (inspect first, refuse what is not ours),
+* ``_schema`` — the tables, the run key (:func:`run_key`), :data:`SCHEMA_VERSION`;
+* ``_versions`` — one module per schema version, upgrading older rows on open;
+* ``_runs`` — :class:`ResultStore`: open (inspect first, refuse what is not ours),
   put, get, delete, the table of all runs;
-* :mod:`.claims` — the claim and lease SQL the sweep workers share (:mod:`dropedge_core.sweep_workers`);
-* :mod:`.connection` — the SQLite engine, WAL, errors as one typed line: callers match
+* ``_claims`` — the claim and lease SQL the sweep workers share (:mod:`dropedge_core.sweep_workers`);
+* ``_connection`` — the SQLite engine, WAL, errors as one typed line: callers match
   :class:`StoreUnavailable` (may pass: a lock, a server restarting; :class:`StoreBusy` after
   the announced wait), :class:`ForeignStore`, :class:`DamagedStore` or :class:`StoreError`
   by type, never by message.
@@ -23,7 +24,7 @@ Exports (CSV, parquet) live with the other run tables in :mod:`dropedge_core.stu
 """
 from __future__ import annotations
 
-from dropedge_core.store.connection import (
+from dropedge_core.store._connection import (
            DamagedStore,
            ForeignStore,
            StoreBusy,
@@ -31,8 +32,8 @@ from dropedge_core.store.connection import (
            StoreLocked,
            StoreUnavailable,
 )
-from dropedge_core.store.runs import ResultStore
-from dropedge_core.store.schema import (
+from dropedge_core.store._runs import ResultStore
+from dropedge_core.store._schema import (
            CLAIMS,
            MARKER_COLUMNS,
            NOT_IN_KEY,

@@ -1,6 +1,6 @@
 """The ``authors`` recipe's runs beside the ``paper`` recipe's and the paper's numbers
 (docs/REPRODUCTION.md, section 3b): one row per script of the authors
-(:data:`dropedge_core.training.authors.SCRIPTS`) up to a depth.
+(:data:`dropedge_core.training._authors.SCRIPTS`) up to a depth.
 
 Example:
     >>> import pandas as pd
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from dropedge_core.data import presets, reference
-from dropedge_core.training import authors
+from dropedge_core.training import _authors as authors
 
 __all__ = ["comparison", "summary"]
 

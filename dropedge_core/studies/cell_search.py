@@ -27,9 +27,10 @@ import pandas as pd
 
 from dropedge_core import paths
 from dropedge_core.store import ResultStore
-from dropedge_core.studies import ordering, trial_budget, tuning
+from dropedge_core.studies import _trial_budget as trial_budget
+from dropedge_core.studies import ordering, tuning
 from dropedge_core.studies import run_tables as runs
-from dropedge_core.studies.stopping import SignalStop
+from dropedge_core.studies._stopping import SignalStop
 from dropedge_core.studies.sweep import run_claimed
 from dropedge_core.sweep_workers import DEFAULT_LEASE, ClaimedRuns
 from dropedge_core.training import TrainConfig
@@ -62,7 +63,7 @@ def study_name(base: TrainConfig) -> str:
 
 def trials_done(study: optuna.Study) -> int:
     """The cell's finished trials that count toward its budget
-    (:func:`~dropedge_core.studies.trial_budget.finished`)."""
+    (:func:`~dropedge_core.studies._trial_budget.finished`)."""
     return trial_budget.finished(study.get_trials(deepcopy=False))
 
 
@@ -73,9 +74,9 @@ def search_cell(base: TrainConfig, trials: int, storage: str, graph=None,
     study that has them already is returned untouched.
 
     The budget is the cell's, across every worker on the storage: finished trials and
-    trials running elsewhere count (:mod:`~dropedge_core.studies.trial_budget`), so two
+    trials running elsewhere count (:mod:`~dropedge_core.studies._trial_budget`), so two
     workers together never exceed it. ``stop_event``
-    (:func:`~dropedge_core.studies.stopping.stop_on_signals`): a signal voids the running
+    (:func:`~dropedge_core.studies._stopping.stop_on_signals`): a signal voids the running
     trial (it does not count) and raises ``Interrupted``."""
     space = cell_space(base)
     study = tuning.open_study(study_name(base), storage, "tpe", seed=None)

@@ -4,12 +4,12 @@ A bundled run row (:mod:`dropedge_core.studies.run_tables`' run CSV format, or t
 format with its keep-rate columns) names its config only through its descriptive columns
 and its key. :func:`row_config` rebuilds the config from them and proves it by the key;
 :func:`fingerprint_rows` recomputes each row's fingerprint
-(:func:`dropedge_core.training.fingerprint.fingerprint`: the masks its seed draws, its
+(:func:`dropedge_core.training._fingerprint.fingerprint`: the masks its seed draws, its
 initial weights) at the code that runs now; :func:`drifted` lists the rows whose stored
 fingerprint the code no longer gives — runs it could not produce again.
 
 A row's ``stream`` is the sampler stream version it was drawn from
-(:data:`dropedge_core.method.streams.STREAMS`). Only rows of today's version count in a
+(:data:`dropedge_core.method._streams.STREAMS`). Only rows of today's version count in a
 table or a verdict (:func:`~dropedge_core.studies.run_tables.current`, re-exported here); rows of an
 older stream stay bundled, labelled, for comparison.
 """
@@ -24,7 +24,7 @@ from dropedge_core.data import datasets
 from dropedge_core.store import run_key
 from dropedge_core.studies.run_tables import current, older
 from dropedge_core.training import TrainConfig
-from dropedge_core.training.fingerprint import FingerprintCache
+from dropedge_core.training._fingerprint import FingerprintCache
 from dropedge_core.training.recipes import RecipeError, parse_settings_label
 
 __all__ = ["FingerprintError", "CONFIG_COLUMNS", "row_config", "current", "older", "fingerprint_configs",
@@ -102,7 +102,7 @@ def row_config(row) -> TrainConfig:
 
 
 def fingerprint_configs(configs: list[TrainConfig]) -> list:
-    """:class:`~dropedge_core.training.fingerprint.Fingerprint` of each config, computed now
+    """:class:`~dropedge_core.training._fingerprint.Fingerprint` of each config, computed now
     (each graph loaded once, each distinct half computed once). No training: a few
     milliseconds a run."""
     graphs: dict = {}

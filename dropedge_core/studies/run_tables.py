@@ -24,9 +24,9 @@ reads; one row per training run, columns in this order (:data:`RUN_COLUMNS`):
                digits): the identity of the run — a page asks for configs, and a run
                of the CSV counts for a config exactly when the keys are equal
 ``stream``     the sampler stream version the run drew its masks from
-               (:data:`dropedge_core.method.streams.STREAMS`; it enters the key when above
+               (:data:`dropedge_core.method._streams.STREAMS`; it enters the key when above
                1); files without the column are version 1
-``masks_fp``   the run's fingerprint (:mod:`dropedge_core.training.fingerprint`): a hash of
+``masks_fp``   the run's fingerprint (:mod:`dropedge_core.training._fingerprint`): a hash of
 ``init_fp``    the masks its seed draws in its first epochs and of its initial weights, as
                the code that made it drew them; empty in files written before fingerprints
 =============  ==========================================================================
@@ -48,10 +48,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from dropedge_core import paths, sqlite_locks
+from dropedge_core import _sqlite_locks as sqlite_locks
+from dropedge_core import paths
+from dropedge_core.method._streams import stream_version
 from dropedge_core.method.models import ALIASES, BACKBONES
 from dropedge_core.method.samplers import NAMES as SAMPLER_NAMES
-from dropedge_core.method.streams import stream_version
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.training import UPLOAD_DATASET, TrainConfig
 
@@ -145,7 +146,7 @@ def _stream_of(df: pd.DataFrame) -> pd.Series:
 
 def current(df: pd.DataFrame) -> pd.DataFrame:
     """The rows drawn from today's stream of their sampler
-    (:func:`~dropedge_core.method.streams.stream_version`): the only ones a table or a
+    (:func:`~dropedge_core.method._streams.stream_version`): the only ones a table or a
     verdict may use."""
     return df[_stream_of(df) == df["sampler"].map(stream_version)]
 
@@ -218,7 +219,7 @@ def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None
 @contextmanager
 def _room_for(path: Path) -> Iterator[None]:
     """Make ``path``'s folder; a write in the block that finds no room (a full disk, a
-    file-size limit: :data:`~dropedge_core.sqlite_locks.NO_ROOM`) is one
+    file-size limit: :data:`~dropedge_core._sqlite_locks.NO_ROOM`) is one
     :class:`ResultsError` line naming the export and why (the partial file is removed by
     :func:`~dropedge_core.paths.replaced`; an earlier file of that name is kept)."""
     try:

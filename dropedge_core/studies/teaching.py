@@ -28,10 +28,10 @@ import torch
 from dropedge_core import paths
 from dropedge_core.method import metrics, normalization
 from dropedge_core.method.graph import Graph
+from dropedge_core.studies._snapshot_files import BUNDLED_SNAPSHOT, Snapshot, SnapshotError, Snapshots
+from dropedge_core.studies._snapshot_files import load_snapshots as load_snapshots  # re-exported
+from dropedge_core.studies._snapshot_files import save_snapshots as save_snapshots  # re-exported
 from dropedge_core.studies.sampling import run_seed
-from dropedge_core.studies.snapshot_files import BUNDLED_SNAPSHOT, Snapshot, SnapshotError, Snapshots
-from dropedge_core.studies.snapshot_files import load_snapshots as load_snapshots  # re-exported
-from dropedge_core.studies.snapshot_files import save_snapshots as save_snapshots  # re-exported
 from dropedge_core.training import AdjacencyBuilder, TrainConfig, prepare_features, recipes, train
 
 __all__ = [
@@ -45,7 +45,7 @@ __all__ = [
 #: Where the bundled snapshots live.
 SNAPSHOT_DIR = paths.SNAPSHOT_DIR
 #: The bundled 16-layer Cora GCN (NoDrop / DropEdge / DropEdge++), trained with
-#: :data:`DEEP_RECIPE` (``BUNDLED_SNAPSHOT``, from :mod:`~dropedge_core.studies.snapshot_files`).
+#: :data:`DEEP_RECIPE` (``BUNDLED_SNAPSHOT``, from :mod:`~dropedge_core.studies._snapshot_files`).
 #: The same model trained with :data:`FAILING_RECIPE` (it does not learn: the layers collapse).
 BUNDLED_FAILING = SNAPSHOT_DIR / "cora_semi_gcn16_old_defaults.npz"
 #: An 8-layer Cora GCN under the shallow settings (:data:`FAILING_RECIPE`), seed 1: NoDrop

@@ -33,9 +33,9 @@ import pandas as pd
 from optuna.trial import TrialState
 
 from dropedge_core import sweep_workers
-from dropedge_core.studies import trial_budget
-from dropedge_core.studies.stopping import Interrupted, SignalStop
-from dropedge_core.studies.tuning_space import (
+from dropedge_core.studies import _trial_budget as trial_budget
+from dropedge_core.studies._stopping import Interrupted, SignalStop
+from dropedge_core.studies._tuning_space import (
     BASIS_ATTR,
     FLOAT_RANGES,
     HIDDEN_CHOICES,
@@ -49,7 +49,7 @@ from dropedge_core.studies.tuning_space import (
     default_study_name,
     make_sampler,
 )
-from dropedge_core.studies.tuning_storage import (
+from dropedge_core.studies._tuning_storage import (
     OPTUNA_MARKERS,
     check_storage,
     engine_options,
@@ -112,7 +112,7 @@ def objective(base: TrainConfig, space: SearchSpace, graph=None,
     validation accuracy; report every epoch's validation accuracy for pruning.
 
     ``budget``: the study's trial budget across workers (:func:`trial_budget.admits`); a
-    trial with no place left raises :class:`~dropedge_core.studies.trial_budget.VoidTrial`
+    trial with no place left raises :class:`~dropedge_core.studies._trial_budget.VoidTrial`
     before training. ``current`` (a dict) gets the running trial under ``"trial"``, for
     the caller to void it when a signal cuts it short."""
     worker = sweep_workers.worker_id()
@@ -177,11 +177,11 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     """Run ``n_trials`` trials of this worker on the shared study; return the study.
 
     ``stop_event`` stops after the current trial (the running one is cut short; a signal's
-    :class:`~dropedge_core.studies.stopping.SignalStop` voids it: it does not count).
+    :class:`~dropedge_core.studies._stopping.SignalStop` voids it: it does not count).
     ``include_base`` queues ``base``'s own values (:meth:`SearchSpace.point`) as the
     first trial of a new study, so the search starts from the current setting and its
     best is never worse. ``budget`` caps the study's counted trials across every worker
-    (:mod:`~dropedge_core.studies.trial_budget`), finished and running.
+    (:mod:`~dropedge_core.studies._trial_budget`), finished and running.
     """
     space = check_job(n_trials, space)
     optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -14,7 +14,7 @@ import torch
 from dropedge_core.data import datasets
 from dropedge_core.echo import bounded
 from dropedge_core.method import normalization, samplers
-from dropedge_core.method.limits import MAX_LAYERS
+from dropedge_core.method._limits import MAX_LAYERS
 from dropedge_core.method.models import ModelError, check_backbone
 from dropedge_core.training import recipes
 from dropedge_core.training.recipes import DEFAULT_RECIPE

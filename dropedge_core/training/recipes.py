@@ -25,10 +25,10 @@ Recipes (:data:`RECIPES`):
   (:mod:`dropedge_core.data.presets`), its depth and keep rates included; tuned for that one
   depth, they may not train at others. One change to the presets: ResGCN and JKNet from
   16 layers on get batch norm (:func:`needs_batch_norm`).
-* ``"authors"`` — the authors' scripts (:mod:`dropedge_core.training.authors`): the paper's
+* ``"authors"`` — the authors' scripts (:mod:`dropedge_core.training._authors`): the paper's
   presets with the scripts' epoch budgets, no early stopping, their checkpoint rule,
   directed sampling, no batch norm, and the authors' models
-  (:mod:`dropedge_core.method.authors_models`); Cora and CiteSeer only.
+  (:mod:`dropedge_core.method._authors_models`); Cora and CiteSeer only.
 
 Keep rates (``p_min`` 0.3, ``p_max`` 0.8) are the same in ``"depth"`` and ``"quick"``.
 
@@ -41,7 +41,7 @@ Example:
 from __future__ import annotations
 
 from dropedge_core.data import presets
-from dropedge_core.training import authors
+from dropedge_core.training import _authors as authors
 
 RECIPES: tuple[str, ...] = ("depth", "quick", "paper", "authors")
 DEFAULT_RECIPE = "depth"

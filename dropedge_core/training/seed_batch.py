@@ -9,7 +9,7 @@ single run would be.
   :func:`.seeding.seed_streams` (the functions a single run calls), and every seed draws
   from them in the single run's order and shapes: same masks, same weights, same dropout;
 * **the same computation, batched** — the seeds' weights stacked on a leading dimension
-  (:class:`~dropedge_core.method.seed_stack.SeedStack`), their adjacencies one
+  (:class:`~dropedge_core.method._seed_stack.SeedStack`), their adjacencies one
   block-diagonal CSR per layer over the shared pattern (:class:`SeedAdjacencies`), one
   Adam over the stack (element-wise, so each seed steps as alone), the loss a sum of the
   seeds' losses (each seed's gradient from its own loss only);
@@ -33,7 +33,7 @@ Events reach ``on_event`` with the seed added (``"seed": s``); the history holds
 without it, as a single run's.
 
 The ``authors`` recipe is refused (:class:`~.config.ConfigError`): its models
-(:mod:`dropedge_core.method.authors_models`) are other modules with their own dropout
+(:mod:`dropedge_core.method._authors_models`) are other modules with their own dropout
 places and its checkpoint rule reads the training pass's validation loss.
 """
 from __future__ import annotations
@@ -48,13 +48,14 @@ import torch
 import torch.nn.functional as F
 
 from dropedge_core.method import normalization, samplers
+from dropedge_core.method._seed_stack import SeedStack, block_diagonal
+from dropedge_core.method._sparse_products import with_transpose
 from dropedge_core.method.graph import Graph, csr_tensor
-from dropedge_core.method.seed_stack import SeedStack, block_diagonal
-from dropedge_core.method.sparse_products import with_transpose
-from dropedge_core.training import seeding, trainer
+from dropedge_core.training import _seeding as seeding
+from dropedge_core.training import trainer
+from dropedge_core.training._selection import make_selection
 from dropedge_core.training.checks import seeds_per_batch
 from dropedge_core.training.config import ConfigError, RunResult, TrainConfig, device_name
-from dropedge_core.training.selection import make_selection
 
 __all__ = ["SeedAdjacencies", "check_batchable", "train_seeds"]
 

@@ -43,9 +43,12 @@ import torch
 import torch.nn.functional as F
 
 from dropedge_core.data import datasets
-from dropedge_core.method import metrics, normalization, pattern, samplers
+from dropedge_core.method import _pattern as pattern
+from dropedge_core.method import metrics, normalization, samplers
+from dropedge_core.method._sparse_products import with_transpose
 from dropedge_core.method.graph import Graph, csr_tensor, to_csr
-from dropedge_core.method.sparse_products import with_transpose
+from dropedge_core.training._seeding import build_model, make_sampler, seed_streams
+from dropedge_core.training._selection import make_selection
 from dropedge_core.training.checks import check_trainable
 from dropedge_core.training.config import (
     UPLOAD_DATASET,
@@ -55,8 +58,6 @@ from dropedge_core.training.config import (
     device_name,
     resolve_device,
 )
-from dropedge_core.training.seeding import build_model, make_sampler, seed_streams
-from dropedge_core.training.selection import make_selection
 
 __all__ = [
     "SPARSE_FEATURES_BELOW", "MAD_NODES", "AdjacencyBuilder", "prepare_features", "device_memory",
@@ -76,7 +77,7 @@ class AdjacencyBuilder:
     are the same as with ``normalization.to_sparse(*normalization.adjacencies(...)[l], N)``,
     with no per-layer compaction, permutation, sort or coalesce. Every matrix carries the
     pattern's transpose index (:func:`pattern.entry_transpose`), so the models'
-    products (:func:`~dropedge_core.method.sparse_products.spmm`) differentiate without
+    products (:func:`~dropedge_core.method._sparse_products.spmm`) differentiate without
     the sort ``torch.sparse.mm``'s backward does per layer.
 
     The values of one call live in one buffer that the **next call reuses** (no fresh

@@ -8,7 +8,7 @@ import pandas as pd
 from dropedge_core.store import ResultStore
 from dropedge_core.studies import run_tables as runs
 from dropedge_core.training import TrainConfig, train
-from dropedge_core.training.fingerprint import masks_fingerprint
+from dropedge_core.training._fingerprint import masks_fingerprint
 from tests.helpers.runs import refused_line, run_cli
 
 

@@ -80,7 +80,7 @@ def test_a_dry_run_lists_the_missing_cells_and_writes_nothing(capsys, tmp_path, 
 def test_an_interrupted_reproduction_resumes_where_it_stopped(capsys, tmp_path, cora, monkeypatch):
     """The first cell is stored before the interruption; the second invocation trains only the
     cell that was cut short."""
-    from dropedge_core.cli import reproduce as command
+    from dropedge_core.cli import _reproduce as command
 
     folder, _ = _copy_without(tmp_path, lambda d: (d["layers"] == 2) & (d["seed"] == 0)
                               & (d["sampler"] != "dropedge++"))

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dropedge_core.data import raw_arrays, safe_pickle
+from dropedge_core.data import _raw_arrays as raw_arrays
+from dropedge_core.data import _safe_pickle as safe_pickle
 from tests.helpers import REPO
 from tests.helpers.files import FOLDER, _index, copy_raw, crafted_csr, raw_value
 

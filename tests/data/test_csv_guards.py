@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import torch
 
-from dropedge_core.data import csv_guards
+from dropedge_core.data import _csv_guards as csv_guards
 from dropedge_core.data.csv_graph import UploadError, parse_graph
 
 EDGES = b"0,1\n1,2\n2,0\n"

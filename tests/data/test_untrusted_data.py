@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dropedge_core import datasets
-from dropedge_core.data import safe_pickle
+from dropedge_core.data import _safe_pickle as safe_pickle
 from dropedge_core.data.datasets import DatasetError
 from tests.helpers import raw_dir
 from tests.helpers.files import copy_raw

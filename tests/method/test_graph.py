@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from dropedge_core.method import metrics, pattern, samplers
+from dropedge_core.method import _pattern as pattern
+from dropedge_core.method import metrics, samplers
 from dropedge_core.method.graph import Graph, GraphError, l1_normalize_rows, simple_undirected_edges
 
 

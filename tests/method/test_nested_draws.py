@@ -1,4 +1,4 @@
-"""method/nested_draws.py: the host walk of the nested weighted draws — its selection of
+"""method/_nested_draws.py: the host walk of the nested weighted draws — its selection of
 the largest keys above a floor (:func:`_largest`), the lazily compacted pool
 (:func:`_Pool`), and the walk's masks whichever floor served. Expected sets come from
 ``np.argsort`` or a plain Python set model, marginals from brute force; never from the
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from dropedge_core import samplers
-from dropedge_core.method import nested_draws
+from dropedge_core.method import _nested_draws as nested_draws
 from tests.helpers import random_graph
 from tests.helpers.references import WEIGHTS, nested_marginals
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from dropedge_core.method import normalization, pattern
+from dropedge_core.method import _pattern as pattern
+from dropedge_core.method import normalization
 from dropedge_core.method.graph import Graph, GraphError
 from tests.helpers import random_graph
 from tests.helpers.references import dense_reference

@@ -11,7 +11,7 @@ import torch
 from scipy.stats import chisquare
 
 from dropedge_core import normalization, samplers
-from dropedge_core.method import nested_draws
+from dropedge_core.method import _nested_draws as nested_draws
 from dropedge_core.method.samplers import (
     EdgeSampler,
     SamplerError,

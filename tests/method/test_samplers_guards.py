@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from dropedge_core.method import nested_draws, samplers
+from dropedge_core.method import _nested_draws as nested_draws
+from dropedge_core.method import samplers
 from dropedge_core.method.graph import Graph
 from dropedge_core.method.samplers import EdgeSampler, SamplerError
 from tests.helpers import random_graph

@@ -16,8 +16,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from dropedge_core import normalization, samplers
-from dropedge_core.method import nested_draws, pattern
-from dropedge_core.method.sparse_products import spmm
+from dropedge_core.method import _nested_draws as nested_draws
+from dropedge_core.method import _pattern as pattern
+from dropedge_core.method._sparse_products import spmm
 from dropedge_core.training import AdjacencyBuilder
 
 

@@ -22,7 +22,8 @@ import sqlalchemy as sa
 
 from dropedge_core import databases, locations
 from dropedge_core.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
-from dropedge_core.studies import tuning, tuning_storage
+from dropedge_core.studies import _tuning_storage as tuning_storage
+from dropedge_core.studies import tuning
 from dropedge_core.training import RunResult, TrainConfig
 from tests.helpers.app import APP
 from tests.helpers.postgres import PostgresServer

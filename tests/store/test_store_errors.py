@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from dropedge_core.store import DamagedStore, ForeignStore, StoreError, StoreLocked, StoreUnavailable
-from dropedge_core.store.connection import error_kind, store_error
+from dropedge_core.store._connection import error_kind, store_error
 
 
 def _raised(work) -> BaseException:

@@ -14,12 +14,13 @@ import pandas as pd
 import pytest
 import torch
 
-from dropedge_core.method import samplers, streams
+from dropedge_core.method import _streams as streams
+from dropedge_core.method import samplers
 from dropedge_core.store import run_key
 from dropedge_core.studies import fingerprints
 from dropedge_core.studies import run_tables as runs
 from dropedge_core.training import TrainConfig
-from dropedge_core.training.fingerprint import fingerprint, init_digest, masks_digest
+from dropedge_core.training._fingerprint import fingerprint, init_digest, masks_digest
 
 ABLATION = runs.BUNDLED_DIR.parent / "ablation"
 
@@ -109,7 +110,8 @@ def test_a_changed_mask_stream_names_the_runs(monkeypatch):
 
 def test_a_changed_init_names_the_runs(monkeypatch):
     rows = _karate_rows("nodrop")
-    from dropedge_core.training import seeding, trainer
+    from dropedge_core.training import _seeding as seeding
+    from dropedge_core.training import trainer
 
     original = seeding.build_model
 
@@ -120,7 +122,7 @@ def test_a_changed_init_names_the_runs(monkeypatch):
         return model
 
     monkeypatch.setattr(trainer, "build_model", other_init)
-    from dropedge_core.training import fingerprint as fp_module
+    from dropedge_core.training import _fingerprint as fp_module
 
     monkeypatch.setattr(fp_module, "build_model", other_init)
     changed = fingerprints.drifted(rows)
@@ -171,7 +173,7 @@ def test_the_fingerprint_is_the_trainers_first_masks_and_weights():
         return masks
 
     init = {}
-    from dropedge_core.training import seeding
+    from dropedge_core.training import _seeding as seeding
 
     build = seeding.build_model
 

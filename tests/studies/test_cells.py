@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import pytest
 
-from dropedge_core.method.streams import stream_version
+from dropedge_core.method._streams import stream_version
 from dropedge_core.studies import cells
 from dropedge_core.studies.run_tables import RUN_COLUMNS
 

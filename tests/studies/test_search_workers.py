@@ -121,7 +121,7 @@ def _alive_marks(path) -> int:
 
 _KILLED_WORKER = """
 import sys
-from dropedge_core.studies import cell_search, tuning_storage
+from dropedge_core.studies import cell_search, _tuning_storage as tuning_storage
 tuning_storage.ALIVE_EVERY, tuning_storage.GRACE_PERIOD = 1, 3
 base = cell_search.cell_base("karate", None, "gcn", 2, "dropedge").replace(epochs=100000, patience=0)
 cell_search.search_cell(base, 2, sys.argv[1])
@@ -130,7 +130,9 @@ cell_search.search_cell(base, 2, sys.argv[1])
 
 def test_a_killed_workers_trial_counts_until_its_grace_is_over_then_the_cell_is_refilled(tmp_path,
                                                                                          monkeypatch):
-    from dropedge_core.studies import trial_budget, tuning, tuning_storage
+    from dropedge_core.studies import _trial_budget as trial_budget
+    from dropedge_core.studies import _tuning_storage as tuning_storage
+    from dropedge_core.studies import tuning
 
     monkeypatch.setattr(tuning_storage, "ALIVE_EVERY", 1)
     # a grace no test outlasts: the trial turns silent only when the test ages its heartbeat
@@ -161,7 +163,7 @@ def test_a_killed_workers_trial_counts_until_its_grace_is_over_then_the_cell_is_
 def test_which_trials_take_a_place_in_the_budget():
     from optuna.trial import TrialState, create_trial
 
-    from dropedge_core.studies import trial_budget
+    from dropedge_core.studies import _trial_budget as trial_budget
 
     def trial(state, **attrs):
         value = 0.5 if state == TrialState.COMPLETE else None

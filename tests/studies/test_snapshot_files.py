@@ -10,7 +10,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from dropedge_core.studies import snapshot_files, teaching
+from dropedge_core.studies import _snapshot_files as snapshot_files
+from dropedge_core.studies import teaching
 
 
 def _headers_only(path, shapes: dict[str, tuple[tuple[int, ...], str]], data: tuple[str, ...] = ()) -> None:

@@ -11,9 +11,9 @@ import torch.nn.functional as F
 
 from dropedge_core.data import datasets
 from dropedge_core.method import samplers
-from dropedge_core.method.authors_models import AuthorsGCN, make_authors_model
+from dropedge_core.method._authors_models import AuthorsGCN, make_authors_model
 from dropedge_core.training import TrainConfig, train
-from dropedge_core.training.selection import AuthorsCheckpoint, make_selection
+from dropedge_core.training._selection import AuthorsCheckpoint, make_selection
 
 N, FEAT, CLASSES, HIDDEN = 9, 5, 3, 4
 

@@ -1,4 +1,4 @@
-"""training/selection.py (issue 23, mutation follow-up): ModelSelection against the rule of
+"""training/_selection.py (issue 23, mutation follow-up): ModelSelection against the rule of
 SPEC §Training restated by brute force over whole prefixes of a validation curve (the best
 epoch is the first lexicographic maximum of (accuracy, -loss); the counter is the number of
 epochs since the last new best or new lowest loss), on curves full of ties, and at the
@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from dropedge_core.training.selection import ModelSelection
+from dropedge_core.training._selection import ModelSelection
 
 
 def expected(curve: list[tuple[float, float]], t: int, patience: int) -> dict:

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from dropedge_core.method import samplers
-from dropedge_core.training import TrainConfig, seeding, train
+from dropedge_core.training import TrainConfig, train
+from dropedge_core.training import _seeding as seeding
 from dropedge_core.training import trainer as trainer_module
 from tests.helpers import random_graph
 from tests.helpers.references import dense_reference

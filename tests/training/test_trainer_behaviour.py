@@ -17,9 +17,10 @@ from torch import nn
 
 from dropedge_core import samplers
 from dropedge_core.method.graph import Graph
-from dropedge_core.training import seeding, trainer
+from dropedge_core.training import _seeding as seeding
+from dropedge_core.training import trainer
+from dropedge_core.training._selection import ModelSelection
 from dropedge_core.training.config import TrainConfig
-from dropedge_core.training.selection import ModelSelection
 from tests.helpers import random_graph
 
 
