@@ -13,7 +13,7 @@ import streamlit as st
 
 import app_shared as ui
 from app_shared import depth_page as dv
-from app_shared import jobs
+from app_shared.training_session import device_label
 from dropedge_core import datasets, figures, paths
 from dropedge_core.data import reference
 from dropedge_core.locations import LocationError
@@ -98,7 +98,7 @@ recipe_col.caption("  \n".join(f"**{dv.backbone_label(b)}**: {line}" for b, line
                    + (f"  \n(the paper has no preset here for {sel.dataset}/{sel.split}: the depth "
                       "recipe, keep rates from the sidebar)" if view.preset_missing else "")
                    + ("" if req.epochs is None else f"  \n{req.epochs} epochs per run.")
-                   + f"  \nTraining on {jobs.device_label()}. The sidebar's sampler and layers are "
+                   + f"  \nTraining on {device_label()}. The sidebar's sampler and layers are "
                    "not used here.")
 dv.sweep_controls(view, req, store, store_error, graph, sel.dataset)
 dv.own_runs_notice(own_runs.own_runs(cached, {*view.runs["key"], *view.measured["key"]}, sel.dataset,

@@ -1,6 +1,6 @@
 """Live training: train a backbone with a sampler and watch the curves grow.
 
-Runs live in a :class:`app_shared.jobs.TrainingSession` that outlives the browser tab: a
+Runs live in a :class:`app_shared.training_session.TrainingSession` that outlives the browser tab: a
 background thread trains its queue to the end and stores the runs, whether or not a page
 watches; the session's id is in the URL (``?run=<id>``), so a reloaded page shows it
 again (:mod:`app_shared.live_runs`). The fragment below polls it every ``POLL_S`` seconds
@@ -11,9 +11,10 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from app_shared import job_links, jobs, live_runs
+from app_shared import job_links, live_runs
 from app_shared import training_form as tf
 from app_shared import training_view as tv
+from app_shared.training_session import COMPARE_SAMPLERS, device_label
 from app_shared.training_view import DEFAULTS
 from dropedge_core import figures
 from dropedge_core.memory import MemoryLimitError
@@ -84,7 +85,7 @@ elif not fixed:
 c3.caption(f"Sampler **{figures.sampler_label(setting['sampler'])}**, L = {setting['num_layers']}, "
            f"keep rates {setting['p_min']:.2f} → {setting['p_max']:.2f}, seed {setting['seed']}"
            + (" (tuned point)" if override else " (sidebar)") + ". Training on "
-           f"**{jobs.device_label()}**.")
+           f"**{device_label()}**.")
 
 values = tf.run_values(tv.hyperparameter_widgets(fixed, backbone, setting["sampler"]), sel.dataset,
                       sel.split, backbone, setting, choice)
@@ -106,7 +107,7 @@ else:
 if start or compare:
     try:
         config = TrainConfig(**values)
-        configs = ([config.replace(sampler=s) for s in jobs.COMPARE_SAMPLERS] if compare
+        configs = ([config.replace(sampler=s) for s in COMPARE_SAMPLERS] if compare
                    else [config])
         check_trainable(config, graph)  # one class, above the memory limit: refused now
     except (ConfigError, MemoryLimitError) as exc:

@@ -1,6 +1,6 @@
 """Tuning: an Optuna study over the keep rates, watched live.
 
-The study runs in a :class:`app_shared.jobs.TuningJob` (a thread, stoppable, with a
+The study runs in a :class:`app_shared.tuning_job.TuningJob` (a thread, stoppable, with a
 wall-time limit) that outlives the browser tab: its id is in the URL, so a reloaded page
 shows it again. Trials go to an SQLite file under ``results/`` so a study can be resumed,
 shared with ``python -m dropedge_core tune`` workers, and read back.
@@ -13,9 +13,9 @@ from functools import partial
 import streamlit as st
 
 import app_shared as ui
-from app_shared import jobs
 from app_shared import training_form as tf
 from app_shared import tuning_view as tv
+from app_shared.tuning_job import TuningJob
 from dropedge_core import figures, paths, samplers
 from dropedge_core.memory import MemoryLimitError
 from dropedge_core.method.models import BACKBONES
@@ -32,7 +32,7 @@ except ValueError as exc:
     st.stop()
 
 ss = st.session_state
-job: jobs.TuningJob | None = tv.current_job()  # the URL's (a reloaded page) or this session's
+job: TuningJob | None = tv.current_job()  # the URL's (a reloaded page) or this session's
 running = job is not None and not job.done
 
 sel = ui.selection()
@@ -92,7 +92,7 @@ elif b[0].button("Start study", type="primary", key="tune_start", disabled=runni
         base = form_config().replace(diag_every=0)
         space = tuning.SearchSpace(extra=tuple(extra))
         check_trainable(base, graph)
-        new = jobs.TuningJob(base, int(trials), name, STORAGE_URL, search=search, seed=sel.seed,
+        new = TuningJob(base, int(trials), name, STORAGE_URL, search=search, seed=sel.seed,
                              space=space, graph=graph, idle_timeout=None, start=False)
     except (ConfigError, tuning.TuningError, MemoryLimitError) as exc:
         st.error(ui.private(f"Cannot start the study: {exc}".splitlines()[0]))

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app_shared import job_links, jobs
+from app_shared import job_links
+from app_shared.sweep_job import SweepJob
 from app_shared.text import private, store_label
 from dropedge_core import figures, samplers
 from dropedge_core.method.models import BACKBONES
@@ -155,14 +156,14 @@ def _job_state(job) -> tuple | None:
 def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None,
                    store_error: str | None, graph, dataset: str) -> None:
     """"Run missing" / "Stop", the counts, and the fragment that polls this page's sweep
-    (:class:`app_shared.jobs.SweepJob`) and reruns the page whenever a run was stored.
+    (:class:`app_shared.sweep_job.SweepJob`) and reruns the page whenever a run was stored.
 
     The sweep outlives the browser tab (no idle stop): its id is in the URL (``?sweep=``),
     so a reloaded page shows it again (:mod:`app_shared.job_links`)."""
     found = job_links.from_url(PAGE, SWEEP_PARAM, "sweep", "sweep")
     if found is not None:
         ss["ds_job"] = found
-    job: jobs.SweepJob | None = ss.get("ds_job")
+    job: SweepJob | None = ss.get("ds_job")
     running = job is not None and not job.done
     mine = job_links.controls(PAGE)  # another session's sweep (its link): watched, no Stop
     missing, counts = view.missing, view.counts
@@ -195,7 +196,7 @@ def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None
                                 "(a small graph's GPU epoch is mostly kernel launches, which the batch "
                                 "shares: expected, not yet measured; CPU measured in docs/PERFORMANCE.md).")
     if start and missing:
-        new = jobs.SweepJob(missing, store, graph=graph, idle_timeout=None, start=False, batch_seeds=together)
+        new = SweepJob(missing, store, graph=graph, idle_timeout=None, start=False, batch_seeds=together)
         if job_links.register(new, "sweep", PAGE, SWEEP_PARAM):
             ss["ds_job"] = new.start()
             st.rerun()
@@ -205,7 +206,7 @@ def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None
 
 def _show_job() -> None:
     """The sweep's progress (or how it ended); reruns the page when a run was stored."""
-    current: jobs.SweepJob | None = ss.get("ds_job")
+    current: SweepJob | None = ss.get("ds_job")
     if current is None:
         return
     current.heartbeat()

@@ -4,7 +4,15 @@ events, and the results store for those that end.
 A run has two threads, no more: the worker that trains it
 (:class:`~app_shared.background.TrainingWorker`) and the session's driver, which collects
 the events, applies the limits (:func:`~app_shared.watchdog.limit_passed`: nobody polled,
-or the wall time ran out), stores a run that ended and starts the next one."""
+or the wall time ran out), stores a run that ended and starts the next one.
+
+Example:
+    >>> from dropedge_core.training import TrainConfig
+    >>> session = TrainingSession(idle_timeout=60, store=None)
+    >>> record, = session.submit([TrainConfig(dataset="karate", epochs=5, diag_every=0)])
+    >>> session.wait(60), record.status, record.epochs_done
+    (True, 'finished', 5)
+"""
 from __future__ import annotations
 
 import threading

@@ -7,9 +7,10 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from app_shared import jobs, live_runs, registry, urlstate
-from app_shared.run_records import history_frame
+from app_shared import live_runs, registry, urlstate
+from app_shared.run_records import history_frame, runs_frame
 from app_shared.training_form import OVERRIDE_KEYS, sampler_options
+from app_shared.training_session import TrainingSession
 from dropedge_core import figures, normalization, samplers
 from dropedge_core.training import UPLOAD_DATASET, ConfigError, TrainConfig
 
@@ -100,7 +101,7 @@ def take_train_request() -> None:
             "source": request.get("source", "the Tuning page"), "dataset": request.get("dataset")}
 
 
-def draw_runs(live: jobs.TrainingSession, diag_every: int) -> bool:
+def draw_runs(live: TrainingSession, diag_every: int) -> bool:
     """Poll the session's runs and draw them; ``True`` when a run started or ended (the
     page reruns so that its buttons follow)."""
     changes = live_runs.poll(live)
@@ -128,7 +129,7 @@ def draw_runs(live: jobs.TrainingSession, diag_every: int) -> bool:
     return changes.changed
 
 
-def _status_line(live: jobs.TrainingSession) -> None:
+def _status_line(live: TrainingSession) -> None:
     """The running run's progress (its data named), or how the last run ended."""
     run = live.current
     if run is not None:
@@ -148,7 +149,7 @@ def _status_line(live: jobs.TrainingSession) -> None:
         f"{last.message} (device {last.device_name or '?'}{pace}{', ' + gpu if gpu else ''}).{stored}")
 
 
-def _diagnostic_views(live: jobs.TrainingSession, with_diag: list, labels: dict) -> None:
+def _diagnostic_views(live: TrainingSession, with_diag: list, labels: dict) -> None:
     """The per-layer views of one run (heatmap, layer distances) and every run's MEN."""
     options = [r.label for r in reversed(with_diag)]
     if ss.get("lt_focus_want") in options:
@@ -191,11 +192,11 @@ def _diagnostic_views(live: jobs.TrainingSession, with_diag: list, labels: dict)
                "Two runs of one sampler: a darker or lighter shade and another dash.")
 
 
-def _runs_table(live: jobs.TrainingSession) -> None:
+def _runs_table(live: TrainingSession) -> None:
     """One row per run of the session: status, epochs, accuracies, time, device; and
     every epoch of every run as a CSV download."""
     num = st.column_config.NumberColumn
-    st.dataframe(jobs.runs_frame(live.runs), hide_index=True, placeholder="—",
+    st.dataframe(runs_frame(live.runs), hide_index=True, placeholder="—",
                  column_order=["run", "dataset", "status", "epochs", "best_epoch", "best_val_acc", "test_acc",
                                "time_s", "epoch_s", "device", "p_min", "p_max", "message"],
                  column_config={"best_epoch": num("best epoch"),

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from app_shared.jobs import SweepJob
+from app_shared.sweep_job import SweepJob
 from dropedge_core import datasets
 from dropedge_core.figures import SAMPLER_COLORS, SAMPLER_LABELS
 from dropedge_core.store import ResultStore, run_key

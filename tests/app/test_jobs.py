@@ -8,8 +8,12 @@ import time
 import pytest
 import torch
 
-from app_shared import jobs
 from app_shared.background import TrainingWorker
+from app_shared.run_records import SESSION_RUN_COLUMNS, RunRecord, runs_frame
+from app_shared.training_session import COMPARE_SAMPLERS, TrainingSession, device_label
+from app_shared.tuning_job import TuningJob
+from app_shared.watchdog import Watchdog
+from dropedge_core.studies.tuned import load_study, train_request
 from dropedge_core.training import TrainConfig
 
 
@@ -40,7 +44,7 @@ def _karate(**kw) -> TrainConfig:
 
 def test_watchdog_rules_with_a_fake_clock():
     clock, job = FakeClock(), FakeJob()
-    dog = jobs.Watchdog(job, idle_timeout=10, max_seconds=60, clock=clock, start=False)
+    dog = Watchdog(job, idle_timeout=10, max_seconds=60, clock=clock, start=False)
     clock.now += 9
     assert dog.check() is None and not job.stopped.is_set()
     dog.heartbeat()  # polled: the idle clock restarts
@@ -51,7 +55,7 @@ def test_watchdog_rules_with_a_fake_clock():
     assert "10 s" in dog.message and "tab" in dog.message
     # the wall-time limit holds whatever the heartbeats say
     clock2, job2 = FakeClock(), FakeJob()
-    dog2 = jobs.Watchdog(job2, idle_timeout=10, max_seconds=60, clock=clock2, start=False)
+    dog2 = Watchdog(job2, idle_timeout=10, max_seconds=60, clock=clock2, start=False)
     for _ in range(7):
         clock2.now += 9
         dog2.heartbeat()
@@ -60,7 +64,7 @@ def test_watchdog_rules_with_a_fake_clock():
     assert "wall-time limit of 60 s" in dog2.message
     # a finished job is left alone
     clock3, job3 = FakeClock(), FakeJob()
-    dog3 = jobs.Watchdog(job3, idle_timeout=10, clock=clock3, start=False)
+    dog3 = Watchdog(job3, idle_timeout=10, clock=clock3, start=False)
     job3.done = True
     clock3.now += 100
     assert dog3.check() is None and not job3.stopped.is_set()
@@ -78,8 +82,8 @@ def test_watchdog_thread_stops_an_unpolled_job_and_spares_a_polled_one():
     """The thread's rules under a fake clock: however slow the machine, the polled job is
     never more than 0.1 s (of the fake clock) without a heartbeat, the idle one is."""
     clock, polled, idle = FakeClock(), FakeJob(), FakeJob()
-    dog_polled = jobs.Watchdog(polled, idle_timeout=0.25, check_every=0.005, clock=clock)
-    dog_idle = jobs.Watchdog(idle, idle_timeout=0.25, check_every=0.005, clock=clock)
+    dog_polled = Watchdog(polled, idle_timeout=0.25, check_every=0.005, clock=clock)
+    dog_idle = Watchdog(idle, idle_timeout=0.25, check_every=0.005, clock=clock)
     for _ in range(10):
         dog_polled.heartbeat()
         clock.now += 0.1
@@ -94,7 +98,7 @@ def test_watchdog_thread_stops_an_unpolled_job_and_spares_a_polled_one():
     assert dog_polled.fired == "idle"
     # cancel retires it without stopping, however long nobody polls after
     other = FakeJob()
-    dog = jobs.Watchdog(other, idle_timeout=0.1, check_every=0.005, clock=clock)
+    dog = Watchdog(other, idle_timeout=0.1, check_every=0.005, clock=clock)
     dog.cancel()
     _until(lambda: not dog.alive, "a cancelled watchdog kept watching")
     clock.now += 10
@@ -103,18 +107,18 @@ def test_watchdog_thread_stops_an_unpolled_job_and_spares_a_polled_one():
 
 def test_watchdog_validates():
     with pytest.raises(TypeError, match="stop"):
-        jobs.Watchdog(object())
+        Watchdog(object())
     with pytest.raises(ValueError, match="idle_timeout"):
-        jobs.Watchdog(FakeJob(), idle_timeout=0, start=False)
+        Watchdog(FakeJob(), idle_timeout=0, start=False)
 
 
 # -- TrainingSession -------------------------------------------------------------------------
 
 
 def test_session_queue_compare_samplers(karate):
-    session = jobs.TrainingSession(idle_timeout=30)
+    session = TrainingSession(idle_timeout=30)
     base = _karate()
-    records = session.submit([base.replace(sampler=s) for s in jobs.COMPARE_SAMPLERS], karate)
+    records = session.submit([base.replace(sampler=s) for s in COMPARE_SAMPLERS], karate)
     assert [r.status for r in records] == ["running", "queued", "queued"]
     assert session.active and session.current is records[0]
     assert session.wait(60)
@@ -127,8 +131,8 @@ def test_session_queue_compare_samplers(karate):
     # one seed: the same weights; NoDrop keeps every edge, so its MEN is the largest
     men = {r.sampler: r.diagnostics[-1]["men"] for r in session.runs}
     assert men["nodrop"] >= men["dropedge"] and men["nodrop"] >= men["dropedge++"]
-    table = jobs.runs_frame(session.runs)
-    assert list(table.columns) == list(jobs.SESSION_RUN_COLUMNS) and len(table) == 3
+    table = runs_frame(session.runs)
+    assert list(table.columns) == list(SESSION_RUN_COLUMNS) and len(table) == 3
     assert table["test_acc"].between(0, 1).all()
     session.clear()
     assert session.runs == [] and not session.active
@@ -149,7 +153,7 @@ class SignallingWorker(TrainingWorker):
 
 def test_session_stop_drops_the_queue(karate):
     epoch_seen = threading.Event()
-    session = jobs.TrainingSession(idle_timeout=30, worker_factory=lambda config, graph: SignallingWorker(
+    session = TrainingSession(idle_timeout=30, worker_factory=lambda config, graph: SignallingWorker(
         config, graph, epoch_seen))
     session.submit([_karate(epochs=100_000, diag_every=0), _karate()], karate)
     assert epoch_seen.wait(60), "the first run never trained an epoch"
@@ -183,7 +187,7 @@ def test_session_limits_with_a_fake_clock():
     """The session's driver applies the limits itself: no poll for ``idle_timeout``
     stops the run and drops the queue; the wall-time limit holds whoever polls."""
     clock = FakeClock()
-    session = jobs.TrainingSession(idle_timeout=10, max_seconds=60, store=None, clock=clock,
+    session = TrainingSession(idle_timeout=10, max_seconds=60, store=None, clock=clock,
                                    worker_factory=lambda config, graph: UntilStopped(), drive_every=3600)
     first, second = session.submit([_karate(), _karate(seed=1)])
     clock.now += 9
@@ -200,7 +204,7 @@ def test_session_limits_with_a_fake_clock():
     assert "dropped from the queue by the watchdog" in second.message
     # the wall-time limit: polled every 9 s, stopped after 60
     clock = FakeClock()
-    session = jobs.TrainingSession(idle_timeout=10, max_seconds=60, store=None, clock=clock,
+    session = TrainingSession(idle_timeout=10, max_seconds=60, store=None, clock=clock,
                                    worker_factory=lambda config, graph: UntilStopped(), drive_every=3600)
     (run,) = session.submit([_karate()])
     for _ in range(6):
@@ -212,7 +216,7 @@ def test_session_limits_with_a_fake_clock():
     assert run.status == "stopped" and "wall-time limit of 60 s" in run.message
     # no limits: nothing stops it
     clock = FakeClock()
-    session = jobs.TrainingSession(idle_timeout=None, max_seconds=None, store=None, clock=clock,
+    session = TrainingSession(idle_timeout=None, max_seconds=None, store=None, clock=clock,
                                    worker_factory=lambda config, graph: UntilStopped(), drive_every=3600)
     (run,) = session.submit([_karate()])
     clock.now += 1e6
@@ -224,9 +228,9 @@ def test_session_limits_with_a_fake_clock():
 
 def test_session_validates_its_limits():
     with pytest.raises(ValueError, match="idle_timeout"):
-        jobs.TrainingSession(idle_timeout=0)
+        TrainingSession(idle_timeout=0)
     with pytest.raises(ValueError, match="max_seconds"):
-        jobs.TrainingSession(max_seconds=-1)
+        TrainingSession(max_seconds=-1)
 
 
 def test_a_live_run_has_two_threads(karate):
@@ -234,7 +238,7 @@ def test_a_live_run_has_two_threads(karate):
     the worker that trains and the session's driver, no watchdog or other thread."""
     epoch_seen = threading.Event()
     before = set(threading.enumerate())
-    session = jobs.TrainingSession(idle_timeout=None, store=None, worker_factory=lambda config, graph:
+    session = TrainingSession(idle_timeout=None, store=None, worker_factory=lambda config, graph:
                                    SignallingWorker(config, graph, epoch_seen))
     assert session.max_seconds is not None  # the limit is there, applied without a thread
     session.submit([_karate(epochs=100_000, diag_every=0)], karate)
@@ -250,7 +254,7 @@ def test_session_stops_an_abandoned_queue(karate):
     thread) once the fake clock passed the idle limit, and nothing else starts."""
     clock = FakeClock()
     epoch_seen = threading.Event()
-    session = jobs.TrainingSession(idle_timeout=30, clock=clock, drive_every=0.01,
+    session = TrainingSession(idle_timeout=30, clock=clock, drive_every=0.01,
                                    worker_factory=lambda config, graph: SignallingWorker(config, graph,
                                                                                          epoch_seen))
     session.submit([_karate(epochs=100_000, diag_every=0), _karate()], karate)
@@ -269,7 +273,7 @@ def test_session_reports_errors():
     def broken(config, graph):
         raise RuntimeError("no GPU left\nsecond line")
 
-    session = jobs.TrainingSession(worker_factory=broken)
+    session = TrainingSession(worker_factory=broken)
     (record,) = session.submit([_karate()])
     assert record.status == "error" and record.message == "RuntimeError: no GPU left"
     assert not session.active
@@ -278,7 +282,7 @@ def test_session_reports_errors():
 def test_sessions_are_independent(karate):
     """Two browser sessions at once: each sees only its own runs, numbering, figures and
     Stop; neither's queue moves the other's."""
-    a, b = jobs.TrainingSession(idle_timeout=30), jobs.TrainingSession(idle_timeout=30)
+    a, b = TrainingSession(idle_timeout=30), TrainingSession(idle_timeout=30)
     (ra,) = a.submit([_karate(epochs=100_000, diag_every=0)], karate)
     rb = b.submit([_karate(num_layers=2, seed=1, sampler="dropedge"), _karate(num_layers=2, seed=2)], karate)
     assert b.active and b.current is rb[0] and b.queued == [rb[1]]
@@ -299,15 +303,15 @@ def test_sessions_are_independent(karate):
 
 def test_device_label(monkeypatch):
     cuda = "CPU" if torch.cuda.is_available() else "CPU (no CUDA GPU found)"
-    assert jobs.device_label("cpu") == cuda
+    assert device_label("cpu") == cuda
     if not torch.cuda.is_available():
-        assert jobs.device_label("auto") == "CPU (no CUDA GPU found)"
+        assert device_label("auto") == "CPU (no CUDA GPU found)"
     # a CUDA device, as if one were there: the label names it
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H100 80GB HBM3")
-    assert jobs.device_label("cpu") == "CPU"
-    assert jobs.device_label("cuda") == "CUDA · NVIDIA H100 80GB HBM3"
-    assert jobs.device_label("auto") == "CUDA · NVIDIA H100 80GB HBM3"
+    assert device_label("cpu") == "CPU"
+    assert device_label("cuda") == "CUDA · NVIDIA H100 80GB HBM3"
+    assert device_label("auto") == "CUDA · NVIDIA H100 80GB HBM3"
 
 
 # -- TuningJob ----------------------------------------------------------------------------
@@ -316,25 +320,25 @@ def test_device_label(monkeypatch):
 def test_tuning_job_runs_stops_and_is_watched(tmp_path, karate):
     storage = f"sqlite:///{tmp_path / 'tune.sqlite'}"
     base = TrainConfig(dataset="karate", num_layers=2, hidden=8, epochs=5, diag_every=0)
-    job = jobs.TuningJob(base, 3, "t", storage, search="random", seed=0, graph=karate)
+    job = TuningJob(base, 3, "t", storage, search="random", seed=0, graph=karate)
     assert job.join(60) and job.error is None
     assert job.finished == 3 and job.status.startswith("finished 3 trials")
     frame = job.frame()
     assert len(frame) == 3 and set(frame["state"]) == {"COMPLETE"}
     assert frame.loc[0, "p_min"] == pytest.approx(base.p_min)  # the base point first
     best = job.best()
-    request = jobs.train_request(best, base, "t")
+    request = train_request(best, base, "t")
     assert request["p_min"] == best["p_min"] and request["p_max"] >= request["p_min"]
     assert request["dataset"] == "karate" and "trial #" in request["source"]
-    assert jobs.load_study("t", storage) is not None and jobs.load_study("nope", storage) is None
+    assert load_study("t", storage) is not None and load_study("nope", storage) is None
     # stop: the study ends after the running trial
     long = base.replace(epochs=100_000)
-    job = jobs.TuningJob(long, 50, "t2", storage, graph=karate)
+    job = TuningJob(long, 50, "t2", storage, graph=karate)
     _until(lambda: job.study.get_trials(deepcopy=False), "the study never started a trial")
     job.stop()  # mid-trial
     assert job.join(30) and job.finished <= 1 and "stopped" in job.status
     # nobody polls: the watchdog stops it
-    job = jobs.TuningJob(long, 50, "t3", storage, graph=karate, idle_timeout=0.3)
+    job = TuningJob(long, 50, "t3", storage, graph=karate, idle_timeout=0.3)
     assert job.join(30) and job.watchdog.fired == "idle" and "watchdog" in job.status
 
 
@@ -371,7 +375,7 @@ def test_a_run_that_ends_between_two_looks_keeps_its_end():
     end = {"type": "end", "reason": "stopped", "message": "stopped at epoch 1", "best_epoch": 1,
            "best_val_acc": 0.5, "test_acc": 0.4, "epochs_run": 1, "total_time": 0.1}
     events = [{"type": "start", "device": "cpu"}, {"type": "epoch", "epoch": 1}]
-    session = jobs.TrainingSession(worker_factory=lambda config, graph: EndingWorker(events, end), store=None)
+    session = TrainingSession(worker_factory=lambda config, graph: EndingWorker(events, end), store=None)
     (record,) = session.submit([_karate()])
     session.poll()
     session.poll()
@@ -383,7 +387,7 @@ def test_session_reports_a_nan_end():
            "best_epoch": 2, "best_val_acc": 0.5, "test_acc": 0.4, "epochs_run": 2, "total_time": 0.1}
     events = [{"type": "start", "device": "cpu"},
               {"type": "epoch", "epoch": 1}, {"type": "epoch", "epoch": 2}, end]
-    session = jobs.TrainingSession(worker_factory=lambda config, graph: ScriptedWorker(events))
+    session = TrainingSession(worker_factory=lambda config, graph: ScriptedWorker(events))
     session.submit([_karate()])
     changes = session.poll()
     (record,) = changes.ended
@@ -394,18 +398,18 @@ def test_session_reports_a_nan_end():
 def test_a_run_reports_its_pace_and_the_gpu_name():
     events = [{"type": "start", "device": "cuda:0", "device_name": "NVIDIA H200"}]
     events += [{"type": "epoch", "epoch": i, "epoch_time": t} for i, t in enumerate([0.5, 0.1, 0.2], 1)]
-    record = jobs.RunRecord(1, _karate(), "#1", events=events, status="running")
+    record = RunRecord(1, _karate(), "#1", events=events, status="running")
     assert record.epoch_time == 0.2 and record.device_name == "cuda:0 · NVIDIA H200"
     assert record.message == "epoch 3 of 8 · 0.200 s/epoch"
     row = record.row()
     assert row["epoch_s"] == 0.2 and row["device"] == "cuda:0 · NVIDIA H200"
     start = {"type": "start", "device": "cpu", "device_name": "CPU"}
-    cpu = jobs.RunRecord(2, _karate(), "#2", events=[start])
+    cpu = RunRecord(2, _karate(), "#2", events=[start])
     assert cpu.device_name == "cpu" and cpu.epoch_time is None and cpu.row()["epoch_s"] is None
 
 
 def test_session_figures_are_rebuilt_only_when_their_version_changes():
-    session = jobs.TrainingSession()
+    session = TrainingSession()
     built = []
 
     def build():
@@ -434,7 +438,7 @@ def test_a_live_training_run_is_found_by_the_depth_study(tmp_path, monkeypatch):
                  seeds=1, epochs=12, mode="depth recipe", p_min=0.3, p_max=0.8, kernel="linear",
                  directed=False)
     wanted = depth.depth_configs(study["dataset"], None, ["gcn"], [2], ["dropedge++"], 1, 12)[0]
-    session = jobs.TrainingSession(idle_timeout=None, max_seconds=None)
+    session = TrainingSession(idle_timeout=None, max_seconds=None)
     record = session.submit([wanted.replace(diag_every=5)])[0]  # the Live training page's diagnostics
     assert session.wait(60)
     assert record.status in ("finished", "early_stop")
@@ -528,7 +532,7 @@ def test_a_session_without_idle_limit_trains_its_queue_to_the_end_unpolled(karat
     from dropedge_core.store import ResultStore
 
     store = ResultStore(tmp_path / "results.sqlite")
-    session = jobs.TrainingSession(idle_timeout=None, store=lambda: store, drive_every=0.01)
+    session = TrainingSession(idle_timeout=None, store=lambda: store, drive_every=0.01)
     records = session.submit([_karate(sampler=s, diag_every=0) for s in ("nodrop", "dropedge")], karate)
     _until(lambda: not session.active, "the queue did not finish without a poller", limit=120)
     assert [r.status for r in records] == ["finished", "finished"]
@@ -553,7 +557,7 @@ def test_a_run_meeting_a_locked_store_is_stored_once_it_is_free_and_the_queue_go
     store = ResultStore(path, timeout=0.05)
     holder = sqlite3.connect(path, isolation_level=None, timeout=0)
     holder.execute("BEGIN EXCLUSIVE")
-    session = jobs.TrainingSession(idle_timeout=None, store=lambda: store, drive_every=0.01)
+    session = TrainingSession(idle_timeout=None, store=lambda: store, drive_every=0.01)
     session.store_delays = (0.2,) * 50
     first, second = session.submit([_karate(sampler=s, diag_every=0) for s in ("nodrop", "dropedge")], karate)
     _until(lambda: first.over and (first.note or first.stored_key), "the first run did not end", limit=120)

@@ -9,7 +9,7 @@ import sqlite3
 
 import torch
 
-from app_shared import jobs
+from app_shared.training_session import TrainingSession
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.training import TrainConfig
 
@@ -20,8 +20,8 @@ def _stored(path) -> dict[str, str]:
         return dict(db.execute("SELECT key, reason FROM runs"))
 
 
-def _session(store: ResultStore) -> jobs.TrainingSession:
-    return jobs.TrainingSession(idle_timeout=None, max_seconds=None, store=lambda: store)
+def _session(store: ResultStore) -> TrainingSession:
+    return TrainingSession(idle_timeout=None, max_seconds=None, store=lambda: store)
 
 
 def test_a_nan_live_run_is_stored_as_the_command_line_stores_it(tmp_path, karate, monkeypatch):

@@ -19,10 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app_shared.jobs import SweepJob, load_study
+from app_shared.sweep_job import SweepJob
 from dropedge_core import cli
 from dropedge_core.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
 from dropedge_core.studies import tuning
+from dropedge_core.studies.tuned import load_study
 from dropedge_core.sweep_workers import ClaimedRuns, check_lease
 from dropedge_core.training import TrainConfig
 from tests.helpers.app import _ok

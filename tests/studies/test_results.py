@@ -8,10 +8,10 @@ import time
 import pandas as pd
 import pytest
 
-from app_shared.jobs import SweepJob
+from app_shared.sweep_job import SweepJob
 from dropedge_core import cli, samplers
 from dropedge_core.data import reference
-from dropedge_core.method.streams import stream_version
+from dropedge_core.method._streams import stream_version
 from dropedge_core.store import ResultStore, run_key
 from dropedge_core.studies import depth as depth_study
 from dropedge_core.studies.cells import cell_summary, depth_table, paper_rows
@@ -28,7 +28,8 @@ from dropedge_core.studies.run_tables import (
     run_row,
     store_runs,
 )
-from dropedge_core.training import TrainConfig, authors
+from dropedge_core.training import TrainConfig
+from dropedge_core.training import _authors as authors
 from tests.helpers.runs import _fake_train, result_of
 
 

@@ -64,12 +64,12 @@ def test_our_study_with_another_space_is_refused(tmp_path):
 
 
 def test_the_app_job_refuses_a_foreign_study_at_once(tmp_path):
-    from app_shared import jobs
+    from app_shared.tuning_job import TuningJob
 
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     optuna.create_study(study_name="x", storage=url, direction="minimize")
     with pytest.raises(tuning.TuningError, match="direction minimize"):
-        jobs.TuningJob(TrainConfig(**BASE), 1, "x", url, start=False)
+        TuningJob(TrainConfig(**BASE), 1, "x", url, start=False)
 
 
 def test_default_names_differ_by_settings_and_user(monkeypatch):
