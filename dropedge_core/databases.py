@@ -42,7 +42,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from dropedge_core.echo import bounded
-from dropedge_core.locations import POSTGRES_SCHEMES, Location, LocationError, display, is_url, parse
+from dropedge_core.locations import Location, LocationError, display, is_url, parse
 from dropedge_core.privileges import (
     ROW_PRIVILEGES,
     Grants,
@@ -369,8 +369,8 @@ def error_line(exc: BaseException) -> str:
     return lines[0] if lines else type(orig).__name__
 
 
-__all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "Grants", "LOCK_PAUSE",
-           "LOCK_TRY", "LOCK_WAIT", "LockedError", "OPTUNA_MARKERS", "POSTGRES_SCHEMES", "RESULTS_MARKERS",
-           "RESULTS_TABLES", "ROW_PRIVILEGES", "SQLITE_HEADER", "creation_race", "display", "error_line",
+__all__ = ["Contents", "DatabaseError", "Grants", "LOCK_PAUSE",
+           "LOCK_TRY", "LOCK_WAIT", "LockedError", "OPTUNA_MARKERS", "RESULTS_MARKERS",
+           "ROW_PRIVILEGES", "creation_race", "display", "error_line",
            "inspect", "io_problem", "is_locked", "is_url", "lock_holders", "missing_privilege", "note",
            "same_place", "server_engine", "space_problem", "sqlite_path", "wait_unlocked"]

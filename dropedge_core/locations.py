@@ -286,5 +286,5 @@ def _limits(path: Path) -> tuple[int, int]:
         return 255, 4096
 
 
-__all__ = ["ENCODINGS", "KNOWN_BACKENDS", "Location", "LocationError", "MAX_LENGTH", "POSTGRES_SCHEMES",
-           "display", "is_url", "mask", "parse"]
+__all__ = ["Location", "LocationError", "POSTGRES_SCHEMES",
+           "display", "is_url", "parse"]

@@ -299,6 +299,6 @@ def peak_bytes(fn: Callable[[], T], device: torch.device | str | None = None) ->
     return result, _proc_status_bytes("VmHWM") - before
 
 
-__all__ = ["GIB", "MemoryLimitError", "check", "device_limit", "diagnostics_bytes", "graph_bytes", "human",
-           "limit_bytes", "men_bytes", "model_parameters", "parse_bytes", "peak_bytes", "sampling_bytes",
+__all__ = ["MemoryLimitError", "check", "device_limit", "graph_bytes", "human",
+           "limit_bytes", "men_bytes", "parse_bytes", "peak_bytes", "sampling_bytes",
            "training_bytes"]

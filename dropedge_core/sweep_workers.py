@@ -235,4 +235,4 @@ class ClaimedRuns:
                 if self.pending:
                     self.stop_event.wait(self.recheck)  # others hold the rest: wait for them or their lease
 
-__all__ = ["Claim", "ClaimedRuns", "DEFAULT_LEASE", "LeaseRenewer", "check_lease", "worker_id"]
+__all__ = ["Claim", "ClaimedRuns", "DEFAULT_LEASE", "check_lease", "worker_id"]

@@ -22,7 +22,7 @@ from dropedge_core.figures.style import (
 )
 
 __all__ = [
-    "LayerDrawing", "layer_edges", "layer_edges_animation", "keep_counts_bar", "nesting_heatmap",
+    "layer_edges", "layer_edges_animation", "keep_counts_bar", "nesting_heatmap",
     "intra_inter_share",
 ]
 

@@ -17,7 +17,7 @@ from dropedge_core.figures.style import (
 )
 
 __all__ = [
-    "men_vs_depth", "edge_number_curves", "men_table_compare", "SMOOTHING_LABELS", "over_smoothing_demo",
+    "men_vs_depth", "edge_number_curves", "men_table_compare", "over_smoothing_demo",
 ]
 
 

@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 
 __all__ = [
     "SAMPLER_COLORS", "SAMPLER_LABELS", "CLASS_COLORS", "WEIGHT_COLORS", "DROPPED_COLOR",
-    "KEPT_UNIFORM_WIDTH", "BACKBONE_LABELS", "TEMPLATE", "sampler_color", "sampler_label", "rgba",
-    "base_layout", "tick_text", "log_axis", "DEPTH_SPREAD", "depth_axis", "RUN_DASHES", "shade",
+    "KEPT_UNIFORM_WIDTH", "BACKBONE_LABELS", "sampler_color", "sampler_label", "rgba",
+    "base_layout", "log_axis", "DEPTH_SPREAD", "depth_axis", "shade",
     "run_styles", "percent",
 ]
 

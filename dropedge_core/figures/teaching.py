@@ -18,7 +18,7 @@ from dropedge_core.data.reference import FULL_GRAPH as FULL
 from dropedge_core.figures.style import base_layout, log_axis, sampler_color, sampler_label
 
 __all__ = [
-    "FULL_COLOR", "SCATTER_CLASS_COLORS", "SnapshotView", "Snapshots", "point_subset",
+    "Snapshots",
     "class_merge_animation", "separation_curves", "lambda_figure", "subspace_decay_figure",
     "men_bound_figure", "epoch_time_figure", "receptive_field_figure", "men_analysis_figure",
 ]

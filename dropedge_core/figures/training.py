@@ -19,7 +19,7 @@ from dropedge_core.figures.style import (
 )
 
 __all__ = [
-    "training_curves", "DIAGNOSTIC_LABELS", "diagnostic_label", "diagnostics_heatmap",
+    "training_curves", "diagnostic_label", "diagnostics_heatmap",
     "layer_distance_curves", "men_over_training",
 ]
 

@@ -35,7 +35,7 @@ from dropedge_core.sweep_workers import DEFAULT_LEASE, ClaimedRuns
 from dropedge_core.training import TrainConfig
 
 __all__ = [
-    "CELL_PARAMS", "cell_base", "cell_space", "study_name", "trials_done", "search_cell", "best_config",
+    "cell_base", "study_name", "trials_done", "search_cell", "best_config",
     "run_best", "SEARCH_DIR", "bundled_summary", "bundled_best_runs", "bundled_view",
 ]
 

@@ -196,5 +196,5 @@ def reproduction_notes(path: str | Path | None = None,
 
 
 
-__all__ = ["PAPER_GAP", "REPRODUCTION_DOC", "cell_summary", "depth_table", "mean_std", "paper_gaps",
+__all__ = ["PAPER_GAP", "cell_summary", "depth_table", "mean_std", "paper_gaps",
            "paper_rows", "reproduction_notes"]

@@ -371,6 +371,6 @@ def other_runs(cached: pd.DataFrame, requested: pd.DataFrame, dataset: str, spli
     return int((~here["key"].isin(set(requested["key"]))).sum())
 
 
-__all__ = ["DEPTHS", "FEWEST_DEFAULT_SEEDS", "KEEP_GRID", "MODES", "MOST_SEEDS", "STUDY_FIXED",
+__all__ = ["DEPTHS", "FEWEST_DEFAULT_SEEDS", "MODES", "MOST_SEEDS",
            "STUDY_SAMPLERS", "cached_settings", "default_seeds", "depth_configs", "describe_settings",
            "nearest_settings", "other_runs", "requested_runs", "study_settings", "sweep_commands"]

@@ -133,4 +133,4 @@ def depth_view(dataset: str, split: str, backbones: Sequence[str], depths: Seque
     return view
 
 
-__all__ = ["DepthView", "depth_view", "recipe_line"]
+__all__ = ["DepthView", "depth_view"]

@@ -17,7 +17,7 @@ from dropedge_core.method.graph import Graph
 from dropedge_core.studies.graph_layout import GraphLayout
 from dropedge_core.studies.sampling import undirected_masks
 
-__all__ = ["EdgeDrawing", "edge_drawing", "weight_bins"]
+__all__ = ["EdgeDrawing", "edge_drawing"]
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from dropedge_core.training import TrainConfig
 from dropedge_core.training.fingerprint import FingerprintCache
 from dropedge_core.training.recipes import RecipeError, parse_settings_label
 
-__all__ = ["FingerprintError", "CONFIG_COLUMNS", "row_config", "current", "older", "fingerprint_configs",
-           "fingerprint_rows", "drifted"]
+__all__ = ["row_config", "current", "older",
+           "fingerprint_rows"]
 
 #: Config fields a row may carry as columns, overriding its settings label: the ablation's file
 #: has the keep rates; the per-cell search's best runs have the searched values in full (a

@@ -18,8 +18,8 @@ import torch
 from dropedge_core.method.graph import Graph
 
 __all__ = [
-    "WHOLE_GRAPH_MAX_NODES", "KAMADA_KAWAI_MAX_NODES", "GraphLayout", "induced_edges", "hop_distances",
-    "k_hop_nodes", "default_center", "node_positions", "graph_layout",
+    "WHOLE_GRAPH_MAX_NODES", "GraphLayout",
+    "default_center", "graph_layout",
 ]
 
 #: Graphs with at most this many nodes are drawn whole by :func:`graph_layout`.

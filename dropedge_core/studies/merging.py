@@ -32,8 +32,8 @@ import numpy as np
 
 from dropedge_core.studies.teaching import Snapshots
 
-__all__ = ["MERGED_BELOW", "MERGE_SHARE", "TRAINED_MARGIN", "Verdict", "majority_share", "merge_verdicts",
-           "trend_caption", "opening_sentence", "bundle_finding"]
+__all__ = [
+           "trend_caption", "bundle_finding"]
 
 #: Below this class separation the classes count as merged at that layer.
 MERGED_BELOW = 0.1

@@ -289,6 +289,6 @@ def leader_sentence(runs: pd.DataFrame, lead: str = "dropedge++",
     return f"{head} {name} is " + "; ".join(parts) + f" ({fam}); no difference is shown elsewhere."
 
 
-__all__ = ["ALPHA", "CELL", "LEVEL", "ORDER", "PAIR_IN_TABLE", "PairedTest", "TABLE", "VERDICTS",
-           "compare_samplers", "describe_family", "format_p", "holm", "lead_tests", "leader_sentence",
+__all__ = ["ALPHA", "LEVEL",
+           "compare_samplers", "format_p", "holm", "lead_tests", "leader_sentence",
            "paired_difference", "readable"]

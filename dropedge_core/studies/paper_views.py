@@ -19,8 +19,8 @@ from dropedge_core.studies.run_tables import BUNDLED_DIR, GROUP_COLUMNS, current
 from dropedge_core.training import TrainConfig, train
 
 __all__ = [
-    "PAPER_TIME_COLUMNS", "TIME_SAMPLERS", "BEST_RUNS_FILE", "MEN_ANALYSIS_FILE",
-    "MEN_ANALYSIS_SAMPLERS", "MEN_ANALYSIS_COLUMNS", "measure_epoch_times", "epoch_time_table",
+    "MEN_ANALYSIS_FILE",
+    "measure_epoch_times", "epoch_time_table",
     "best_runs", "best_accuracy_table", "men_analysis_runs", "read_men_analysis",
 ]
 

@@ -244,6 +244,6 @@ def verdicts(table: PaperTable, directory: str | Path | None = None) -> pd.DataF
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-__all__ = ["OTHER_BACKBONES", "PaperTable", "TABLES", "bundle", "bundled_path", "bundled_runs",
-           "check_table", "estimate_seconds", "expected_epochs", "measure_epoch", "missing_cells",
-           "present_keys", "table_configs", "table_layers", "verdicts"]
+__all__ = ["TABLES", "bundle", "bundled_runs",
+           "check_table", "estimate_seconds", "measure_epoch", "missing_cells",
+           "present_keys", "table_configs", "verdicts"]

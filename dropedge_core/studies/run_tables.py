@@ -300,7 +300,7 @@ def display_order(column: pd.Series) -> pd.Series:
     return column.map(lambda v: rank.get(v, len(rank)))
 
 
-__all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "OPTIONAL_COLUMNS", "RUN_COLUMNS",
+__all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "RUN_COLUMNS",
            "ResultsError", "bundled_files", "bundled_results",
            "bundled_signature", "cached_runs", "current", "older", "display_order", "empty_runs",
            "export_runs", "export_table", "with_fingerprints",

@@ -26,8 +26,8 @@ from dropedge_core.method.graph import Graph
 __all__ = [
     "PAPER_MEN_SETTING", "MEN_DEPTHS", "EXACT_BY_DEFAULT_MAX_NODES", "MEN_RUNS_SOURCES", "run_seed",
     "make_sampler", "sample_masks", "masks_by_sampler", "keep_counts_by_sampler", "nesting_matrix",
-    "edge_classes", "intra_inter_shares", "intra_inter_by_sampler", "undirected_masks", "men_runs",
-    "men_summary", "edge_number_table", "edge_number_stats", "men_comparison", "smoothing_curves",
+    "intra_inter_by_sampler", "undirected_masks", "men_runs",
+    "men_summary", "edge_number_stats", "men_comparison", "smoothing_curves",
     "smoothing_spread", "smoothing_at_last_step",
 ]
 

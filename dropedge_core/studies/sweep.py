@@ -257,6 +257,6 @@ def summarize_runs(runs: pd.DataFrame, keys: Iterable[str] | None = None) -> pd.
     return cell_summary(runs, by=CELL_COLUMNS, one_run_std=0.0).rename(columns={"n": "runs"})
 
 
-__all__ = ["AnyEvent", "CELL_COLUMNS", "cell_of", "STORED_REASONS", "STORE_RETRY_DELAYS", "SweepOutcome",
-           "default_train", "run_claimed", "should_store", "store_result", "summarize_runs",
+__all__ = ["cell_of", "STORE_RETRY_DELAYS", "SweepOutcome",
+           "run_claimed", "should_store", "store_result", "summarize_runs",
            "train_and_store", "train_seeds_and_store"]

@@ -35,10 +35,10 @@ from dropedge_core.studies.snapshot_files import save_snapshots as save_snapshot
 from dropedge_core.training import AdjacencyBuilder, TrainConfig, prepare_features, recipes, train
 
 __all__ = [
-    "SNAPSHOT_DIR", "BUNDLED_FAILING", "BUNDLED_MERGING", "BUNDLED_MERGING_SEED0", "BUNDLED_DEEP32",
+    "SNAPSHOT_DIR", "BUNDLED_FAILING",
     "BUNDLED_VIEWS",
-    "VIEW_SAMPLERS", "DEEP_RECIPE", "FAILING_RECIPE", "RECIPES", "SILHOUETTE_NODES", "FIT_CHOICES",
-    "class_separation", "silhouette", "layer_projections", "model_view", "class_snapshots",
+    "VIEW_SAMPLERS", "DEEP_RECIPE", "RECIPES", "FIT_CHOICES",
+    "class_separation", "silhouette", "class_snapshots",
     "propagated_features", "propagation_snapshots", "receptive_field", "separation_table",
 ]
 

@@ -30,7 +30,7 @@ from dropedge_core.method.graph import Graph
 from dropedge_core.studies.teaching import propagated_features
 
 __all__ = [
-    "DENSE_MAX_NODES", "FULL", "second_eigenvalue", "lambda_by_layer", "subspace_decay", "men_bounds",
+    "FULL", "lambda_by_layer", "subspace_decay",
     "men_bound_table",
 ]
 

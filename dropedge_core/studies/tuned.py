@@ -73,4 +73,4 @@ def train_request(best: dict, base: TrainConfig, study_name: str) -> dict:
     return request
 
 
-__all__ = ["TUNED_FIELDS", "load_study", "train_request"]
+__all__ = ["load_study", "train_request"]

@@ -281,7 +281,7 @@ def best_summary(study: optuna.Study) -> dict | None:
 
 # the names callers use, re-exported from the modules the tuning study was split into
 __all__ = ["BASIS_ATTR", "FLOAT_RANGES", "HIDDEN_CHOICES", "KEEP_SPACES", "MAX_TRIALS", "OPTIONAL_PARAMS",
-           "OPTUNA_MARKERS", "SPACE_ATTR", "SearchSpace", "TINY_VALIDATION", "TuningError", "best_summary",
+           "OPTUNA_MARKERS", "SPACE_ATTR", "SearchSpace", "TuningError", "best_summary",
            "best_uncertainty", "check_basis", "check_job", "check_storage", "check_study",
            "default_study_name", "engine_options", "make_sampler", "objective", "open_study",
            "resolve_storage", "storage_url", "trials_frame", "tune"]

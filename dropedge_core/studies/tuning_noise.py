@@ -22,8 +22,8 @@ import pandas as pd
 
 from dropedge_core.training import TrainConfig, train
 
-__all__ = ["NOISE_SES", "DEFAULT_SEEDS", "start_trial", "trial_values", "seed_spread", "spread_summary",
-           "spread_verdict", "spread_caption", "colour_range", "colour_range_caption", "start_point_line"]
+__all__ = ["DEFAULT_SEEDS", "start_trial", "trial_values", "seed_spread", "spread_summary",
+           "spread_caption", "colour_range_caption", "start_point_line"]
 
 #: Differences within this many standard errors count as noise.
 NOISE_SES = 2.0

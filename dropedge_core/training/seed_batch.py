@@ -56,7 +56,7 @@ from dropedge_core.training.checks import seeds_per_batch
 from dropedge_core.training.config import ConfigError, RunResult, TrainConfig, device_name
 from dropedge_core.training.selection import make_selection
 
-__all__ = ["SeedAdjacencies", "check_batchable", "train_seeds"]
+__all__ = ["check_batchable", "train_seeds"]
 
 
 class SeedAdjacencies:
