@@ -103,6 +103,9 @@ def replaced(target: str | Path) -> Iterator[Path]:
 
         with replaced(cache / "ind.cora.x") as part:
             shutil.copyfile(source, part)
+
+    Args:
+        target (str or Path): the file written.
     """
     part = part_path(Path(target))
     try:
