@@ -60,7 +60,7 @@ from dropedge_core._sqlite_locks import (
     wait_unlocked,
 )
 from dropedge_core.echo import bounded
-from dropedge_core.locations import POSTGRES_SCHEMES, Location, LocationError, display, is_url, parse
+from dropedge_core.locations import Location, LocationError, display, is_url, parse
 
 #: Seconds to wait for a server to answer before saying it does not.
 CONNECT_TIMEOUT = 10
@@ -79,24 +79,33 @@ DatabaseError = LocationError  # one kind of one-line refusal for every location
 class Contents:
     """What a location holds (:func:`inspect`).
 
-    Attributes:
-        location: where.
-        kind: ``"new"`` (no file yet), ``"empty"``, ``"results"`` (this program's store),
-            ``"optuna"`` (an Optuna storage), ``"damaged"`` (one of these whose version
-            cell is not a number) or ``"foreign"`` (anything else).
-        tables: its tables; ``views``: its views.
-        schema_version: the newest row's schema version of a results store (``None``: no rows).
-        optuna_version: the Optuna version that made an Optuna storage; ``optuna_revision``:
-            its schema revision (Optuna's alembic revision); ``None`` while another process's
-            Optuna is still creating it; ``optuna_schema``: the schema number its
-            ``version_info`` row holds (a newer Optuna writes a larger one).
-        writable: whether this process may write there (file and folder permissions; on a
-            server the session's privileges, a read-only or standby server).
-        problem: why a ``"foreign"`` location is not what it looks like (a view, a table
-            without our columns), or what is damaged; or ``None``.
-        columns: the columns of a results store's or an Optuna storage's tables (what an
-            open would add to them; whether they are Optuna's).
-        grants: what the session's role may do there (a server database; ``None`` for a file).
+    Args:
+        location (Location): where.
+        kind (str): ``"new"`` (no file yet), ``"empty"``, ``"results"`` (this program's
+            store), ``"optuna"`` (an Optuna storage), ``"damaged"`` (one of these whose
+            version cell is not a number) or ``"foreign"`` (anything else).
+        tables (tuple[str, ...], optional): its tables. (default: :obj:`()`)
+        views (tuple[str, ...], optional): its views. (default: :obj:`()`)
+        schema_version (int, optional): the newest row's schema version of a results store
+            (``None``: no rows). (default: :obj:`None`)
+        optuna_version (str, optional): the Optuna version that made an Optuna storage.
+            (default: :obj:`None`)
+        optuna_revision (str, optional): its schema revision (Optuna's alembic revision);
+            ``None`` while another process's Optuna is still creating it.
+            (default: :obj:`None`)
+        optuna_schema (int, optional): the schema number its ``version_info`` row holds (a
+            newer Optuna writes a larger one). (default: :obj:`None`)
+        writable (bool, optional): whether this process may write there (file and folder
+            permissions; on a server the session's privileges, a read-only or standby
+            server). (default: :obj:`True`)
+        problem (str, optional): why a ``"foreign"`` location is not what it looks like (a
+            view, a table without our columns), or what is damaged; or ``None``.
+            (default: :obj:`None`)
+        columns (dict[str, tuple[str, ...]], optional): the columns of a results store's or
+            an Optuna storage's tables (what an open would add to them; whether they are
+            Optuna's). (default: :obj:`{}`)
+        grants (Grants, optional): what the session's role may do there (a server database;
+            ``None`` for a file). (default: :obj:`None`)
     """
 
     location: Location
@@ -142,11 +151,15 @@ def inspect(target: str | Path | Location, what: str = "database", wait: float |
     """Look at a location without changing it: what it holds, and whether it is writable.
 
     Args:
-        target: a file path, ``sqlite:///file`` or a server URL (:func:`locations.parse`).
-        what: what the location is meant for, named in an error (``"results store"``).
-        wait: seconds to wait for a SQLite file another process holds locked
-            (:func:`wait_unlocked`; ``None``: ``DROPEDGE_LOCK_WAIT``), announced through
-            ``notify`` (``None``: a ``note:`` line on stderr).
+        target (str or Path or Location): a file path, ``sqlite:///file`` or a server URL
+            (:func:`locations.parse`).
+        what (str, optional): what the location is meant for, named in an error
+            (``"results store"``). (default: :obj:`"database"`)
+        wait (float, optional): seconds to wait for a SQLite file another process holds
+            locked (:func:`wait_unlocked`; ``None``: ``DROPEDGE_LOCK_WAIT``).
+            (default: :obj:`None`)
+        notify (Callable[[str], None], optional): announces the wait (``None``: a ``note:``
+            line on stderr). (default: :obj:`None`)
 
     Raises:
         DatabaseError: the location cannot be read at all: a directory, a device, a file
@@ -321,7 +334,12 @@ def _results_problem(look, names: set[str], views: set[str],
 
 def io_problem(exc: BaseException, file: Path | None) -> str | None:
     """For a SQLite "disk I/O error" / "disk is full" on ``file``: the room it lacks
-    (:func:`space_problem`), else ``None`` (another cause; the driver's line says it)."""
+    (:func:`space_problem`), else ``None`` (another cause; the driver's line says it).
+
+    Args:
+        exc (BaseException): the driver's error.
+        file (Path, optional): the SQLite file written (``None`` for a server).
+    """
     line = error_line(exc).lower()
     if file is None or not any(word in line for word in ("disk i/o error", "disk is full", "disk full")):
         return None
@@ -329,7 +347,16 @@ def io_problem(exc: BaseException, file: Path | None) -> str | None:
 
 
 def same_place(a: str | Path | Location, b: str | Path | Location) -> bool:
-    """Whether two locations are one database (one file, or one server database)."""
+    """Whether two locations are one database (one file, or one server database).
+
+    Args:
+        a (str or Path or Location): one location.
+        b (str or Path or Location): the other.
+
+    Example:
+        >>> same_place("runs.sqlite", "./runs.sqlite"), same_place("a.sqlite", "b.sqlite")
+        (True, False)
+    """
     a, b = parse(a), parse(b)
     if a.is_server or b.is_server:
         keys = [(u.get_backend_name(), u.host, u.port, u.database) if u is not None else None
@@ -342,13 +369,26 @@ def same_place(a: str | Path | Location, b: str | Path | Location) -> bool:
 
 
 def sqlite_path(target: str | Path | Location) -> Path | None:
-    """The file of a SQLite location; ``None`` for a server (:func:`locations.parse`)."""
+    """The file of a SQLite location; ``None`` for a server (:func:`locations.parse`).
+
+    Args:
+        target (str or Path or Location): a location.
+
+    Example:
+        >>> sqlite_path("sqlite:///runs.sqlite"), sqlite_path("postgresql://ann@db/runs")
+        (PosixPath('runs.sqlite'), None)
+    """
     return parse(target).file
 
 
 def server_engine(url: URL, pool_size: int = 2) -> Engine:
     """An engine on a server: connections checked before use (a restarted server or a
-    dropped connection is reconnected, not an error), a bounded connect wait."""
+    dropped connection is reconnected, not an error), a bounded connect wait.
+
+    Args:
+        url (sqlalchemy.engine.URL): the server's URL (:attr:`Location.url`).
+        pool_size (int, optional): connections kept open. (default: :obj:`2`)
+    """
     args = {"connect_timeout": CONNECT_TIMEOUT} if url.get_backend_name() == "postgresql" else {}
     return sa.create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=4, connect_args=args)
 
@@ -357,20 +397,36 @@ def creation_race(exc: BaseException) -> bool:
     """Whether a driver's error is the loser's side of two connections creating the same
     tables at once: "already exists" (a table; on PostgreSQL also an enum type) or "locked"
     (SQLite). Only the message says so (the drivers type both as operational or programming
-    errors), so it is read here, with the drivers' other errors."""
+    errors), so it is read here, with the drivers' other errors.
+
+    Args:
+        exc (BaseException): the driver's error.
+
+    Example:
+        >>> creation_race(Exception("table runs already exists")), creation_race(Exception("no such table"))
+        (True, False)
+    """
     line = error_line(exc)
     return "already exists" in line or "locked" in line
 
 
 def error_line(exc: BaseException) -> str:
-    """The first meaningful line of a driver's error (psycopg puts details on later lines)."""
+    """The first meaningful line of a driver's error (psycopg puts details on later lines).
+
+    Args:
+        exc (BaseException): the driver's error (its ``orig`` when it wraps one).
+
+    Example:
+        >>> error_line(Exception("connection refused\\nDETAIL: is the server running?"))
+        'connection refused'
+    """
     orig = getattr(exc, "orig", None) or exc
     lines = [line.strip() for line in str(orig).splitlines() if line.strip()]
     return lines[0] if lines else type(orig).__name__
 
 
-__all__ = ["CLAIMS_MARKERS", "CONNECT_TIMEOUT", "Contents", "DatabaseError", "Grants", "LOCK_PAUSE",
-           "LOCK_TRY", "LOCK_WAIT", "LockedError", "OPTUNA_MARKERS", "POSTGRES_SCHEMES", "RESULTS_MARKERS",
-           "RESULTS_TABLES", "ROW_PRIVILEGES", "SQLITE_HEADER", "creation_race", "display", "error_line",
+__all__ = ["Contents", "DatabaseError", "Grants", "LOCK_PAUSE",
+           "LOCK_TRY", "LOCK_WAIT", "LockedError", "OPTUNA_MARKERS", "RESULTS_MARKERS",
+           "ROW_PRIVILEGES", "creation_race", "display", "error_line",
            "inspect", "io_problem", "is_locked", "is_url", "lock_holders", "missing_privilege", "note",
            "same_place", "server_engine", "space_problem", "sqlite_path", "wait_unlocked"]

@@ -74,9 +74,11 @@ class Location:
     """A parsed location: exactly one of :attr:`file` (a SQLite file; never ``:memory:``,
     which :func:`parse` refuses) and :attr:`url` (a server).
 
-    Attributes:
-        file: the SQLite file, ``~`` expanded; ``None`` for a server.
-        url: the server URL with its driver set; ``None`` for a file.
+    Args:
+        file (Path, optional): the SQLite file, ``~`` expanded; ``None`` for a server.
+            (default: :obj:`None`)
+        url (sqlalchemy.engine.URL, optional): the server URL with its driver set; ``None``
+            for a file. (default: :obj:`None`)
     """
 
     file: Path | None = None
@@ -109,7 +111,15 @@ class Location:
 
 
 def is_url(target: object) -> bool:
-    """Whether ``target`` is written as a URL (``scheme://...``) rather than a file path."""
+    """Whether ``target`` is written as a URL (``scheme://...``) rather than a file path.
+
+    Args:
+        target (object): a location as given (text, a path, a :class:`Location`).
+
+    Example:
+        >>> is_url("sqlite:///runs.sqlite"), is_url("results/runs.sqlite")
+        (True, False)
+    """
     return isinstance(target, str) and "://" in target
 
 
@@ -126,7 +136,15 @@ def mask(text: str) -> str:
 
 
 def display(target: object) -> str:
-    """Any location as text for a message: a URL's passwords hidden (:func:`mask`)."""
+    """Any location as text for a message: a URL's passwords hidden (:func:`mask`).
+
+    Args:
+        target (object): a location as given (text, a path, a :class:`Location`).
+
+    Example:
+        >>> display("postgresql://ann:secret@db.example.org/runs")
+        'postgresql://ann:***@db.example.org/runs'
+    """
     if isinstance(target, Location):
         return target.display
     if isinstance(target, URL):
@@ -141,15 +159,24 @@ def parse(value: str | Path | Location, what: str = "database location",
     """Read a store or storage location.
 
     Args:
-        value: a file path (``~`` allowed), ``sqlite:///file``, or
+        value (str or Path or Location): a file path (``~`` allowed), ``sqlite:///file``, or
             ``scheme://user[:password]@host[:port]/database``.
-        what: what the location is for, named in a refusal (``"--store"``,
-            ``"DROPEDGE_RESULTS"``, ``"Optuna storage"``).
-        allowed: server backends accepted (``("postgresql",)``); ``None``: any SQLAlchemy knows.
+        what (str, optional): what the location is for, named in a refusal (``"--store"``,
+            ``"DROPEDGE_RESULTS"``, ``"Optuna storage"``). (default: :obj:`"database location"`)
+        allowed (tuple[str, ...], optional): server backends accepted (``("postgresql",)``);
+            ``None``: any SQLAlchemy knows. (default: :obj:`None`)
 
     Raises:
         LocationError: empty, too long, a bad path, a malformed URL, an unknown or
             unsupported scheme, a missing driver (one line).
+
+    Example:
+        >>> parse("sqlite:///runs.sqlite").file
+        PosixPath('runs.sqlite')
+        >>> parse("mysql://ann@db/runs", "--store", allowed=("postgresql",))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        dropedge_core.locations.LocationError: --store: mysql URLs are not supported here ...
     """
     if isinstance(value, Location):
         return value
@@ -286,5 +313,5 @@ def _limits(path: Path) -> tuple[int, int]:
         return 255, 4096
 
 
-__all__ = ["ENCODINGS", "KNOWN_BACKENDS", "Location", "LocationError", "MAX_LENGTH", "POSTGRES_SCHEMES",
-           "display", "is_url", "mask", "parse"]
+__all__ = ["Location", "LocationError", "POSTGRES_SCHEMES",
+           "display", "is_url", "parse"]

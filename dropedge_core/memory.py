@@ -43,7 +43,15 @@ def limit_bytes() -> int:
 
 
 def human(num_bytes: float) -> str:
-    """``12.3 GiB``, ``512 MiB``, ``3 KiB``."""
+    """``12.3 GiB``, ``512 MiB``, ``3 KiB``.
+
+    Args:
+        num_bytes (float): a size in bytes.
+
+    Example:
+        >>> human(12.3 * 2**30), human(512 * 2**20), human(3 * 1024), human(100)
+        ('12.3 GiB', '512 MiB', '3 KiB', '100 bytes')
+    """
     for unit, size in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if num_bytes >= size:
             return f"{num_bytes / size:.1f}".removesuffix(".0") + f" {unit}"
@@ -52,14 +60,30 @@ def human(num_bytes: float) -> str:
 
 def graph_bytes(num_nodes: int, num_edges: int, num_features: int) -> int:
     """A :class:`~dropedge_core.method.graph.Graph`: dense float32 features, the undirected and
-    directed edge lists, labels and masks (and the float64 copy an upload normalises)."""
+    directed edge lists, labels and masks (and the float64 copy an upload normalises).
+
+    Args:
+        num_nodes (int): the nodes :math:`N`.
+        num_edges (int): the undirected edges :math:`M`.
+        num_features (int): the feature width :math:`C`.
+
+    Example:
+        >>> graph_bytes(34, 78, 34)  # karate: 34·34·(4 + 8) + 78·6·8 + 34·(8 + 3)
+        17990
+    """
     return (num_nodes * num_features * (_F32 + 8) + num_edges * 6 * _I64
             + num_nodes * (_I64 + 3))
 
 
 def sampling_bytes(num_nodes: int, num_edges: int, num_layers: int) -> int:
     """One draw of ``L x M`` masks with its temporaries (kernel weights, random keys and
-    their sort order per layer), plus the ``L`` normalised adjacencies built from it."""
+    their sort order per layer), plus the ``L`` normalised adjacencies built from it.
+
+    Args:
+        num_nodes (int): the nodes :math:`N`.
+        num_edges (int): the undirected edges :math:`M`.
+        num_layers (int): the layers :math:`L` of a sample.
+    """
     masks = num_layers * num_edges * (1 + 2 * _I64 + _F32)
     adjacencies = num_layers * (2 * num_edges + num_nodes) * 2 * _F32 + (2 * num_edges + num_nodes) * _I64
     return masks + adjacencies
@@ -147,6 +171,27 @@ def training_bytes(num_nodes: int, num_edges: int, num_features: int, num_classe
     within 0.7-1.5x, kept so by ``tests/training/test_memory_diagnostics.py``; on CUDA it is
     1.02x the 8.1 GiB an H100 measured for a 1M-node GCN-16 (the script's CUDA section,
     ``torch.cuda.max_memory_allocated``, is still to be run on the rest of the grid).
+
+    Args:
+        num_nodes (int): the nodes :math:`N`.
+        num_edges (int): the undirected edges :math:`M`.
+        num_features (int): the feature width.
+        num_classes (int): the classes.
+        num_layers (int): the depth :math:`L`.
+        hidden (int): the hidden width.
+        backbone (str, optional): the backbone. (default: :obj:`"gcn"`)
+        dropout (float, optional): the feature dropout (0: no dropout masks kept).
+            (default: :obj:`0.5`)
+        self_loop (bool, optional): the backbone's self-feature term (doubles each
+            convolution's weight).
+            (default: :obj:`False`)
+        batch_norm (bool, optional): batch normalisation after every hidden layer.
+            (default: :obj:`False`)
+        diagnostics (bool, optional): the run computes diagnostics. (default: :obj:`True`)
+        device_type (str, optional): ``"cpu"`` or ``"cuda"``. (default: :obj:`"cpu"`)
+        seeds (int, optional): seeds trained in one batch. (default: :obj:`1`)
+        keep (float, optional): the largest share of the edges one layer of a sample keeps.
+            (default: :obj:`1.0`)
     """
     n, m, e = num_nodes, num_edges, 2 * num_edges + num_nodes
     width = max(hidden, num_classes)
@@ -182,7 +227,14 @@ def men_bytes(num_nodes: int, num_edges: int, num_layers: int, num_sources: int)
     of the ``N + 2M`` entries.
 
     Measured (growth of peak RSS over ``men_estimate``, 512 sources, L=2, 2-core CPU): a
-    ring of 1M nodes: 494 MiB, estimate 737 MiB (unpacking the whole table: 1226 MiB)."""
+    ring of 1M nodes: 494 MiB, estimate 737 MiB (unpacking the whole table: 1226 MiB).
+
+    Args:
+        num_nodes (int): the nodes :math:`N`.
+        num_edges (int): the undirected edges :math:`M`.
+        num_layers (int): the layers :math:`L` of the sample.
+        num_sources (int): the sources :math:`S` of the reachability (``N`` when exact).
+    """
     words = (num_sources + 63) // 64
     reach = ((num_nodes + 2 * num_edges) * (2 * words * 8 + 6 * _I64) + num_nodes * words * 8
              + min(num_nodes, 1 << 16) * words * 64 * 2)
@@ -215,7 +267,12 @@ def parse_bytes(num_bytes: int, num_cells: int) -> int:
 
     Measured (growth of peak RSS over ``parse_graph``, 2-core CPU): a features file of
     1M rows x 1 column: 103 MiB, estimate 111 MiB; 200k x 10: 146 MiB, estimate 218 MiB;
-    10M x 1 (19 MiB of text): 757 MiB, estimate 1.1 GiB."""
+    10M x 1 (19 MiB of text): 757 MiB, estimate 1.1 GiB.
+
+    Args:
+        num_bytes (int): the file's size in bytes.
+        num_cells (int): its cells (rows × columns).
+    """
     return 2 * num_bytes + 112 * num_cells
 
 
@@ -226,6 +283,10 @@ def device_limit(device: torch.device | str | None = None) -> tuple[int, str]:
     memory now (``torch.cuda.mem_get_info``: what other processes and this one's cache hold
     is not free), capped by ``$DROPEDGE_MAX_GPU_MEMORY_GB`` when that is set: a host-RAM
     limit says nothing about an 80 GB card.
+
+    Args:
+        device (torch.device or str, optional): the device (``None``: the CPU).
+            (default: :obj:`None`)
 
     Raises:
         EnvError: a bad variable.
@@ -248,10 +309,12 @@ def check(needed: int, what: str, hint: str = "", device: torch.device | str | N
     memory of a CUDA device).
 
     Args:
-        needed: the estimate in bytes.
-        what: what would need it, for the message ("training gcn L=8 on upload (N=...)").
-        hint: what to change, appended to the message.
-        device: where it would be allocated; ``None``: the CPU.
+        needed (int): the estimate in bytes.
+        what (str): what would need it, for the message ("training gcn L=8 on upload
+            (N=...)").
+        hint (str, optional): what to change, appended to the message. (default: :obj:`""`)
+        device (torch.device or str, optional): where it would be allocated; ``None``: the
+            CPU. (default: :obj:`None`)
 
     Returns:
         ``needed``.
@@ -283,6 +346,11 @@ def peak_bytes(fn: Callable[[], T], device: torch.device | str | None = None) ->
     reset to the current resident set first). Run it in a fresh process with
     ``MALLOC_MMAP_THRESHOLD_`` set, so that freed tensors go back to the system and a
     later tensor does not reuse a cached heap unseen (``bench/calibrate_memory.py``).
+
+    Args:
+        fn (Callable[[], T]): the computation measured.
+        device (torch.device or str, optional): where it allocates (``None``: the CPU).
+            (default: :obj:`None`)
     """
     device = torch.device("cpu") if device is None else torch.device(device)
     if device.type == "cuda":
@@ -299,6 +367,6 @@ def peak_bytes(fn: Callable[[], T], device: torch.device | str | None = None) ->
     return result, _proc_status_bytes("VmHWM") - before
 
 
-__all__ = ["GIB", "MemoryLimitError", "check", "device_limit", "diagnostics_bytes", "graph_bytes", "human",
-           "limit_bytes", "men_bytes", "model_parameters", "parse_bytes", "peak_bytes", "sampling_bytes",
+__all__ = ["MemoryLimitError", "check", "device_limit", "graph_bytes", "human",
+           "limit_bytes", "men_bytes", "parse_bytes", "peak_bytes", "sampling_bytes",
            "training_bytes"]

@@ -27,8 +27,8 @@ from pathlib import Path
 from dropedge_core import locations
 
 __all__ = [
-    "ASSETS", "REFERENCE_DIR", "BUNDLED_RESULTS_DIR", "SNAPSHOT_DIR", "MEN_DIR", "REPO", "RESULTS_DIR",
-    "asset", "part_path", "replaced", "results_store", "tuning_storage", "reproduction_doc",
+    "ASSETS", "REFERENCE_DIR", "BUNDLED_RESULTS_DIR", "SNAPSHOT_DIR", "MEN_DIR", "REPO",
+    "replaced", "results_store", "tuning_storage", "reproduction_doc",
 ]
 
 #: The package's data folder (``dropedge_core/assets``; package data in a wheel).
@@ -103,6 +103,9 @@ def replaced(target: str | Path) -> Iterator[Path]:
 
         with replaced(cache / "ind.cora.x") as part:
             shutil.copyfile(source, part)
+
+    Args:
+        target (str or Path): the file written.
     """
     part = part_path(Path(target))
     try:

@@ -45,7 +45,18 @@ def worker_id() -> str:
 
 
 def check_lease(lease: float) -> float:
-    """A lease in seconds, 1 s .. 1 day."""
+    """A lease in seconds, 1 s .. 1 day.
+
+    Args:
+        lease (float): the lease asked for, in seconds.
+
+    Raises:
+        ValueError: not a number, or outside ``1 .. 86400`` (the message names the value).
+
+    Example:
+        >>> check_lease(60)
+        60.0
+    """
     try:
         value = float(lease)
     except (TypeError, ValueError):
@@ -95,7 +106,14 @@ class LeaseRenewer:
 
 @dataclass
 class Claim:
-    """A run this worker holds: train :attr:`config`, stop when :attr:`lost` is set."""
+    """A run this worker holds: train :attr:`config`, stop when :attr:`lost` is set.
+
+    Args:
+        config (TrainConfig): the run's settings.
+        key (str): the run's key (:func:`dropedge_core.store.run_key`).
+        renewer (LeaseRenewer): the thread that renews the claim's lease and sets
+            :attr:`lost` when another worker took it over.
+    """
 
     config: TrainConfig
     key: str
@@ -111,13 +129,17 @@ class ClaimedRuns:
     (by anyone), failed here, or ``stop_event`` is set.
 
     Args:
-        store: the shared results store.
-        configs: the grid, in the order to train it (duplicates count once).
-        owner: this worker's name in the claims (default :func:`worker_id`).
-        lease: seconds a claim lives without renewal (:data:`DEFAULT_LEASE`).
-        stop_event: when set, no further run is claimed (the running one is the caller's).
-        recheck: seconds between looks at runs claimed by others (default ``lease / 4``,
-            at most 5 s).
+        store (ResultStore): the shared results store.
+        configs (Sequence[TrainConfig]): the grid, in the order to train it (duplicates count
+            once).
+        owner (str, optional): this worker's name in the claims (``None``:
+            :func:`worker_id`). (default: :obj:`None`)
+        lease (float, optional): seconds a claim lives without renewal.
+            (default: :obj:`DEFAULT_LEASE`)
+        stop_event (threading.Event, optional): when set, no further run is claimed (the
+            running one is the caller's). (default: :obj:`None`)
+        recheck (float, optional): seconds between looks at runs claimed by others
+            (``None``: ``lease / 4``, at most 5 s). (default: :obj:`None`)
 
     Counts, for a progress line: :attr:`total` (distinct runs), :attr:`trained` (runs this
     worker stored), :attr:`skipped` (stored by others or before), :attr:`failed` and
@@ -235,4 +257,4 @@ class ClaimedRuns:
                 if self.pending:
                     self.stop_event.wait(self.recheck)  # others hold the rest: wait for them or their lease
 
-__all__ = ["Claim", "ClaimedRuns", "DEFAULT_LEASE", "LeaseRenewer", "check_lease", "worker_id"]
+__all__ = ["Claim", "ClaimedRuns", "DEFAULT_LEASE", "check_lease", "worker_id"]

@@ -152,7 +152,8 @@ def test_the_checks_see_a_package_that_breaks_the_rules(tmp_path):
     root = tmp_path / "dropedge_core"
     (root / "pkg").mkdir(parents=True)
     (root / "__init__.py").write_text('"""Top: :mod:`dropedge_core.pkg`."""\n__all__ = []\n')
-    (root / "pkg" / "__init__.py").write_text('"""Pkg: :mod:`.shown`, :mod:`._inner`, :mod:`.stale`."""\n__all__ = []\n')
+    (root / "pkg" / "__init__.py").write_text(
+        '"""Pkg: :mod:`.shown`, :mod:`._inner`, :mod:`.stale`."""\n__all__ = []\n')
     (root / "pkg" / "shown.py").write_text('def f():\n    pass\n\n__all__ = ["f"]\n')
     (root / "pkg" / "hidden.py").write_text("x = 1\n")
     (root / "pkg" / "_inner.py").write_text('__all__ = ["g"]\n')

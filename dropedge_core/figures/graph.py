@@ -22,7 +22,7 @@ from dropedge_core.figures.style import (
 )
 
 __all__ = [
-    "LayerDrawing", "layer_edges", "layer_edges_animation", "keep_counts_bar", "nesting_heatmap",
+    "layer_edges", "layer_edges_animation", "keep_counts_bar", "nesting_heatmap",
     "intra_inter_share",
 ]
 
@@ -131,11 +131,12 @@ def layer_edges(drawing: LayerDrawing, layer: int, sampler: str | None = None) -
     """Kept vs dropped edges of one layer, drawn at fixed node positions.
 
     Args:
-        drawing: the drawing's tables (:func:`dropedge_core.studies.edge_drawing.edge_drawing`);
-            with kernel weights, kept edges are coloured by weight bin
-            (:data:`WEIGHT_COLORS`, wider = heavier).
-        layer: the layer to show (0 = input).
-        sampler: sampler name, for the title and the kept-edge colour.
+        drawing (EdgeDrawing): the drawing's tables
+            (:func:`dropedge_core.studies.edge_drawing.edge_drawing`); with kernel weights, kept
+            edges are coloured by weight bin (:data:`WEIGHT_COLORS`, wider = heavier).
+        layer (int): the layer to show (0 = input).
+        sampler (str, optional): sampler name, for the title and the kept-edge colour.
+            (default: :obj:`None`)
 
     Returns:
         A figure with traces, in order: dropped edges (one trace), kept edges (one trace,
@@ -150,7 +151,16 @@ def layer_edges(drawing: LayerDrawing, layer: int, sampler: str | None = None) -
 def layer_edges_animation(drawing: LayerDrawing, sampler: str | None = None,
                           frame_ms: int = 700) -> go.Figure:
     """:func:`layer_edges` for every layer as Plotly animation frames (a play button and
-    a layer slider; node positions fixed). Frame ``l`` is named ``str(l)``."""
+    a layer slider; node positions fixed). Frame ``l`` is named ``str(l)``.
+
+    Args:
+        drawing (EdgeDrawing): the drawing's tables
+            (:func:`dropedge_core.studies.edge_drawing.edge_drawing`).
+        sampler (str, optional): sampler name, for the title and the kept-edge colour.
+            (default: :obj:`None`)
+        frame_ms (int, optional): how long each frame shows, in milliseconds.
+            (default: :obj:`700`)
+    """
     num_layers = drawing.kept.shape[0]
     frames = [go.Frame(data=_layer_traces(drawing, layer, sampler), name=str(layer),
                        layout=dict(title=dict(text=_layer_title(drawing, layer, sampler))))
@@ -185,9 +195,15 @@ def keep_counts_bar(counts_by_sampler: Mapping[str, torch.Tensor | Sequence[int]
     """Edges kept per layer, one bar group per layer and one bar colour per sampler.
 
     Args:
-        counts_by_sampler: ``{sampler: (L,) counts}``
-            (:func:`dropedge_core.studies.sampling.keep_counts_by_sampler`).
-        num_edges: ``M``; drawn as a dashed line "all edges".
+        counts_by_sampler (Mapping[str, torch.Tensor or Sequence[int]]): ``{sampler: (L,)
+            counts}`` (:func:`dropedge_core.studies.sampling.keep_counts_by_sampler`).
+        num_edges (int, optional): ``M``; drawn as a dashed line "all edges" (none when
+            ``None``). (default: :obj:`None`)
+
+    Example:
+        >>> fig = keep_counts_bar({"dropedge": [42, 42, 42], "dropedge++": [23, 42, 62]}, 78)
+        >>> [(t.name, t.y) for t in fig.data]
+        [('DropEdge', (42, 42, 42)), ('DropEdge++', (23, 42, 62))]
     """
     fig = go.Figure()
     for name, counts in counts_by_sampler.items():
@@ -212,6 +228,10 @@ def nesting_heatmap(nesting: np.ndarray | torch.Tensor, sampler: str | None = No
     (:func:`dropedge_core.studies.sampling.nesting_matrix`), the share of layer ``i``'s kept
     edges that layer ``j`` keeps too. LID / DropEdge++: 1 on and above the diagonal
     (each layer's edges are kept by every layer above); LDD: 1 on and below it.
+
+    Args:
+        nesting (numpy.ndarray or torch.Tensor): the ``(L, L)`` nesting matrix.
+        sampler (str, optional): sampler name, for the title. (default: :obj:`None`)
     """
     z = np.asarray(nesting, dtype=float)
     num_layers = z.shape[0]
@@ -238,8 +258,8 @@ def intra_inter_share(shares: pd.DataFrame) -> go.Figure:
     inter-class edges.
 
     Args:
-        shares: one row per ``(sampler, layer, kind)`` with ``kept, total, share``
-            (:func:`dropedge_core.studies.sampling.intra_inter_by_sampler`).
+        shares (pandas.DataFrame): one row per ``(sampler, layer, kind)`` with ``kept, total,
+            share`` (:func:`dropedge_core.studies.sampling.intra_inter_by_sampler`).
     """
     fig = go.Figure()
     for name, df in shares.groupby("sampler", sort=False):

@@ -17,7 +17,7 @@ from dropedge_core.figures.style import (
 )
 
 __all__ = [
-    "men_vs_depth", "edge_number_curves", "men_table_compare", "SMOOTHING_LABELS", "over_smoothing_demo",
+    "men_vs_depth", "edge_number_curves", "men_table_compare", "over_smoothing_demo",
 ]
 
 
@@ -25,10 +25,11 @@ def men_vs_depth(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> go
     """MEN vs depth per sampler, mean ± std over runs (error bars), log y.
 
     Args:
-        summary: one row per ``(sampler, layers)`` with ``men_mean, men_std, runs``
-            (:func:`dropedge_core.studies.sampling.men_summary`), drawn in its order.
-        paper: optional rows of the paper's table for one dataset (``sampler, layers,
-            men``), drawn as open diamonds.
+        summary (pandas.DataFrame): one row per ``(sampler, layers)`` with ``men_mean,
+            men_std, runs`` (:func:`dropedge_core.studies.sampling.men_summary`), drawn in its
+            order.
+        paper (pandas.DataFrame, optional): rows of the paper's table for one dataset
+            (``sampler, layers, men``), drawn as open diamonds. (default: :obj:`None`)
     """
     s = summary
     fig = go.Figure()
@@ -62,8 +63,8 @@ def edge_number_curves(stats: pd.DataFrame) -> go.Figure:
     edge-number figure), log y.
 
     Args:
-        stats: one row per ``(sampler, layer)`` with ``mean, std, count`` and the depth
-            ``layers`` (:func:`dropedge_core.studies.sampling.edge_number_stats`).
+        stats (pandas.DataFrame): one row per ``(sampler, layer)`` with ``mean, std, count``
+            and the depth ``layers`` (:func:`dropedge_core.studies.sampling.edge_number_stats`).
     """
     depth = int(stats["layers"].iloc[0])
     fig = go.Figure()
@@ -95,9 +96,10 @@ def men_table_compare(comp: pd.DataFrame, dataset: str) -> go.Figure:
     sampler — paper (hatched) and measured (solid, ± std) — on a log axis.
 
     Args:
-        comp: one row per ``(sampler, layers)`` with ``paper_men, measured_men,
-            measured_std, runs, ratio`` (:func:`dropedge_core.studies.sampling.men_comparison`).
-        dataset: the dataset's name, for the title.
+        comp (pandas.DataFrame): one row per ``(sampler, layers)`` with ``paper_men,
+            measured_men, measured_std, runs, ratio``
+            (:func:`dropedge_core.studies.sampling.men_comparison`).
+        dataset (str): the dataset's name, for the title.
     """
     fig = go.Figure()
     for name, part in comp.groupby("sampler", sort=False):
@@ -138,9 +140,10 @@ def over_smoothing_demo(df: pd.DataFrame) -> go.Figure:
     """How representations collapse with propagation depth, per sampler (home page).
 
     Args:
-        df: rows of :func:`dropedge_core.studies.sampling.smoothing_curves` (``sampler,
-            step, measure, value``), or of :func:`~dropedge_core.studies.sampling.smoothing_spread`
-            (with ``std, low, high, samples``: the mean is drawn with a min–max band).
+        df (pandas.DataFrame): rows of :func:`dropedge_core.studies.sampling.smoothing_curves`
+            (``sampler, step, measure, value``), or of
+            :func:`~dropedge_core.studies.sampling.smoothing_spread` (with ``std, low, high,
+            samples``: the mean is drawn with a min–max band).
 
     Returns:
         Two panels sharing the x axis (propagation step ``k``): the relative distance to

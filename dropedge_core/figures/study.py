@@ -38,17 +38,25 @@ def accuracy_vs_depth(df: pd.DataFrame, paper_df: pd.DataFrame | None = None,
     the paper's numbers overlaid as dashed lines with open markers.
 
     Args:
-        df: one row per run: ``backbone, sampler, layers`` and ``test_acc`` (or
-            ``test_accuracy``), fractions or %; a ``seed`` column is optional.
-        paper_df: :func:`dropedge_core.data.reference.paper_accuracy_by_depth` rows; filtered
-            to ``dataset`` (key, e.g. ``"cora"``) and ``setting`` (``"semi"``/``"full"``)
-            when given, and to the backbones present in ``df`` when it has rows.
-        backbones: the panels, in this order (runs and paper rows of other backbones
-            are left out); default: the backbones of ``df`` and then of ``paper_df``.
-        note: added to the title (e.g. that the runs shown have other settings).
-        spread: the samplers' points at one depth are set apart by this fraction of an
-            octave each (x = L · 2^offset, centred on L), so that they do not hide each
-            other; hover and ticks name the true depth.
+        df (pandas.DataFrame): one row per run: ``backbone, sampler, layers`` and
+            ``test_acc`` (or ``test_accuracy``), fractions or %; a ``seed`` column is optional.
+        paper_df (pandas.DataFrame, optional):
+            :func:`dropedge_core.data.reference.paper_accuracy_by_depth` rows; filtered to
+            ``dataset`` and ``setting`` when given, and to the backbones present in ``df`` when
+            it has rows. (default: :obj:`None`)
+        dataset (str, optional): the dataset key of the paper's rows, e.g. ``"cora"``.
+            (default: :obj:`None`)
+        setting (str, optional): the split of the paper's rows, ``"semi"`` or ``"full"``.
+            (default: :obj:`None`)
+        backbones (Sequence[str], optional): the panels, in this order (runs and paper rows of
+            other backbones are left out); ``None``: the backbones of ``df`` and then of
+            ``paper_df``. (default: :obj:`None`)
+        note (str, optional): added to the title (e.g. that the runs shown have other
+            settings). (default: :obj:`None`)
+        spread (float, optional): the samplers' points at one depth are set apart by this
+            fraction of an octave each (x = L · 2^offset, centred on L), so that they do not
+            hide each other; hover and ticks name the true depth.
+            (default: :obj:`DEPTH_SPREAD`)
     """
     measured, paper, keys = _panels(df, paper_df, dataset, setting, backbones)
     fig = make_subplots(rows=1, cols=len(keys), shared_yaxes=True,
@@ -147,8 +155,11 @@ def tuning_surface(trials: pd.DataFrame, x: str = "p_min", y: str = "p_max",
     trials plus the trials themselves (markers) and the best one (star).
 
     Args:
-        trials: one row per finished trial with columns ``x``, ``y``, ``value``
-            (fraction or %), optionally ``number``.
+        trials (pandas.DataFrame): one row per finished trial with columns ``x``, ``y``,
+            ``value`` (fraction or %), optionally ``number``.
+        x (str, optional): the column on the x axis. (default: :obj:`"p_min"`)
+        y (str, optional): the column on the y axis. (default: :obj:`"p_max"`)
+        value (str, optional): the column coloured. (default: :obj:`"value"`)
     """
     t = trials.dropna(subset=[x, y, value])
     z = percent(t[value]) if len(t) else t[value]
@@ -182,9 +193,12 @@ def tuning_history(trials: pd.DataFrame, value: str = "val_acc") -> go.Figure:
     """A study's progress: each finished trial's validation accuracy and the best so far.
 
     Args:
-        trials: one row per trial (:func:`dropedge_core.studies.tuning.trials_frame`): ``trial``
-            (number), ``state`` and ``value`` (fraction or %); pruned or failed trials
-            (no value) are marked on the axis.
+        trials (pandas.DataFrame): one row per trial
+            (:func:`dropedge_core.studies.tuning.trials_frame`): ``trial`` (number), ``state``
+            and ``value`` (fraction or %); pruned or failed trials (no value) are marked on the
+            axis.
+        value (str, optional): the column of the validation accuracy.
+            (default: :obj:`"val_acc"`)
     """
     t = trials.sort_values("trial") if "trial" in trials else trials
     done = t.dropna(subset=[value])

@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 
 __all__ = [
     "SAMPLER_COLORS", "SAMPLER_LABELS", "CLASS_COLORS", "WEIGHT_COLORS", "DROPPED_COLOR",
-    "KEPT_UNIFORM_WIDTH", "BACKBONE_LABELS", "TEMPLATE", "sampler_color", "sampler_label", "rgba",
-    "base_layout", "tick_text", "log_axis", "DEPTH_SPREAD", "depth_axis", "RUN_DASHES", "shade",
+    "KEPT_UNIFORM_WIDTH", "BACKBONE_LABELS", "sampler_color", "sampler_label", "rgba",
+    "base_layout", "log_axis", "DEPTH_SPREAD", "depth_axis", "shade",
     "run_styles", "percent",
 ]
 
@@ -47,7 +47,11 @@ TEMPLATE = "plotly_white"
 
 def sampler_color(name: str) -> str:
     """The colour of sampler ``name`` (:data:`SAMPLER_COLORS`; a stable fallback for
-    other names, e.g. ``"independent/kernel"``)."""
+    other names, e.g. ``"independent/kernel"``).
+
+    Args:
+        name (str): the sampler's name.
+    """
     key = str(name).lower()
     if key in SAMPLER_COLORS:
         return SAMPLER_COLORS[key]
@@ -55,12 +59,29 @@ def sampler_color(name: str) -> str:
 
 
 def sampler_label(name: str) -> str:
-    """The paper's spelling of a sampler name (``"dropedge++"`` -> ``"DropEdge++"``)."""
+    """The paper's spelling of a sampler name (``"dropedge++"`` -> ``"DropEdge++"``).
+
+    Args:
+        name (str): the sampler's name in our spelling.
+
+    Example:
+        >>> sampler_label("dropedge++")
+        'DropEdge++'
+    """
     return SAMPLER_LABELS.get(str(name).lower(), str(name))
 
 
 def rgba(color: str, alpha: float) -> str:
-    """``#rrggbb`` with opacity ``alpha``, as Plotly's ``rgba(r,g,b,a)`` (bands, hatched bars)."""
+    """``#rrggbb`` with opacity ``alpha``, as Plotly's ``rgba(r,g,b,a)`` (bands, hatched bars).
+
+    Args:
+        color (str): ``#rrggbb``.
+        alpha (float): the opacity, in ``[0, 1]``.
+
+    Example:
+        >>> rgba("#ff8000", 0.5)
+        'rgba(255,128,0,0.5)'
+    """
     c = color.lstrip("#")
     r, g, b = (int(c[i:i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r},{g},{b},{alpha})"
@@ -70,7 +91,14 @@ def base_layout(fig: go.Figure, title: str, height: int = 420, legend: str = "bo
     """Title top left; the legend below the plot (``"bottom"``: out of the title's and the
     subplot titles' way, whatever the width, and under the x-axis title: at the figure's
     bottom edge, in a 100 px margin; placed at a share of the plot's height it met the
-    axis title after a window resize) or at the ``"right"``."""
+    axis title after a window resize) or at the ``"right"``.
+
+    Args:
+        fig (plotly.graph_objects.Figure): the figure, changed in place and returned.
+        title (str): the title.
+        height (int, optional): the height in pixels. (default: :obj:`420`)
+        legend (str, optional): ``"bottom"`` or ``"right"``. (default: :obj:`"bottom"`)
+    """
     place = (dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0, xanchor="left")
              if legend == "bottom" else
              dict(orientation="v", yanchor="top", y=1.0, x=1.02, xanchor="left"))
@@ -87,7 +115,11 @@ def tick_text(t: float) -> str:
 def log_axis(values) -> dict:
     """A log axis whose every tick has its full label: every power of 10 when the data
     span two decades or more, 1, 2 and 5 times them over one to two decades (Plotly's own
-    ``dtick="D2"`` labels those "2" and "5", so "1000, 5, 2, 100, 5" read as numbers)."""
+    ``dtick="D2"`` labels those "2" and "5", so "1000, 5, 2, 100, 5" read as numbers).
+
+    Args:
+        values (array-like): the positive values the axis shows.
+    """
     v = np.asarray(pd.Series(values, dtype=float).dropna())
     v = v[np.isfinite(v) & (v > 0)]
     span = v.max() / v.min() if v.size else 1.0
@@ -112,7 +144,15 @@ DEPTH_SPREAD = 0.08
 
 
 def depth_axis(values: Sequence[int]) -> dict:
-    """A log2 x axis with the depths as ticks (2, 4, 8, ...)."""
+    """A log2 x axis with the depths as ticks (2, 4, 8, ...).
+
+    Args:
+        values (Sequence[int]): the depths shown.
+
+    Example:
+        >>> depth_axis([2, 8, 4])
+        {'type': 'log', 'tickvals': [2, 4, 8], 'ticktext': ['2', '4', '8']}
+    """
     ticks = sorted({int(v) for v in values})
     return dict(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
 
@@ -126,7 +166,16 @@ RUN_DASHES: tuple[str, ...] = ("solid", "dash", "dot", "dashdot", "longdash")
 
 def shade(color: str, k: int) -> str:
     """The ``k``-th shade of ``color``: ``k = 0`` the colour itself, odd ``k`` darker,
-    even ``k`` lighter, each step further from it (``#rrggbb`` out)."""
+    even ``k`` lighter, each step further from it (``#rrggbb`` out).
+
+    Args:
+        color (str): ``#rrggbb``.
+        k (int): the shade's number (0: the colour itself).
+
+    Example:
+        >>> shade("#808080", 0), shade("#808080", 1), shade("#808080", 2)
+        ('#808080', '#5a5a5a', '#a6a6a6')
+    """
     c = color.lstrip("#")
     rgb = np.array([int(c[i:i + 2], 16) for i in (0, 2, 4)], dtype=float)
     if k > 0:
@@ -138,7 +187,11 @@ def shade(color: str, k: int) -> str:
 def run_styles(run_samplers: Sequence[tuple[str, str]]) -> dict[str, tuple[str, str]]:
     """``{run label: (colour, dash)}`` for runs in order: the sampler's colour, and for the
     second, third ... run of one sampler a darker/lighter shade and another dash, so two
-    runs of one sampler never look alike."""
+    runs of one sampler never look alike.
+
+    Args:
+        run_samplers (Sequence[tuple[str, str]]): ``(run label, sampler)`` per run, in order.
+    """
     seen: dict[str, int] = {}
     out = {}
     for label, sampler in run_samplers:
@@ -149,6 +202,14 @@ def run_styles(run_samplers: Sequence[tuple[str, str]]) -> dict[str, tuple[str, 
 
 
 def percent(values: pd.Series) -> pd.Series:
-    """Accuracies as percent (fractions in [0, 1] are scaled by 100)."""
+    """Accuracies as percent (fractions in [0, 1] are scaled by 100).
+
+    Args:
+        values (pandas.Series): accuracies, fractions or %.
+
+    Example:
+        >>> percent(pd.Series([0.8, 0.9])).tolist(), percent(pd.Series([80.0, 0.9])).tolist()
+        ([80.0, 90.0], [80.0, 0.9])
+    """
     v = values.astype(float)
     return v * 100.0 if v.dropna().le(1.0).all() else v

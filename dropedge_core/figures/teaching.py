@@ -18,7 +18,7 @@ from dropedge_core.data.reference import FULL_GRAPH as FULL
 from dropedge_core.figures.style import base_layout, log_axis, sampler_color, sampler_label
 
 __all__ = [
-    "FULL_COLOR", "SCATTER_CLASS_COLORS", "SnapshotView", "Snapshots", "point_subset",
+    "Snapshots",
     "class_merge_animation", "separation_curves", "lambda_figure", "subspace_decay_figure",
     "men_bound_figure", "epoch_time_figure", "receptive_field_figure", "men_analysis_figure",
 ]
@@ -125,12 +125,18 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
     a layer slider and Plotly animation frames (one frame per layer).
 
     Args:
-        snaps: :class:`~dropedge_core.studies.teaching.Snapshots` (coordinates ``(K, N, 2)``).
-        max_points: at most this many nodes drawn (the same seeded subset everywhere).
-        layer: the layer shown first (``first`` .. ``first + K - 1``).
-        first: the number of the first layer (1 for hidden layers; 0 for propagation
-            steps, where step 0 is ``X`` itself).
-        prefix: the slider's label before the layer number.
+        snaps (Snapshots): :class:`~dropedge_core.studies.teaching.Snapshots` (coordinates
+            ``(K, N, 2)``).
+        max_points (int, optional): at most this many nodes drawn (the same seeded subset
+            everywhere). (default: :obj:`800`)
+        seed (int, optional): the seed of that subset. (default: :obj:`0`)
+        layer (int, optional): the layer shown first (``first`` .. ``first + K - 1``).
+            (default: :obj:`1`)
+        first (int, optional): the number of the first layer (1 for hidden layers; 0 for
+            propagation steps, where step 0 is ``X`` itself). (default: :obj:`1`)
+        prefix (str, optional): the slider's label before the layer number.
+            (default: :obj:`"hidden layer "`)
+        height (int, optional): the figure's height in pixels. (default: :obj:`470`)
 
     Every panel keeps one axis range over all layers (the ``0.5``-``99.5`` percentiles),
     so a class cloud that shrinks or lines up is seen to do so. A frame is named
@@ -176,7 +182,13 @@ def class_merge_animation(snaps: Snapshots, max_points: int = 800, seed: int = 0
 
 def separation_curves(snaps: Snapshots, first: int = 1) -> go.Figure:
     """Class separation (the between-class share of the variance) and subspace distance
-    against the layer, one line per sampler (layers counted from ``first``)."""
+    against the layer, one line per sampler (layers counted from ``first``).
+
+    Args:
+        snaps (Snapshots): the views (:class:`~dropedge_core.studies.teaching.Snapshots`).
+        first (int, optional): the number of the first layer (1 for hidden layers, 0 for
+            propagation steps). (default: :obj:`1`)
+    """
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("class separation (1 = apart, 0 = merged)",
                                         "relative distance to the over-smoothing subspace"))
@@ -199,7 +211,12 @@ def separation_curves(snaps: Snapshots, first: int = 1) -> go.Figure:
 def lambda_figure(df: pd.DataFrame) -> go.Figure:
     """``λ`` (Theorem 1's second-largest eigenvalue in magnitude) per layer, one line per
     sampler and the full graph's as a dashed black line (from
-    :func:`dropedge_core.studies.theory.lambda_by_layer`)."""
+    :func:`dropedge_core.studies.theory.lambda_by_layer`).
+
+    Args:
+        df (pandas.DataFrame): :func:`dropedge_core.studies.theory.lambda_by_layer`
+            (``sampler, layer, lam, edges_kept``).
+    """
     fig = go.Figure()
     for name, part in df.groupby("sampler", sort=False):
         fig.add_trace(go.Scatter(
@@ -215,7 +232,12 @@ def lambda_figure(df: pd.DataFrame) -> go.Figure:
 
 def subspace_decay_figure(df: pd.DataFrame) -> go.Figure:
     """``d_M(H_l) / d_M(H_0)`` per sampler (log axis) and Theorem 1's bound ``λ^l`` of the
-    full graph, dashed (from :func:`dropedge_core.studies.theory.subspace_decay`)."""
+    full graph, dashed (from :func:`dropedge_core.studies.theory.subspace_decay`).
+
+    Args:
+        df (pandas.DataFrame): :func:`dropedge_core.studies.theory.subspace_decay`
+            (``sampler, step, ratio, bound``).
+    """
     fig = go.Figure()
     for name, part in df.groupby("sampler", sort=False):
         fig.add_trace(go.Scatter(
@@ -235,7 +257,11 @@ def subspace_decay_figure(df: pd.DataFrame) -> go.Figure:
 def men_bound_figure(df: pd.DataFrame) -> go.Figure:
     """Per layer, the measured edge number ``|Π_{i<=l}(A^(i)+I)|`` (solid) and the bound
     ``Π_{i<=l}|A^(i)|`` (dotted), one colour per sampler, log axis (from
-    :func:`dropedge_core.studies.theory.men_bound_table`); the legend names MEN and MEN*."""
+    :func:`dropedge_core.studies.theory.men_bound_table`); the legend names MEN and MEN*.
+
+    Args:
+        df (pandas.DataFrame): :func:`dropedge_core.studies.theory.men_bound_table`.
+    """
     fig = go.Figure()
     for name, part in df.groupby("sampler", sort=False):
         color, label = sampler_color(name), sampler_label(name)
@@ -257,7 +283,11 @@ def men_bound_figure(df: pd.DataFrame) -> go.Figure:
 
 def epoch_time_figure(df: pd.DataFrame) -> go.Figure:
     """Stacked bars of the sampling and the rest of an epoch, measured here beside the
-    paper's (from :func:`dropedge_core.studies.paper_views.epoch_time_table`)."""
+    paper's (from :func:`dropedge_core.studies.paper_views.epoch_time_table`).
+
+    Args:
+        df (pandas.DataFrame): :func:`dropedge_core.studies.paper_views.epoch_time_table`.
+    """
     fig = go.Figure()
     x = [[sampler_label(s) for s in df["sampler"]], list(df["source"])]
     for phase, color in (("sampling", "#d62728"), ("training", "#1f77b4")):
@@ -327,11 +357,16 @@ def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str 
     layer (the receptive field that MEN counts).
 
     Args:
-        graph: the graph; ``masks`` its ``(L, M)`` masks.
-        layout: a :class:`~dropedge_core.studies.graph_layout.GraphLayout` (drawn nodes and positions).
-        node: the chosen node (a star).
-        reach: ``(L, N)`` bool from :func:`dropedge_core.studies.teaching.receptive_field`.
-        layer: the frame shown first (default: the last).
+        graph (Graph): the graph the masks index.
+        masks (torch.Tensor): its ``(L, M)`` bool masks.
+        layout (GraphLayout): a :class:`~dropedge_core.studies.graph_layout.GraphLayout` (drawn
+            nodes and positions).
+        node (int): the chosen node (a star).
+        reach (torch.Tensor): ``(L, N)`` bool from
+            :func:`dropedge_core.studies.teaching.receptive_field`.
+        sampler (str, optional): sampler name, for the title. (default: :obj:`None`)
+        layer (int, optional): the frame shown first (``None``: the last).
+            (default: :obj:`None`)
 
     Traces per frame, in order: the drawn edges (faint), the kept edges of the layer
     between reached nodes, the nodes not reached (grey), the reached nodes coloured by the
@@ -376,7 +411,12 @@ def receptive_field_figure(graph, masks, layout, node: int, reach, sampler: str 
 def men_analysis_figure(df: pd.DataFrame) -> go.Figure:
     """The paper's MEN analysis: MEN against the lowest validation loss (left) and against
     the paper's "Distance" (right), one marker per run, one colour per sampler (from
-    :func:`dropedge_core.studies.paper_views.men_analysis_runs`)."""
+    :func:`dropedge_core.studies.paper_views.men_analysis_runs`).
+
+    Args:
+        df (pandas.DataFrame): :func:`dropedge_core.studies.paper_views.men_analysis_runs` (or
+            the bundled :func:`~dropedge_core.studies.paper_views.read_men_analysis`).
+    """
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("MEN vs validation loss", "MEN vs Distance"))
     for name, part in df.groupby("sampler", sort=False):

@@ -19,7 +19,7 @@ from dropedge_core.figures.style import (
 )
 
 __all__ = [
-    "training_curves", "DIAGNOSTIC_LABELS", "diagnostic_label", "diagnostics_heatmap",
+    "training_curves", "diagnostic_label", "diagnostics_heatmap",
     "layer_distance_curves", "men_over_training",
 ]
 
@@ -58,16 +58,24 @@ def training_curves(histories: Mapping[str, pd.DataFrame | Sequence[Mapping]],
     """Loss and accuracy vs epoch, several runs overlaid, one colour per sampler.
 
     Args:
-        histories: ``{run label: events}``; events are a DataFrame or a list of dicts
-            with ``epoch`` and any of ``train_loss`` (or ``loss``), ``val_loss``,
-            ``train_acc``, ``val_acc``, ``test_acc`` (fractions or %) — e.g. the
-            trainer's whole event stream (only ``type == "epoch"`` events are used).
-        samplers: ``{run label: sampler}`` for the colours; default: the events'
-            ``sampler`` column, else the label's first word when it is a sampler name.
+        histories (Mapping[str, pandas.DataFrame or Sequence[Mapping]]): ``{run label:
+            events}``; events are a DataFrame or a list of dicts with ``epoch`` and any of
+            ``train_loss`` (or ``loss``), ``val_loss``, ``train_acc``, ``val_acc``,
+            ``test_acc`` (fractions or %) — e.g. the trainer's whole event stream (only
+            ``type == "epoch"`` events are used).
+        samplers (Mapping[str, str], optional): ``{run label: sampler}`` for the colours;
+            ``None``: the events' ``sampler`` column, else the label's first word when it is a
+            sampler name. (default: :obj:`None`)
 
     Returns:
         Two panels: loss (train solid, validation dashed) and accuracy (train solid,
         validation dashed, test dotted).
+
+    Example:
+        >>> events = [{"epoch": e, "train_loss": 1.0 / e, "val_acc": 0.5 + e / 100} for e in (1, 2, 3)]
+        >>> fig = training_curves({"dropedge++ seed 0": events})
+        >>> [[round(float(v), 2) for v in t.y] for t in fig.data]  # train loss; val_acc in %
+        [[1.0, 0.5, 0.33], [51.0, 52.0, 53.0]]
     """
     fig = make_subplots(rows=1, cols=2, subplot_titles=("loss", "accuracy"),
                         horizontal_spacing=0.1)
@@ -118,7 +126,15 @@ DIAGNOSTIC_LABELS: dict[str, str] = {
 
 
 def diagnostic_label(key: str) -> str:
-    """A diagnostic's name in words (``"dirichlet"`` -> ``"Dirichlet energy"``)."""
+    """A diagnostic's name in words (``"dirichlet"`` -> ``"Dirichlet energy"``).
+
+    Args:
+        key (str): the diagnostic's key in the trainer's events.
+
+    Example:
+        >>> diagnostic_label("dirichlet")
+        'Dirichlet energy'
+    """
     return DIAGNOSTIC_LABELS.get(key, str(key).replace("_", " "))
 
 
@@ -127,12 +143,14 @@ def diagnostics_heatmap(diag_events: pd.DataFrame | Sequence[Mapping], key: str 
     """A per-layer diagnostic over training as an epoch × layer heatmap.
 
     Args:
-        diag_events: events with ``epoch`` and ``key`` = a per-layer sequence (the
-            trainer's ``diagnostics`` events: ``dirichlet`` — Dirichlet energy of each
-            hidden output —, ``mad``, ``subspace_distance``, ``layer_distances``); other
-            event types in the stream are skipped.
-        key: which diagnostic.
-        log: colour by ``log10`` of the value (non-positive values left blank).
+        diag_events (pandas.DataFrame or Sequence[Mapping]): events with ``epoch`` and
+            ``key`` = a per-layer sequence (the trainer's ``diagnostics`` events:
+            ``dirichlet`` — Dirichlet energy of each hidden output —, ``mad``,
+            ``subspace_distance``, ``layer_distances``); other event types in the stream are
+            skipped.
+        key (str, optional): which diagnostic. (default: :obj:`"dirichlet"`)
+        log (bool, optional): colour by ``log10`` of the value (non-positive values left
+            blank). (default: :obj:`True`)
     """
     epochs, z = _diag_frame(diag_events, key)
     shown = np.where(z > 0, np.log10(np.where(z > 0, z, 1.0)), np.nan) if log else z
@@ -173,12 +191,15 @@ def layer_distance_curves(diag_events: pd.DataFrame | Sequence[Mapping]
     """Layer distances ``D^(l) = ||H^(l+1) − H^(l)||_F`` over training.
 
     Args:
-        diag_events: one run's events (``epoch`` and ``key`` = ``[D^(1), ...]``, the
-            trainer's ``diagnostics`` events): one line per ``l`` plus the paper's
-            average "Distance" (bold; the events' ``average_distance`` when given); or
-            ``{run label: events}``: the average Distance of each run, coloured by
-            sampler (as in :func:`training_curves`).
-        key: the events' column of per-layer distances.
+        diag_events (pandas.DataFrame or Sequence[Mapping] or Mapping[str, ...]): one run's
+            events (``epoch`` and ``key`` = ``[D^(1), ...]``, the trainer's ``diagnostics``
+            events): one line per ``l`` plus the paper's average "Distance" (bold; the events'
+            ``average_distance`` when given); or ``{run label: events}``: the average Distance
+            of each run, coloured by sampler (as in :func:`training_curves`).
+        key (str, optional): the events' column of per-layer distances.
+            (default: :obj:`"layer_distances"`)
+        samplers (Mapping[str, str], optional): ``{run label: sampler}`` for the colours of
+            several runs (as in :func:`training_curves`). (default: :obj:`None`)
     """
     fig = go.Figure()
     values: list[float] = []
@@ -223,10 +244,12 @@ def men_over_training(diag_events: Mapping[str, pd.DataFrame | Sequence[Mapping]
     """MEN of each epoch's sampled layers over training, several runs overlaid.
 
     Args:
-        diag_events: ``{run label: events}`` with ``epoch`` and ``men`` (the trainer's
-            ``diagnostics`` events; other event types are skipped); a ``men_stderr``
-            column (estimated MEN on big graphs) is drawn as error bars.
-        samplers: ``{run label: sampler}`` for the colours (as in :func:`training_curves`).
+        diag_events (Mapping[str, pandas.DataFrame or Sequence[Mapping]]): ``{run label:
+            events}`` with ``epoch`` and ``men`` (the trainer's ``diagnostics`` events; other
+            event types are skipped); a ``men_stderr`` column (estimated MEN on big graphs) is
+            drawn as error bars.
+        samplers (Mapping[str, str], optional): ``{run label: sampler}`` for the colours (as
+            in :func:`training_curves`). (default: :obj:`None`)
 
     The MEN of the paper's Definition 1 for the masks drawn at that epoch: NoDrop's is
     the full graph's (flat), LID/DropEdge++ stay below DropEdge at equal keep rates. The y

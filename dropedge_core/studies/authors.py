@@ -47,11 +47,18 @@ def comparison(runs: pd.DataFrame, deepest: int = 8, seeds: Iterable[int] = rang
     seeds of ``seeds`` with no ``authors`` run (``""`` when none is missing).
 
     Args:
-        runs: bundled runs (:func:`dropedge_core.studies.run_tables.bundled_results` columns
-            ``dataset, split, backbone, sampler, layers, seed, test_acc, epochs_run, settings``).
-        deepest: the deepest preset listed.
-        seeds: the seeds each cell should have.
-        sampler: the scripts' sampler (DropEdge++).
+        runs (pandas.DataFrame): the bundled runs
+            (:func:`dropedge_core.studies.run_tables.bundled_results`), with columns ``dataset,
+            split, backbone, sampler, layers, seed, test_acc, epochs_run, settings``.
+        deepest (int, optional): the deepest preset listed, in layers. (default: :obj:`8`)
+        seeds (Iterable[int], optional): the seeds each cell should have.
+            (default: :obj:`range(10)`)
+        sampler (str, optional): the scripts' sampler. (default: :obj:`"dropedge++"`)
+
+    Returns:
+        pandas.DataFrame: one row per script: ``dataset, split, backbone, layers, epochs,
+        criterion``, then ``authors_mean/_std/_n``, ``paper_recipe_mean/_std/_n``, ``paper`` (%)
+        and ``missing_seeds``.
     """
     wanted = set(seeds)
     paper = reference.paper_best_accuracy()
@@ -82,6 +89,10 @@ def summary(table: pd.DataFrame) -> str:
     """One sentence on a :func:`comparison` table: the cells where both recipes ran, how
     often and by how much the authors recipe's mean is above the paper recipe's, and how
     often it is below the paper's number (``""`` when no cell has both).
+
+    Args:
+        table (pandas.DataFrame): a :func:`comparison` table (the columns ``authors_n``,
+            ``paper_recipe_n``, ``authors_mean``, ``paper_recipe_mean`` and ``paper`` are read).
 
     Example:
         >>> t = pd.DataFrame({"authors_n": [3, 2, 0], "paper_recipe_n": [5, 5, 5],

@@ -36,7 +36,7 @@ from dropedge_core.sweep_workers import DEFAULT_LEASE, ClaimedRuns
 from dropedge_core.training import TrainConfig
 
 __all__ = [
-    "CELL_PARAMS", "cell_base", "cell_space", "study_name", "trials_done", "search_cell", "best_config",
+    "cell_base", "study_name", "trials_done", "search_cell", "best_config",
     "run_best", "SEARCH_DIR", "bundled_summary", "bundled_best_runs", "bundled_view",
 ]
 
@@ -46,7 +46,23 @@ CELL_PARAMS: tuple[str, ...] = ("lr", "dropout", "weight_decay", "hidden")
 
 def cell_base(dataset: str, split: str | None, backbone: str, num_layers: int, sampler: str,
               recipe: str = "depth") -> TrainConfig:
-    """The cell's starting point: the recipe's settings at this depth, seed 0, no diagnostics."""
+    """The cell's starting point: the recipe's settings at this depth, seed 0, no diagnostics.
+
+    Args:
+        dataset (str): the dataset name, e.g. ``"cora"``.
+        split (str, optional): the split (``"semi"`` or ``"full"``; ``None`` for the
+            dataset's own).
+        backbone (str): the backbone, e.g. ``"gcn"``.
+        num_layers (int): the depth :math:`L`.
+        sampler (str): the edge sampler, e.g. ``"dropedge++"``.
+        recipe (str, optional): the training recipe whose settings the cell starts from.
+            (default: :obj:`"depth"`)
+
+    Example:
+        >>> base = cell_base("cora", "semi", "gcn", 4, "dropedge++")
+        >>> base.num_layers, base.seed, base.diag_every
+        (4, 0, 0)
+    """
     return TrainConfig(dataset=dataset, split=split, backbone=backbone, num_layers=num_layers,
                        sampler=sampler, recipe=recipe, seed=0, diag_every=0)
 
@@ -56,14 +72,27 @@ def cell_space(base: TrainConfig) -> tuning.SearchSpace:
 
 
 def study_name(base: TrainConfig) -> str:
-    """``cell-<dataset>-<split>-<backbone>-L<L>-<sampler>-<recipe>``: one study per cell."""
+    """The Optuna study name of a cell, ``cell-<dataset>-<split>-<backbone>-L<L>-<sampler>-<recipe>``:
+    one study per cell, shared by every worker that searches it.
+
+    Args:
+        base (TrainConfig): the cell's starting point (:func:`cell_base`).
+
+    Example:
+        >>> study_name(cell_base("cora", "semi", "gcn", 4, "dropedge++"))
+        'cell-cora-semi-gcn-L4-dropedge++-depth'
+    """
     return (f"cell-{base.dataset}-{base.split}-{base.backbone}-L{base.num_layers}-"
             f"{base.sampler}-{base.recipe}")
 
 
 def trials_done(study: optuna.Study) -> int:
     """The cell's finished trials that count toward its budget
-    (:func:`~dropedge_core.studies._trial_budget.finished`)."""
+    (:func:`~dropedge_core.studies._trial_budget.finished`).
+
+    Args:
+        study (optuna.Study): the cell's study (:func:`search_cell`).
+    """
     return trial_budget.finished(study.get_trials(deepcopy=False))
 
 
@@ -77,7 +106,20 @@ def search_cell(base: TrainConfig, trials: int, storage: str, graph=None,
     trials running elsewhere count (:mod:`~dropedge_core.studies._trial_budget`), so two
     workers together never exceed it. ``stop_event``
     (:func:`~dropedge_core.studies._stopping.stop_on_signals`): a signal voids the running
-    trial (it does not count) and raises ``Interrupted``."""
+    trial (it does not count) and raises ``Interrupted``.
+
+    Args:
+        base (TrainConfig): the cell's starting point (:func:`cell_base`); the search
+            tunes the keep rates, ``lr``, ``dropout``, ``weight_decay`` and ``hidden`` on it.
+        trials (int): the cell's budget of counted trials.
+        storage (str): the Optuna storage URL, shared by every worker of the search.
+        graph (Graph, optional): the loaded graph, when the caller holds it already
+            (loaded from ``base`` otherwise). (default: :obj:`None`)
+        callbacks (Sequence[Callable], optional): Optuna callbacks, called after each trial.
+            (default: :obj:`()`)
+        stop_event (SignalStop, optional): the stop flag set by a signal; ``None`` to run to
+            the budget. (default: :obj:`None`)
+    """
     space = cell_space(base)
     study = tuning.open_study(study_name(base), storage, "tpe", seed=None)
     tuning.check_study(study, space)
@@ -92,7 +134,12 @@ def search_cell(base: TrainConfig, trials: int, storage: str, graph=None,
 
 
 def best_config(study: optuna.Study, base: TrainConfig) -> TrainConfig | None:
-    """The best finished trial's settings on ``base`` (``None`` before any)."""
+    """The best finished trial's settings on ``base`` (``None`` before any).
+
+    Args:
+        study (optuna.Study): the cell's study (:func:`search_cell`).
+        base (TrainConfig): the cell's starting point the trial's parameters are set on.
+    """
     if tuning.best_summary(study) is None:
         return None
     return base.replace(**study.best_trial.user_attrs["values"])
@@ -112,7 +159,25 @@ def run_best(config: TrainConfig, seeds: Sequence[int], store: ResultStore, grap
     ``trained`` (a list) gets the keys of the runs trained here. ``batch_seeds``: the seeds
     this worker could claim are trained as one batch
     (:func:`~dropedge_core.studies.sweep.run_claimed`'s ``batch_seeds``), each stored as its
-    single run would be."""
+    single run would be.
+
+    Args:
+        config (TrainConfig): the settings to train (usually :func:`best_config`'s).
+        seeds (Sequence[int]): the seeds to train and return.
+        store (ResultStore): the results store the runs are claimed in and stored to.
+        graph (Graph, optional): the loaded graph, when the caller holds it already.
+            (default: :obj:`None`)
+        on_run (Callable[[TrainConfig, dict], None], optional): called with each run's
+            settings and stored row as it finishes. (default: :obj:`None`)
+        stop_event (SignalStop, optional): the stop flag set by a signal.
+            (default: :obj:`None`)
+        lease (float, optional): the claim's lease in seconds, renewed while a run trains.
+            (default: :obj:`DEFAULT_LEASE`)
+        trained (list[str], optional): a list that gets the keys of the runs trained here.
+            (default: :obj:`None`)
+        batch_seeds (bool, optional): train the seeds this worker claims as one batch.
+            (default: :obj:`False`)
+    """
     configs = [config.replace(seed=int(seed)) for seed in seeds]
     runs = ClaimedRuns(store, configs, lease=lease, stop_event=stop_event)
     outcome = run_claimed(runs, store, graph, stop_event=stop_event, batch_seeds=batch_seeds)
@@ -138,7 +203,12 @@ SEARCH_DIR = paths.ASSETS / "search"
 def bundled_summary(directory: str | None = None) -> pd.DataFrame:
     """Every bundled search summary (``cell_search_*.csv``), one row per cell searched with
     today's stream of its sampler (:func:`~dropedge_core.studies.run_tables.current`: a search drawn
-    from an older stream is left out, as its runs are)."""
+    from an older stream is left out, as its runs are).
+
+    Args:
+        directory (str, optional): the folder holding the summaries (``None`` for the bundled
+            ``assets/search``). (default: :obj:`None`)
+    """
     folder = Path(directory) if directory else SEARCH_DIR
     files = sorted(folder.glob("cell_search_*.csv"))
     if not files:
@@ -148,7 +218,12 @@ def bundled_summary(directory: str | None = None) -> pd.DataFrame:
 
 def bundled_best_runs(directory: str | None = None) -> pd.DataFrame:
     """Every bundled best-point run (``cell_best_*.csv``) of today's sampler streams
-    (:func:`~dropedge_core.studies.run_tables.current`), in the run CSV format."""
+    (:func:`~dropedge_core.studies.run_tables.current`), in the run CSV format.
+
+    Args:
+        directory (str, optional): the folder holding the runs (``None`` for the bundled
+            ``assets/search``). (default: :obj:`None`)
+    """
     folder = Path(directory) if directory else SEARCH_DIR
     files = sorted(folder.glob("cell_best_*.csv"))
     if not files:
@@ -163,7 +238,13 @@ def bundled_view(dataset: str = "cora", split: str = "semi", backbone: str = "gc
     depth with its 95% interval and Holm-corrected p,
     :func:`dropedge_core.studies.ordering.compare_samplers`) and ``sentence`` (where
     DropEdge++ leads, and what the corrected tests show). Empty tables when nothing of that
-    table was searched."""
+    table was searched.
+
+    Args:
+        dataset (str, optional): the dataset. (default: :obj:`"cora"`)
+        split (str, optional): the split. (default: :obj:`"semi"`)
+        backbone (str, optional): the backbone. (default: :obj:`"gcn"`)
+    """
     summary, best = bundled_summary(), bundled_best_runs()
     if len(summary):
         summary = summary[(summary["dataset"] == dataset) & (summary["split"] == split)

@@ -23,12 +23,13 @@ def cell_summary(runs: pd.DataFrame, by: Sequence[str] = GROUP_COLUMNS, value: s
     table and the command line's sweep summary both use it).
 
     Args:
-        runs: one row per run; NaN values (a run without a test accuracy, a requested
-            run not made) are left out of the cell's numbers.
-        by: the columns that make a cell (default the depth study's).
-        value: the column summarised.
-        one_run_std: the std of a cell with one value (default NaN: a sample std needs
-            two; the command line prints 0.0).
+        runs (pandas.DataFrame): one row per run; NaN values (a run without a test
+            accuracy, a requested run not made) are left out of the cell's numbers.
+        by (Sequence[str], optional): the columns that make a cell.
+            (default: :obj:`GROUP_COLUMNS`, the depth study's)
+        value (str, optional): the column summarised. (default: :obj:`"test_acc"`)
+        one_run_std (float, optional): the std of a cell with one value (a sample std needs
+            two; the command line prints 0.0). (default: :obj:`float("nan")`)
 
     Returns:
         One row per cell, sorted by ``by``: the ``by`` columns, ``{value}_mean``,
@@ -60,6 +61,11 @@ def mean_std(values: Sequence[float | None], one_run_std: float = 0.0) -> tuple[
     :func:`cell_summary`, for callers holding a plain list; ``(None, None)`` when no value
     is left, ``one_run_std`` as the std of one value.
 
+    Args:
+        values (Sequence[float | None]): the values of one cell.
+        one_run_std (float, optional): the std returned for a single value.
+            (default: :obj:`0.0`)
+
     Example:
         >>> [round(v, 4) for v in mean_std([0.8, None, 0.82])]
         [0.81, 0.0141]
@@ -75,7 +81,19 @@ def paper_rows(paper: pd.DataFrame, dataset: str, split: str, backbones: Sequenc
                samplers: Sequence[str] | None = None, layers: Sequence[int] | None = None) -> pd.DataFrame:
     """The rows of :func:`dropedge_core.data.reference.paper_accuracy_by_depth` for one dataset
     and split (the paper's ``setting``), optionally only some backbones, samplers and
-    depths; with a ``backbone_key`` column in our spelling (``"APPNP*"`` → ``"appnp_star"``)."""
+    depths; with a ``backbone_key`` column in our spelling (``"APPNP*"`` → ``"appnp_star"``).
+
+    Args:
+        paper (pandas.DataFrame): :func:`dropedge_core.data.reference.paper_accuracy_by_depth`.
+        dataset (str): the dataset.
+        split (str): the split (the paper's ``setting``).
+        backbones (Sequence[str], optional): the backbones kept, in our spelling (all when
+            ``None``). (default: :obj:`None`)
+        samplers (Sequence[str], optional): the samplers kept (all when ``None``).
+            (default: :obj:`None`)
+        layers (Sequence[int], optional): the depths kept (all when ``None``).
+            (default: :obj:`None`)
+    """
     rows = paper[(paper["dataset_key"] == dataset) & (paper["setting"] == split)]
     rows = rows.assign(backbone_key=rows["backbone"].map(check_backbone))
     if backbones is not None:
@@ -94,12 +112,12 @@ def depth_table(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.Dat
     and number of runs, over the seeds.
 
     Args:
-        runs: one row per run in the run CSV format; an optional ``source`` column
-            (:func:`~.depth.requested_runs`) where ``"missing"`` rows are requested runs not
-            made yet.
-        paper: :func:`dropedge_core.data.reference.paper_accuracy_by_depth` (percent); its
-            number for each cell is added as ``paper_test_acc`` (a fraction, NaN where
-            the paper has none).
+        runs (pandas.DataFrame): one row per run in the run CSV format; an optional
+            ``source`` column (:func:`~.depth.requested_runs`) where ``"missing"`` rows are
+            requested runs not made yet.
+        paper (pandas.DataFrame, optional): :func:`dropedge_core.data.reference.paper_accuracy_by_depth`
+            (percent); its number for each cell is added as ``paper_test_acc`` (a fraction,
+            NaN where the paper has none). (default: :obj:`None`)
 
     Returns:
         One row per cell, sorted: the group columns, ``test_acc_mean``, ``test_acc_std``
@@ -170,7 +188,18 @@ REPRODUCTION_DOC = paths.reproduction_doc()
 
 def paper_gaps(table: pd.DataFrame, threshold: float = PAPER_GAP) -> pd.DataFrame:
     """The cells of :func:`depth_table` (with ``paper``) whose measured mean differs from
-    the paper's number by more than ``threshold`` (a fraction), largest gap first."""
+    the paper's number by more than ``threshold`` (a fraction), largest gap first.
+
+    Args:
+        table (pandas.DataFrame): a :func:`depth_table` made with ``paper``.
+        threshold (float, optional): the smallest gap listed, a fraction.
+            (default: :obj:`PAPER_GAP`, 5 points)
+
+    Example:
+        >>> t = pd.DataFrame({"layers": [2, 4, 8], "diff_vs_paper": [-0.01, 0.06, -0.09]})
+        >>> paper_gaps(t)["layers"].tolist()
+        [8, 4]
+    """
     if "diff_vs_paper" not in table or table.empty:
         return table.iloc[0:0]
     gaps = table[table["diff_vs_paper"].abs() > threshold]
@@ -180,7 +209,14 @@ def paper_gaps(table: pd.DataFrame, threshold: float = PAPER_GAP) -> pd.DataFram
 def reproduction_notes(path: str | Path | None = None,
                        sections: Sequence[str] = ("1.", "3.", "4.")) -> str:
     """The sections of ``docs/REPRODUCTION.md`` that explain measured-vs-paper gaps (the
-    ``## 2.``, ``## 3.`` ... headings), as Markdown; a one-line note when it is missing."""
+    ``## 2.``, ``## 3.`` ... headings), as Markdown; a one-line note when it is missing.
+
+    Args:
+        path (str or Path, optional): the Markdown file (``None`` for the checkout's
+            ``docs/REPRODUCTION.md``). (default: :obj:`None`)
+        sections (Sequence[str], optional): the numbers of the ``## N.`` sections kept.
+            (default: :obj:`("1.", "3.", "4.")`)
+    """
     path = Path(path) if path is not None else REPRODUCTION_DOC
     if path is None:
         return "(docs/REPRODUCTION.md is in the repository, not in an installed package.)"
@@ -196,5 +232,5 @@ def reproduction_notes(path: str | Path | None = None,
 
 
 
-__all__ = ["PAPER_GAP", "REPRODUCTION_DOC", "cell_summary", "depth_table", "mean_std", "paper_gaps",
+__all__ = ["PAPER_GAP", "cell_summary", "depth_table", "mean_std", "paper_gaps",
            "paper_rows", "reproduction_notes"]

@@ -54,13 +54,20 @@ def study_settings(dataset: str, split: str | None, backbone: str, mode: str = "
     depth study (depth, sampler, seed and epochs aside) and the recipe they come from.
 
     Args:
-        mode: one of :data:`MODES`. ``"depth recipe"``: the depth recipe
+        dataset (str): the dataset.
+        split (str, optional): the split (``None``: the dataset's default).
+        backbone (str): the backbone.
+        mode (str, optional): one of :data:`MODES`. ``"depth recipe"``: the depth recipe
             (:mod:`dropedge_core.training.recipes`), whose settings change with the depth;
             ``"quick"``: the shallow settings at every depth; ``"quick + batch norm"``: the
             same with batch normalisation after every hidden layer; ``"paper preset"``: the
             paper's best hyperparameters for ``(dataset, split, backbone)`` (their keep
             rates too) at every depth, or the depth recipe where the paper has no preset.
-        p_min, p_max: keep rates (not used by the paper's presets).
+            (default: :obj:`"depth recipe"`)
+        p_min (float, optional): the keep rate :math:`p_{min}` (not used by the paper's
+            presets). (default: :obj:`0.3`)
+        p_max (float, optional): the keep rate :math:`p_{max}` (not used by the paper's
+            presets). (default: :obj:`0.8`)
 
     Returns:
         ``(fields, recipe)``: the fields to give every run, and the recipe's name.
@@ -100,14 +107,25 @@ def depth_configs(dataset: str, split: str | None, backbones: Sequence[str], lay
     """The runs of a depth study: backbone × depth × sampler × seed, validated.
 
     Args:
-        dataset, split: the data (``split=None``: the dataset's default).
-        backbones, layers, samplers: the grid.
-        seeds: a count ``n`` (seeds ``0 .. n-1``) or the seeds themselves.
-        epochs: epochs per run; ``None`` (default): the recipe's (with its early stopping).
-        mode, p_min, p_max: the settings (:func:`study_settings`).
-        kernel, directed: the FD kernel of the weighted samplers (FD, DropEdge++) and
-            per-direction sampling; the defaults (``"linear"``, undirected) give the
-            keys of runs made before these were offered.
+        dataset (str): the dataset.
+        split (str, optional): the split (``None``: the dataset's default).
+        backbones (Sequence[str]): the backbones of the grid.
+        layers (Sequence[int]): the depths of the grid.
+        samplers (Sequence[str], optional): the samplers of the grid.
+            (default: :obj:`STUDY_SAMPLERS`)
+        seeds (int or Sequence[int], optional): a count ``n`` (seeds ``0 .. n-1``) or the
+            seeds themselves. (default: :obj:`3`)
+        epochs (int, optional): epochs per run; ``None``: the recipe's (with its early
+            stopping). (default: :obj:`None`)
+        mode (str, optional): the settings (:func:`study_settings`).
+            (default: :obj:`"depth recipe"`)
+        p_min (float, optional): the keep rate :math:`p_{min}`. (default: :obj:`0.3`)
+        p_max (float, optional): the keep rate :math:`p_{max}`. (default: :obj:`0.8`)
+        kernel (str, optional): the FD kernel of the weighted samplers (FD, DropEdge++); the
+            default gives the keys of runs made before it was offered.
+            (default: :obj:`"linear"`)
+        directed (bool, optional): sample each direction of an edge on its own.
+            (default: :obj:`False`)
 
     The order is the order to train them in: seed by seed, so that every cell gets a
     first value before any gets its second; within a seed by backbone, the shallow
@@ -132,7 +150,27 @@ def sweep_commands(dataset: str, split: str | None, backbones: Sequence[str], la
                    directed: bool = False) -> list[str]:
     """``python -m dropedge_core sweep ...`` command lines that train the runs of
     :func:`depth_configs` with the same arguments (the same keys): one line per group of
-    backbones that share a recipe."""
+    backbones that share a recipe.
+
+    Args:
+        dataset (str): the dataset.
+        split (str, optional): the split (``None``: the dataset's default).
+        backbones (Sequence[str]): the backbones of the grid.
+        layers (Sequence[int]): the depths of the grid.
+        samplers (Sequence[str], optional): the samplers of the grid.
+            (default: :obj:`STUDY_SAMPLERS`)
+        seeds (int or Sequence[int], optional): a count or the seeds. (default: :obj:`3`)
+        epochs (int, optional): epochs per run (``None``: the recipe's).
+            (default: :obj:`None`)
+        mode (str, optional): the settings (:func:`study_settings`).
+            (default: :obj:`"depth recipe"`)
+        p_min (float, optional): the keep rate :math:`p_{min}`. (default: :obj:`0.3`)
+        p_max (float, optional): the keep rate :math:`p_{max}`. (default: :obj:`0.8`)
+        store (str or Path, optional): the results store the lines name (``--store``;
+            ``None``: the default store). (default: :obj:`None`)
+        kernel (str, optional): the FD kernel. (default: :obj:`"linear"`)
+        directed (bool, optional): per-direction sampling. (default: :obj:`False`)
+    """
     seed_list = list(range(int(seeds))) if isinstance(seeds, int) else [int(s) for s in seeds]
     split = TrainConfig(dataset=dataset, split=split).split
     groups: dict[str, tuple[dict, list[str]]] = {}
@@ -220,10 +258,16 @@ def cached_settings(cached: pd.DataFrame, dataset: str, split: str, kernel: str 
     every run of the group that the found settings explain is then counted for them.
 
     Args:
-        cached: runs in the run CSV format (:func:`~.runs.cached_runs`; ``source`` optional).
-        dataset, split: which runs.
-        kernel, directed: tried before the defaults.
-        prefer: the keep rates tried first (the page's).
+        cached (pandas.DataFrame): runs in the run CSV format
+            (:func:`~.run_tables.cached_runs`; ``source`` optional).
+        dataset (str): the dataset of the runs explained.
+        split (str): the split of the runs explained.
+        kernel (str, optional): the kernel tried before the default.
+            (default: :obj:`"linear"`)
+        directed (bool, optional): the direction tried before the default.
+            (default: :obj:`False`)
+        prefer (tuple[float, float], optional): the keep rates ``(p_min, p_max)`` tried first
+            (the page's). (default: :obj:`(0.3, 0.8)`)
 
     Returns:
         One dict per settings found, most runs first: ``mode``, ``p_min``, ``p_max`` (the
@@ -290,7 +334,19 @@ def nearest_settings(options: Sequence[dict], backbones: Sequence[str], mode: st
     """Of :func:`cached_settings`, the one nearest to the page's request: one with runs of
     the requested backbones if any has; then the same mode, the nearest keep rates
     (sum of the two differences; a paper preset counts as far), the same epochs, kernel
-    and direction; then the most runs. ``None`` when there is none."""
+    and direction; then the most runs. ``None`` when there is none.
+
+    Args:
+        options (Sequence[dict]): :func:`cached_settings` entries.
+        backbones (Sequence[str]): the backbones the page asks for.
+        mode (str): the mode asked for.
+        p_min (float): the keep rate :math:`p_{min}` asked for.
+        p_max (float): the keep rate :math:`p_{max}` asked for.
+        epochs (int, optional): the epochs asked for (``None``: the recipe's).
+            (default: :obj:`None`)
+        kernel (str, optional): the kernel asked for. (default: :obj:`"linear"`)
+        directed (bool, optional): the direction asked for. (default: :obj:`False`)
+    """
     if not options:
         return None
     wanted = {check_backbone(b) for b in backbones}
@@ -304,7 +360,17 @@ def nearest_settings(options: Sequence[dict], backbones: Sequence[str], mode: st
 
 
 def describe_settings(s: dict) -> str:
-    """One :func:`cached_settings` entry in words: ``quick, keep rates 0.30 → 0.80``."""
+    """One :func:`cached_settings` entry in words: ``quick, keep rates 0.30 → 0.80``.
+
+    Args:
+        s (dict): one :func:`cached_settings` entry (``mode``, ``p_min``, ``p_max``,
+            ``epochs``, ``kernel``, ``directed`` read).
+
+    Example:
+        >>> describe_settings({"mode": "quick", "p_min": 0.3, "p_max": 0.8, "epochs": 100,
+        ...                    "kernel": "linear", "directed": True})
+        'quick, keep rates 0.30 → 0.80, 100 epochs, directed'
+    """
     parts = [s["mode"]]
     if s["p_min"] is not None:
         parts.append(f"keep rates {s['p_min']:.2f} → {s['p_max']:.2f}")
@@ -322,6 +388,11 @@ def requested_runs(configs: Sequence[TrainConfig], cached: pd.DataFrame) -> pd.D
     or ``"bundled"`` (the metrics come from there) or ``"missing"`` (NaN metrics).
 
     ``cached`` is :func:`~.runs.cached_runs` (a table without ``source`` counts as ``"store"``).
+
+    Args:
+        configs (Sequence[TrainConfig]): the requested runs (:func:`depth_configs`).
+        cached (pandas.DataFrame): :func:`~.run_tables.cached_runs` (a table without
+            ``source`` counts as ``"store"``).
     """
     wanted = pd.DataFrame([run_row(c) for c in configs],
                           columns=["dataset", "split", "backbone", "sampler", "layers", "seed", "settings",
@@ -354,6 +425,19 @@ def default_seeds(dataset: str, split: str | None, backbones: Sequence[str], lay
     A run counts when its key is a requested config's (so only runs of today's sampler
     stream, the mode, keep rates, kernel and direction asked for); a cell with fewer cached
     seeds than another shows as partly measured.
+
+    Args:
+        dataset (str): the dataset.
+        split (str, optional): the split.
+        backbones (Sequence[str]): the backbones requested.
+        layers (Sequence[int]): the depths requested.
+        samplers (Sequence[str]): the samplers requested.
+        cached (pandas.DataFrame): :func:`~.run_tables.cached_runs`.
+        mode (str, optional): the settings asked for. (default: :obj:`"depth recipe"`)
+        p_min (float, optional): the keep rate :math:`p_{min}`. (default: :obj:`0.3`)
+        p_max (float, optional): the keep rate :math:`p_{max}`. (default: :obj:`0.8`)
+        kernel (str, optional): the FD kernel. (default: :obj:`"linear"`)
+        directed (bool, optional): per-direction sampling. (default: :obj:`False`)
     """
     configs = depth_configs(dataset, split, backbones, layers, samplers, MOST_SEEDS, None, mode=mode,
                             p_min=p_min, p_max=p_max, kernel=kernel, directed=directed)
@@ -364,13 +448,20 @@ def default_seeds(dataset: str, split: str | None, backbones: Sequence[str], lay
 
 def other_runs(cached: pd.DataFrame, requested: pd.DataFrame, dataset: str, split: str) -> int:
     """How many cached runs of ``dataset``/``split`` are not among ``requested`` (made
-    with other settings, seeds or depths)."""
+    with other settings, seeds or depths).
+
+    Args:
+        cached (pandas.DataFrame): :func:`~.run_tables.cached_runs`.
+        requested (pandas.DataFrame): :func:`requested_runs` (its ``key`` column is read).
+        dataset (str): the dataset.
+        split (str): the split.
+    """
     if cached.empty:
         return 0
     here = cached[(cached["dataset"] == dataset) & (cached["split"] == split)]
     return int((~here["key"].isin(set(requested["key"]))).sum())
 
 
-__all__ = ["DEPTHS", "FEWEST_DEFAULT_SEEDS", "KEEP_GRID", "MODES", "MOST_SEEDS", "STUDY_FIXED",
+__all__ = ["DEPTHS", "FEWEST_DEFAULT_SEEDS", "MODES", "MOST_SEEDS",
            "STUDY_SAMPLERS", "cached_settings", "default_seeds", "depth_configs", "describe_settings",
            "nearest_settings", "other_runs", "requested_runs", "study_settings", "sweep_commands"]

@@ -29,25 +29,39 @@ from dropedge_core.training import TrainConfig, recipes
 class DepthView:
     """What the Depth study page draws for one request (:func:`depth_view`).
 
-    Attributes:
-        configs: the requested runs; ``missing`` those not cached (to train).
-        runs: :func:`~.depth.requested_runs` (one row per config, ``source`` store/bundled/missing).
-        counts: ``{"store": n, "bundled": n}``, requested runs found in each.
-        measured: the runs drawn: requested ones with a test accuracy, or, when there is
-            none, the runs of the nearest cached settings (``fallback``).
-        paper: the paper's rows drawn beside them (:func:`paper_rows`).
-        table: :func:`depth_table` of ``measured`` (of ``runs`` without a fallback).
-        backbones: the backbones drawn (the fallback's own when none of the picked has runs).
-        fallback: the :func:`nearest_settings` entry shown instead, or ``None``;
-            ``narrowed``: its runs were narrowed to the picked backbones/samplers/depths.
-        note: the fallback's settings in words (``None`` without one).
-        others: cached runs of the dataset/split with other settings (:func:`~.depth.other_runs`).
-        recipes: ``{backbone: what its runs use, in words}``; ``preset_missing``: the
-            paper preset was asked for and some backbone has none here (the depth recipe).
-        verdicts: ``[(backbone, sentence)]``: does DropEdge++ lead, for what is drawn;
-            ``lead_tests``: the Holm-corrected paired tests behind it
-            (:func:`dropedge_core.studies.ordering.lead_tests`, one family per backbone).
-        gaps: :func:`paper_gaps` of ``table``.
+    Args:
+        configs (list[TrainConfig]): the requested runs.
+        missing (list[TrainConfig]): the requested runs not cached (to train).
+        runs (pandas.DataFrame): :func:`~.depth.requested_runs` (one row per config,
+            ``source`` store/bundled/missing).
+        counts (dict): ``{"store": n, "bundled": n}``, requested runs found in each.
+        measured (pandas.DataFrame): the runs drawn: requested ones with a test accuracy,
+            or, when there is none, the runs of the nearest cached settings (``fallback``).
+        paper (pandas.DataFrame): the paper's rows drawn beside them
+            (:func:`~.cells.paper_rows`).
+        table (pandas.DataFrame): :func:`~.cells.depth_table` of ``measured`` (of ``runs``
+            without a fallback).
+        backbones (list[str]): the backbones drawn (the fallback's own when none of the
+            picked has runs).
+        fallback (dict, optional): the :func:`~.depth.nearest_settings` entry shown
+            instead, or ``None``. (default: :obj:`None`)
+        narrowed (bool, optional): the fallback's runs were narrowed to the picked
+            backbones/samplers/depths. (default: :obj:`True`)
+        note (str, optional): the fallback's settings in words (``None`` without one).
+            (default: :obj:`None`)
+        others (int, optional): cached runs of the dataset/split with other settings
+            (:func:`~.depth.other_runs`). (default: :obj:`0`)
+        recipes (dict, optional): ``{backbone: what its runs use, in words}``.
+            (default: :obj:`{}`)
+        preset_missing (bool, optional): the paper preset was asked for and some backbone
+            has none here (the depth recipe is used). (default: :obj:`False`)
+        verdicts (list, optional): ``[(backbone, sentence)]``: does DropEdge++ lead, for
+            what is drawn. (default: :obj:`[]`)
+        lead_tests (pandas.DataFrame, optional): the Holm-corrected paired tests behind the
+            verdicts (:func:`dropedge_core.studies.ordering.lead_tests`, one family per
+            backbone). (default: :obj:`None`)
+        gaps (pandas.DataFrame, optional): :func:`~.cells.paper_gaps` of ``table``.
+            (default: :obj:`None`)
     """
     configs: list[TrainConfig]
     missing: list[TrainConfig]
@@ -90,9 +104,24 @@ def depth_view(dataset: str, split: str, backbones: Sequence[str], depths: Seque
     page never shows an empty chart while runs of the dataset/split exist.
 
     Args:
-        dataset ... directed: the request (:func:`~.depth.depth_configs`).
-        cached: :func:`~.runs.cached_runs`; paper: the paper's accuracy-by-depth table.
-        settings_lookup: :func:`~.depth.cached_settings` or a cached wrapper with its signature.
+        dataset (str): the dataset.
+        split (str): the split.
+        backbones (Sequence[str]): the backbones picked.
+        depths (Sequence[int]): the depths picked.
+        samplers (Sequence[str]): the samplers picked.
+        seeds (int): the seed count (seeds ``0 .. seeds-1``).
+        epochs (int, optional): epochs per run (``None``: the recipe's).
+        mode (str): the settings (:func:`~.depth.study_settings`).
+        p_min (float): the keep rate :math:`p_{min}`.
+        p_max (float): the keep rate :math:`p_{max}`.
+        kernel (str): the FD kernel.
+        directed (bool): per-direction sampling.
+        cached (pandas.DataFrame): :func:`~.run_tables.cached_runs`.
+        paper (pandas.DataFrame): the paper's accuracy-by-depth table
+            (:func:`dropedge_core.data.reference.paper_accuracy_by_depth`).
+        settings_lookup (Callable[..., list[dict]], optional): :func:`~.depth.cached_settings`
+            or a cached wrapper with its signature (``None``: the function itself).
+            (default: :obj:`None`)
     """
     lookup = settings_lookup or cached_settings
     configs = depth_configs(dataset, split, backbones, depths, samplers, seeds, epochs, mode=mode,
@@ -133,4 +162,4 @@ def depth_view(dataset: str, split: str, backbones: Sequence[str], depths: Seque
     return view
 
 
-__all__ = ["DepthView", "depth_view", "recipe_line"]
+__all__ = ["DepthView", "depth_view"]

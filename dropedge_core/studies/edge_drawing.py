@@ -17,23 +17,27 @@ from dropedge_core.method.graph import Graph
 from dropedge_core.studies.graph_layout import GraphLayout
 from dropedge_core.studies.sampling import undirected_masks
 
-__all__ = ["EdgeDrawing", "edge_drawing", "weight_bins"]
+__all__ = ["EdgeDrawing", "edge_drawing"]
 
 
 @dataclass(frozen=True)
 class EdgeDrawing:
-    """The tables of a drawing of ``L`` sampled layers (``n`` nodes, ``E`` edges drawn).
+    """The tables of a drawing of ``L`` sampled layers (``n`` nodes, ``E`` edges drawn),
+    made by :func:`edge_drawing`.
 
-    Attributes:
-        nodes: one row per drawn node: ``node`` (id), ``x, y`` (position), ``label``
-            (class, ``-1`` unlabelled), ``degree`` (in the drawn part).
-        edges: one row per drawn undirected edge (both ends drawn): ``u, v`` (node ids),
-            ``x0, y0, x1, y1`` (end positions), ``intra`` (same class at both ends),
-            ``weight`` (kernel weight, ``nan`` unweighted) and ``bin`` (its weight bin).
-        kept: ``(L, E)`` bool: edge ``e`` kept at layer ``l``.
-        kept_degree: ``(L, n)`` long: each drawn node's kept edges at each layer.
-        bin_labels: one legend label per weight bin (``("kept",)`` unweighted).
-        weighted: whether kernel weights were given (the hover shows them).
+    Args:
+        nodes (pandas.DataFrame): one row per drawn node: ``node`` (id), ``x, y``
+            (position), ``label`` (class, ``-1`` unlabelled), ``degree`` (in the drawn part).
+        edges (pandas.DataFrame): one row per drawn undirected edge (both ends drawn):
+            ``u, v`` (node ids), ``x0, y0, x1, y1`` (end positions), ``intra`` (same class
+            at both ends), ``weight`` (kernel weight, ``nan`` unweighted) and ``bin`` (its
+            weight bin).
+        kept (numpy.ndarray): ``(L, E)`` bool: edge ``e`` kept at layer ``l``.
+        kept_degree (numpy.ndarray): ``(L, n)`` long: each drawn node's kept edges at each
+            layer.
+        bin_labels (tuple[str, ...]): one legend label per weight bin (``("kept",)``
+            unweighted).
+        weighted (bool): whether kernel weights were given (the hover shows them).
     """
 
     nodes: pd.DataFrame
@@ -105,15 +109,17 @@ def edge_drawing(graph: Graph, masks: torch.Tensor, positions: np.ndarray | Grap
     """The drawing of a sampler's layers at fixed node positions.
 
     Args:
-        graph: the graph the masks index.
-        masks: ``(L, M)`` bool masks of a sampler (``(L, 2M)`` directed masks count an
-            edge as kept when either direction is).
-        positions: ``(n, 2)`` positions of the drawn nodes, or a :class:`GraphLayout`
-            (which also gives ``nodes``).
-        weights: ``(M,)`` or ``(2M,)`` kernel weights (FD / DropEdge++): binned into
-            ``n_bins`` quantile bins (:func:`weight_bins`).
-        nodes: ``(n,)`` ids of the drawn nodes (default: all ``N``). Only edges with
-            both ends drawn are drawn.
+        graph (Graph): the graph the masks index.
+        masks (torch.Tensor): ``(L, M)`` bool masks of a sampler (``(L, 2M)`` directed masks
+            count an edge as kept when either direction is).
+        positions (numpy.ndarray or GraphLayout): ``(n, 2)`` positions of the drawn nodes,
+            or a :class:`~.graph_layout.GraphLayout` (which also gives ``nodes``).
+        weights (torch.Tensor, optional): ``(M,)`` or ``(2M,)`` kernel weights (FD /
+            DropEdge++), binned into ``n_bins`` quantile bins. (default: :obj:`None`)
+        nodes (numpy.ndarray or torch.Tensor, optional): ``(n,)`` ids of the drawn nodes
+            (``None``: all ``N``). Only edges with both ends drawn are drawn.
+            (default: :obj:`None`)
+        n_bins (int, optional): the number of weight bins. (default: :obj:`4`)
     """
     ids, pos = _drawn_part(graph, positions, nodes)
     masks = undirected_masks(graph, masks.cpu())

@@ -27,8 +27,8 @@ from dropedge_core.training import TrainConfig
 from dropedge_core.training._fingerprint import FingerprintCache
 from dropedge_core.training.recipes import RecipeError, parse_settings_label
 
-__all__ = ["FingerprintError", "CONFIG_COLUMNS", "row_config", "current", "older", "fingerprint_configs",
-           "fingerprint_rows", "drifted"]
+__all__ = ["row_config", "current", "older",
+           "fingerprint_rows"]
 
 #: Config fields a row may carry as columns, overriding its settings label: the ablation's file
 #: has the keep rates; the per-cell search's best runs have the searched values in full (a
@@ -74,10 +74,10 @@ def row_config(row) -> TrainConfig:
     """The config of one bundled run row, proven by its key.
 
     Args:
-        row: a mapping (a ``pandas`` row) with ``dataset``, ``split``, ``backbone``,
+        row (Mapping): a ``pandas`` row (or a dict) with ``dataset``, ``split``, ``backbone``,
             ``sampler``, ``layers``, ``seed``, ``key``, and ``settings`` (the recipe and what
-            the run changed; ``depth`` when absent) or the keep-rate columns
-            :data:`CONFIG_COLUMNS` (which override the label); ``stream`` (default 1).
+            the run changed; ``depth`` when absent) or the keep-rate columns (which override
+            the label); ``stream`` (default 1).
 
     Raises:
         FingerprintError: the columns do not rebuild a config whose key (of the row's
@@ -119,7 +119,13 @@ def fingerprint_configs(configs: list[TrainConfig]) -> list:
 
 def fingerprint_rows(df: pd.DataFrame, configs: list[TrainConfig] | None = None) -> pd.DataFrame:
     """``df`` with ``masks_fp`` and ``init_fp`` computed now for each row, from ``configs``
-    (one per row) or else each row's :func:`row_config`."""
+    (one per row) or else each row's :func:`row_config`.
+
+    Args:
+        df (pandas.DataFrame): runs in the run CSV format.
+        configs (list[TrainConfig], optional): one config per row (``None``: each row's
+            :func:`row_config`). (default: :obj:`None`)
+    """
     if configs is None:
         configs = [row_config(row) for _, row in df.iterrows()]
     prints = fingerprint_configs(configs)

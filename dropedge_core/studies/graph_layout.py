@@ -18,8 +18,8 @@ import torch
 from dropedge_core.method.graph import Graph
 
 __all__ = [
-    "WHOLE_GRAPH_MAX_NODES", "KAMADA_KAWAI_MAX_NODES", "GraphLayout", "induced_edges", "hop_distances",
-    "k_hop_nodes", "default_center", "node_positions", "graph_layout",
+    "WHOLE_GRAPH_MAX_NODES", "GraphLayout",
+    "default_center", "graph_layout",
 ]
 
 #: Graphs with at most this many nodes are drawn whole by :func:`graph_layout`.
@@ -30,17 +30,20 @@ KAMADA_KAWAI_MAX_NODES = 80
 
 @dataclass(frozen=True)
 class GraphLayout:
-    """Fixed drawing positions of (part of) a graph.
+    """Fixed drawing positions of (part of) a graph, made by :func:`graph_layout`.
 
-    Attributes:
-        nodes: ``(n,)`` int64 node ids drawn (row ``i`` of ``positions`` is node
-            ``nodes[i]``).
-        positions: ``(n, 2)`` float64, scaled into ``[-1, 1]^2``.
-        edge_ids: ``(E,)`` int64 ids of the undirected edges (columns of
+    Args:
+        nodes (numpy.ndarray): ``(n,)`` int64 node ids drawn (row ``i`` of ``positions``
+            is node ``nodes[i]``).
+        positions (numpy.ndarray): ``(n, 2)`` float64, scaled into ``[-1, 1]^2``.
+        edge_ids (numpy.ndarray): ``(E,)`` int64 ids of the undirected edges (columns of
             ``graph.undirected_edges``) with both ends drawn, ascending.
-        hops: ``(n,)`` hop distance from ``center`` (``None`` for a whole graph).
-        center: the centre node of a neighbourhood, or ``None``.
-        truncated: whether the neighbourhood was cut at ``max_nodes``.
+        hops (numpy.ndarray, optional): ``(n,)`` hop distance from ``center`` (``None`` for
+            a whole graph). (default: :obj:`None`)
+        center (int, optional): the centre node of a neighbourhood, or ``None``.
+            (default: :obj:`None`)
+        truncated (bool, optional): whether the neighbourhood was cut at ``max_nodes``.
+            (default: :obj:`False`)
     """
 
     nodes: np.ndarray
@@ -132,6 +135,11 @@ def default_center(graph: Graph, k: int = 2, max_nodes: int = 300) -> int:
 
     Ball sizes are the non-zeros per row of ``(A + I)^k`` (scipy sparse products), for
     ``k <= 2``; larger ``k`` use ``k = 2`` sizes.
+
+    Args:
+        graph (Graph): the graph.
+        k (int, optional): the number of hops :math:`k`. (default: :obj:`2`)
+        max_nodes (int, optional): the largest neighbourhood allowed. (default: :obj:`300`)
     """
     from scipy.sparse import csr_matrix, identity
 
@@ -198,6 +206,17 @@ def graph_layout(graph: Graph, center: int | None = None, k: int = 2, max_nodes:
     """The drawing of ``graph``: whole when it has at most ``whole_max_nodes`` nodes and
     no ``center`` is given; else the ``k``-hop neighbourhood of ``center`` (default
     :func:`default_center`) capped at ``max_nodes``.
+
+    Args:
+        graph (Graph): the graph to draw.
+        center (int, optional): the centre node of the neighbourhood drawn (``None``:
+            :func:`default_center` when the graph is too large to draw whole).
+            (default: :obj:`None`)
+        k (int, optional): the neighbourhood's hops. (default: :obj:`2`)
+        max_nodes (int, optional): the most nodes of a neighbourhood. (default: :obj:`300`)
+        seed (int, optional): the seed of the layout's random start. (default: :obj:`0`)
+        whole_max_nodes (int, optional): the most nodes of a graph drawn whole.
+            (default: :obj:`WHOLE_GRAPH_MAX_NODES`)
     """
     if center is None and graph.num_nodes <= whole_max_nodes:
         nodes = torch.arange(graph.num_nodes)

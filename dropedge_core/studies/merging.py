@@ -32,8 +32,8 @@ import numpy as np
 
 from dropedge_core.studies.teaching import Snapshots
 
-__all__ = ["MERGED_BELOW", "MERGE_SHARE", "TRAINED_MARGIN", "Verdict", "majority_share", "merge_verdicts",
-           "trend_caption", "opening_sentence", "bundle_finding"]
+__all__ = [
+           "trend_caption", "bundle_finding"]
 
 #: Below this class separation the classes count as merged at that layer.
 MERGED_BELOW = 0.1
@@ -165,7 +165,16 @@ def opening_sentence(verdicts: list[Verdict], label: Label = str) -> str:
 def trend_caption(snaps: Snapshots, first: int = 1, label: Label = str) -> str:
     """The caption under the class-merging view: :func:`opening_sentence`, then one
     sentence per model with the numbers it was read from, then the rule (``label`` spells
-    a sampler's name)."""
+    a sampler's name).
+
+    Args:
+        snaps (Snapshots): the models' per-layer numbers (``separation`` and ``subspace``) of
+            the view.
+        first (int, optional): the number of the first layer shown (1 for hidden layers, 0
+            for the propagation steps, where step 0 is ``X``). (default: :obj:`1`)
+        label (Callable[[str], str], optional): spells a sampler's name, e.g.
+            :func:`dropedge_core.figures.sampler_label`. (default: :obj:`str`)
+    """
     verdicts = merge_verdicts(snaps, first)
     return " ".join([opening_sentence(verdicts, label)] + [_sentence(v, label) for v in verdicts]
                     + [f"(“Did not train”: test accuracy below the largest class's share + "
@@ -176,7 +185,14 @@ def trend_caption(snaps: Snapshots, first: int = 1, label: Label = str) -> str:
 
 def bundle_finding(views: dict[str, Snapshots], label: Label = str) -> str:
     """One sentence over several views (``{name: snapshots}``, e.g. the bundled models):
-    in how many of the models that train the classes merge with depth, and where."""
+    in how many of the models that train the classes merge with depth, and where.
+
+    Args:
+        views (dict[str, Snapshots]): ``{name: snapshots}`` of each view, e.g. the bundled
+            models.
+        label (Callable[[str], str], optional): spells a sampler's name.
+            (default: :obj:`str`)
+    """
     trained, merging, untrained = 0, [], 0
     for name, snaps in views.items():
         for v in merge_verdicts(snaps):

@@ -66,6 +66,20 @@ def paired_difference(a: Sequence[float], b: Sequence[float], level: float = LEV
 
     Below two pairs the std, the interval and p are NaN. When every difference is equal (up to
     rounding) p is NaN and the interval has width 0: no test, so no verdict can rest on it.
+
+    Args:
+        a (Sequence[float]): the first sampler's values, one per seed.
+        b (Sequence[float]): the second sampler's values at the same seeds, in the same order.
+        level (float, optional): the confidence level of the interval.
+            (default: :obj:`LEVEL`, 0.95)
+
+    Returns:
+        PairedTest: ``(mean, std, n, ci_low, ci_high, p_value)``, NaN where undefined.
+
+    Example:
+        >>> t = paired_difference([0.80, 0.82, 0.81], [0.78, 0.79, 0.80])
+        >>> round(t.mean, 4), t.n, bool(t.ci_low < t.mean < t.ci_high)
+        (0.02, 3, True)
     """
     from scipy import stats
 
@@ -90,6 +104,13 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     where ``p̃ < α`` controls the family-wise error at α under any dependence between the
     tests, and is the step-down: once one sorted test fails, every later one fails too
     (the running maximum). NaN p-values (no test) stay NaN and do not count in m.
+
+    Args:
+        p_values (Sequence[float]): the raw p-values of one family (NaN for no test).
+
+    Example:
+        >>> holm([0.01, 0.04, 0.03, float("nan")]).round(2).tolist()
+        [0.03, 0.06, 0.06, nan]
     """
     p = np.asarray(p_values, dtype=float)
     out = np.full(p.shape, np.nan)
@@ -123,14 +144,19 @@ def compare_samplers(runs: pd.DataFrame, order: Sequence[str] = ORDER, alpha: fl
     Holm's correction over each family.
 
     Args:
-        runs: one row per run with :data:`CELL` columns, ``sampler``, ``seed`` and
-            ``test_acc`` (a fraction; rows without one are ignored).
-        order: samplers from the one claimed best to the one claimed worst.
-        alpha: family-wise error rate of the Holm-corrected tests (default 0.05).
-        family: the columns whose values are shared by one family (among :data:`CELL`,
-            ``better``, ``worse``); default :data:`PAIR_IN_TABLE`, one pair at every depth of
-            one table. ``()`` makes every comparison of ``runs`` one family.
-        pairs: ``(better, worse)`` pairs to test instead of those from ``order``.
+        runs (pandas.DataFrame): one row per run with the cell columns ``dataset, split,
+            backbone, layers``, ``sampler``, ``seed`` and ``test_acc`` (a fraction; rows
+            without one are ignored).
+        order (Sequence[str], optional): samplers from the one claimed best to the one
+            claimed worst. (default: :obj:`("dropedge++", "dropedge", "nodrop")`)
+        alpha (float, optional): family-wise error rate of the Holm-corrected tests.
+            (default: :obj:`ALPHA`, 0.05)
+        family (Sequence[str], optional): the columns whose values are shared by one family
+            (among the cell columns, ``better``, ``worse``); the default is one pair at every
+            depth of one table. ``()`` makes every comparison of ``runs`` one family.
+            (default: :obj:`("dataset", "split", "backbone", "better", "worse")`)
+        pairs (Sequence[tuple[str, str]], optional): ``(better, worse)`` pairs to test
+            instead of those from ``order``. (default: :obj:`None`)
 
     Returns:
         One row per cell and pair: the cell, ``better``/``worse`` (the claim: ``better``
@@ -196,7 +222,11 @@ def _corrected(table: pd.DataFrame, keys: list[str], alpha: float) -> pd.DataFra
 def readable(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`compare_samplers` rows for a reader: ``L``, ``claim`` ("DropEdge++ ≥ DropEdge"),
     ``difference (points)``, ``95% CI`` (points), ``seeds``, ``p``, ``Holm p``, ``verdict``,
-    ``family`` (strings, rounded as the document prints them)."""
+    ``family`` (strings, rounded as the document prints them).
+
+    Args:
+        table (pandas.DataFrame): :func:`compare_samplers` rows.
+    """
     if table.empty:
         return pd.DataFrame(columns=["L", "claim", "difference (points)", "95% CI", "seeds", "p", "Holm p",
                                      "verdict", "family"])
@@ -216,7 +246,15 @@ def lead_tests(runs: pd.DataFrame, lead: str = "dropedge++", others: Sequence[st
     """``lead`` against each of ``others`` at every depth, as :func:`compare_samplers` rows,
     Holm-corrected over the same families as the tables of docs/REPRODUCTION.md: one claim
     (``lead`` vs one other sampler) at every depth of a table (:data:`PAIR_IN_TABLE`), so a
-    comparison gets the same verdict in the sentence as in its table."""
+    comparison gets the same verdict in the sentence as in its table.
+
+    Args:
+        runs (pandas.DataFrame): runs as :func:`compare_samplers` reads them.
+        lead (str, optional): the sampler claimed to lead. (default: :obj:`"dropedge++"`)
+        others (Sequence[str], optional): the samplers it is compared with.
+            (default: :obj:`("dropedge", "nodrop")`)
+        alpha (float, optional): family-wise error rate. (default: :obj:`ALPHA`, 0.05)
+    """
     present = set(runs["sampler"])
     pairs = [(lead, o) for o in others if o in present and lead in present]
     return compare_samplers(runs, alpha=alpha, family=PAIR_IN_TABLE, pairs=pairs)
@@ -227,7 +265,15 @@ def _ls(values: list[int]) -> str:
 
 
 def format_p(p: float) -> str:
-    """A p-value for a sentence or a table: three decimals, ``< 0.001`` below, ``–`` if none."""
+    """A p-value for a sentence or a table: three decimals, ``< 0.001`` below, ``–`` if none.
+
+    Args:
+        p (float): the p-value (NaN: no test).
+
+    Example:
+        >>> format_p(0.0123), format_p(0.0004), format_p(float("nan"))
+        ('0.012', '< 0.001', '–')
+    """
     return "–" if p != p else "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
@@ -244,7 +290,16 @@ def leader_sentence(runs: pd.DataFrame, lead: str = "dropedge++",
     what the Holm-corrected paired tests of :func:`lead_tests` show: the depths where it is
     shown ahead of every other sampler, those where it is shown behind one, and otherwise the
     comparison closest to rejecting. ``None`` when no depth has ``lead`` and another sampler
-    measured. ``runs``: one backbone of one table."""
+    measured. ``runs``: one backbone of one table.
+
+    Args:
+        runs (pandas.DataFrame): the runs of one backbone of one table, as
+            :func:`compare_samplers` reads them.
+        lead (str, optional): the sampler claimed to lead. (default: :obj:`"dropedge++"`)
+        others (Sequence[str], optional): the samplers it is compared with.
+            (default: :obj:`("dropedge", "nodrop")`)
+        alpha (float, optional): family-wise error rate. (default: :obj:`ALPHA`, 0.05)
+    """
     done = runs[runs["test_acc"].notna() & runs["sampler"].isin([lead, *others])]
     means = done.pivot_table(index="layers", columns="sampler", values="test_acc", aggfunc="mean")
     if lead not in means or means.shape[1] < 2:
@@ -289,6 +344,6 @@ def leader_sentence(runs: pd.DataFrame, lead: str = "dropedge++",
     return f"{head} {name} is " + "; ".join(parts) + f" ({fam}); no difference is shown elsewhere."
 
 
-__all__ = ["ALPHA", "CELL", "LEVEL", "ORDER", "PAIR_IN_TABLE", "PairedTest", "TABLE", "VERDICTS",
-           "compare_samplers", "describe_family", "format_p", "holm", "lead_tests", "leader_sentence",
+__all__ = ["ALPHA", "LEVEL",
+           "compare_samplers", "format_p", "holm", "lead_tests", "leader_sentence",
            "paired_difference", "readable"]

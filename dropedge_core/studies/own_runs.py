@@ -24,14 +24,14 @@ __all__ = ["OwnRuns", "own_runs", "request_for"]
 
 @dataclass(frozen=True)
 class OwnRuns:
-    """The store's runs of one dataset/split that a view leaves out.
+    """The store's runs of one dataset/split that a view leaves out (:func:`own_runs`).
 
-    Attributes:
-        runs: those runs (run CSV columns, newest key order as stored).
-        settings: the :func:`~dropedge_core.studies.depth.cached_settings` entry that
-            shows the most of them, or ``None`` when no page setting gives their keys
-            (e.g. a learning rate the page never sets).
-        line: the one line that says where they are.
+    Args:
+        runs (pandas.DataFrame): those runs (run CSV columns, newest key order as stored).
+        settings (dict, optional): the :func:`~dropedge_core.studies.depth.cached_settings`
+            entry that shows the most of them, or ``None`` when no page setting gives their
+            keys (e.g. a learning rate the page never sets).
+        line (str): the one line that says where they are.
     """
 
     runs: pd.DataFrame
@@ -49,9 +49,14 @@ def own_runs(cached: pd.DataFrame, shown: Iterable[str], dataset: str, split: st
     whose keys are not in ``shown``, or ``None`` when there are none.
 
     Args:
-        cached: :func:`~dropedge_core.studies.run_tables.cached_runs` (with ``source``).
-        shown: the keys of the runs the view asks for or draws.
-        lookup: :func:`~dropedge_core.studies.depth.cached_settings` or a cached wrapper.
+        cached (pandas.DataFrame): :func:`~dropedge_core.studies.run_tables.cached_runs`
+            (with ``source``).
+        shown (Iterable[str]): the keys of the runs the view asks for or draws.
+        dataset (str): the dataset.
+        split (str, optional): the split (``None``: the dataset's default).
+        lookup (Callable[..., list[dict]], optional):
+            :func:`~dropedge_core.studies.depth.cached_settings` or a cached wrapper with its
+            signature (``None``: the function itself). (default: :obj:`None`)
     """
     if cached.empty or "source" not in cached:
         return None
@@ -81,7 +86,16 @@ def own_runs(cached: pd.DataFrame, shown: Iterable[str], dataset: str, split: st
 def request_for(settings: dict, backbones: list, depths: list, samplers: list, seeds: int) -> dict:
     """The page request that shows the runs of ``settings`` beside what was picked: its
     mode, keep rates, epochs, kernel and direction, the picked backbones, depths and
-    samplers widened by the runs', and enough seeds (``0 .. max seed``)."""
+    samplers widened by the runs', and enough seeds (``0 .. max seed``).
+
+    Args:
+        settings (dict): a :func:`~dropedge_core.studies.depth.cached_settings` entry
+            (:attr:`OwnRuns.settings`).
+        backbones (list): the backbones picked.
+        depths (list): the depths picked.
+        samplers (list): the samplers picked.
+        seeds (int): the seed count picked.
+    """
     def widen(picked: list, theirs: list, order: list | None = None) -> list:
         out = list(dict.fromkeys([*picked, *theirs]))
         return sorted(out, key=order.index) if order else sorted(out)

@@ -19,8 +19,8 @@ from dropedge_core.studies.run_tables import BUNDLED_DIR, GROUP_COLUMNS, current
 from dropedge_core.training import TrainConfig, train
 
 __all__ = [
-    "PAPER_TIME_COLUMNS", "TIME_SAMPLERS", "BEST_RUNS_FILE", "MEN_ANALYSIS_FILE",
-    "MEN_ANALYSIS_SAMPLERS", "MEN_ANALYSIS_COLUMNS", "measure_epoch_times", "epoch_time_table",
+    "MEN_ANALYSIS_FILE",
+    "measure_epoch_times", "epoch_time_table",
     "best_runs", "best_accuracy_table", "men_analysis_runs", "read_men_analysis",
 ]
 
@@ -42,6 +42,14 @@ MEN_ANALYSIS_COLUMNS: tuple[str, ...] = ("sampler", "seed", "layers", "p_min", "
 def measure_epoch_times(graph: Graph, base: TrainConfig, sampler_names: Sequence[str] = TIME_SAMPLERS,
                         progress: Callable[[str], None] | None = None) -> pd.DataFrame:
     """Train ``base`` for its ``epochs`` with each sampler on ``graph`` and time the epochs.
+
+    Args:
+        graph (Graph): the loaded graph.
+        base (TrainConfig): the settings timed (its ``epochs`` are run).
+        sampler_names (Sequence[str], optional): the samplers timed.
+            (default: the samplers of the paper's time table)
+        progress (Callable[[str], None], optional): called with the sampler's name before each.
+            (default: :obj:`None`)
 
     Returns:
         ``sampler, sampling_s, training_s, total_s, epochs, device`` — mean seconds per
@@ -67,7 +75,15 @@ def measure_epoch_times(graph: Graph, base: TrainConfig, sampler_names: Sequence
 def epoch_time_table(measured: pd.DataFrame | None, paper: pd.DataFrame | None = None) -> pd.DataFrame:
     """The paper's time per epoch (Cora) and ours, one row per ``(sampler, source)``:
     ``sampler, source ("paper" | "measured here"), sampling_s, training_s, total_s,
-    sampling_share`` (sampling / total)."""
+    sampling_share`` (sampling / total).
+
+    Args:
+        measured (pandas.DataFrame, optional): :func:`measure_epoch_times` (``None``: the
+            paper's rows only).
+        paper (pandas.DataFrame, optional): the paper's times
+            (:func:`dropedge_core.data.reference.paper_epoch_time` when ``None``).
+            (default: :obj:`None`)
+    """
     paper = reference.paper_epoch_time() if paper is None else paper
     by_phase = paper.set_index("phase")
     rows = [{"sampler": s, "source": "paper", **{f"{ph}_s": float(by_phase.loc[ph, col])
@@ -87,7 +103,12 @@ def epoch_time_table(measured: pd.DataFrame | None, paper: pd.DataFrame | None =
 def best_runs(path: str | Path = BEST_RUNS_FILE) -> pd.DataFrame:
     """Mean ± std over seeds of every ``(dataset, split, backbone, sampler, layers)`` cell of
     the bundled best-per-backbone runs (read through :func:`dropedge_core.studies.run_tables.read_runs`,
-    so columns the format gains, e.g. ``settings``, split the cells instead of mixing them)."""
+    so columns the format gains, e.g. ``settings``, split the cells instead of mixing them).
+
+    Args:
+        path (str or Path, optional): the bundled runs file.
+            (default: :obj:`assets/results/best_per_backbone.csv`)
+    """
     runs = current(read_runs(path))  # an older sampler stream's runs never join a cell
     groups = list(GROUP_COLUMNS) + [c for c in ("settings",) if c in runs.columns]
     agg = runs.groupby(groups, dropna=False)["test_acc"].agg(["mean", "std", "count"]).reset_index()
@@ -100,6 +121,13 @@ def best_accuracy_table(ours: pd.DataFrame, paper: pd.DataFrame | None = None,
 
     For each of the paper's ``(setting, dataset, backbone)`` rows, our cell of ``sampler``
     with the highest mean (from :func:`best_runs`) for that dataset, split and backbone.
+
+    Args:
+        ours (pandas.DataFrame): :func:`best_runs`.
+        paper (pandas.DataFrame, optional): the paper's best accuracies
+            (:func:`dropedge_core.data.reference.paper_best_accuracy` when ``None``).
+            (default: :obj:`None`)
+        sampler (str, optional): our sampler compared. (default: :obj:`"dropedge++"`)
 
     Returns:
         ``split, dataset, backbone, paper_acc, paper_std, paper_layers, ours_acc, ours_std,
@@ -131,6 +159,16 @@ def men_analysis_runs(graph: Graph, base: TrainConfig, sampler_names: Sequence[s
     (``base.diag_every``, so it must be > 0); ``val_loss`` — the lowest validation loss;
     ``distance`` — the paper's average layer distance of the last diagnostics (the
     trained model); ``test_acc`` at the best-validation epoch.
+
+    Args:
+        graph (Graph): the loaded graph.
+        base (TrainConfig): the settings trained (``diag_every > 0``).
+        sampler_names (Sequence[str], optional): the samplers trained.
+            (default: :obj:`("dropedge", "li", "lid", "ldd")`)
+        seeds (Sequence[int], optional): the seeds of each sampler. (default: :obj:`(0,)`)
+        progress (Callable[[str], None], optional): called with ``"<sampler> seed <seed>"``
+            before each run.
+            (default: :obj:`None`)
     """
     if base.diag_every <= 0:
         raise ValueError("the MEN analysis needs diagnostics: diag_every must be > 0")
@@ -152,6 +190,9 @@ def men_analysis_runs(graph: Graph, base: TrainConfig, sampler_names: Sequence[s
 
 def read_men_analysis(path: str | Path = MEN_ANALYSIS_FILE) -> pd.DataFrame:
     """The bundled MEN analysis (the columns of :data:`MEN_ANALYSIS_COLUMNS`).
+
+    Args:
+        path (str or Path, optional): the file read. (default: :obj:`MEN_ANALYSIS_FILE`)
 
     Raises:
         ValueError: a missing file or column (the message names it).

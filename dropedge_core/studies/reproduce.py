@@ -90,6 +90,9 @@ TABLES: dict[str, PaperTable] = {t.name: t for t in (
 def check_table(name: str) -> PaperTable:
     """The table called ``name``.
 
+    Args:
+        name (str): the table's name, one of :data:`TABLES`.
+
     Raises:
         ResultsError: an unknown name (the message lists the valid ones).
     """
@@ -111,9 +114,13 @@ def table_configs(table: PaperTable, seeds: int | Sequence[int] = 10,
     seed under the depth recipe, in the Depth study's order (seed by seed, shallow first).
 
     Args:
-        seeds: a count ``n`` (seeds ``0 .. n-1``) or the seeds.
-        layers: only these of the paper's depths (default all of them).
-        device: where the runs train (not part of a run's key).
+        table (PaperTable): the table (:func:`check_table`).
+        seeds (int or Sequence[int], optional): a count ``n`` (seeds ``0 .. n-1``) or the
+            seeds. (default: :obj:`10`)
+        layers (Sequence[int], optional): only these of the paper's depths (all when
+            ``None``). (default: :obj:`None`)
+        device (str, optional): where the runs train (not part of a run's key).
+            (default: :obj:`"auto"`)
 
     Raises:
         ResultsError: a depth the paper's table does not have.
@@ -141,7 +148,13 @@ def bundled_path(table: PaperTable, directory: str | Path | None = None) -> Path
 
 
 def bundled_runs(table: PaperTable, directory: str | Path | None = None) -> pd.DataFrame:
-    """Every row of ``table``'s bundled file, of every stream (empty when there is no file)."""
+    """Every row of ``table``'s bundled file, of every stream (empty when there is no file).
+
+    Args:
+        table (PaperTable): the table.
+        directory (str or Path, optional): the folder of the bundled files (``None``: the
+            package's ``assets/results``). (default: :obj:`None`)
+    """
     path = bundled_path(table, directory)
     return read_runs(path) if path.is_file() else empty_runs()
 
@@ -153,7 +166,13 @@ def _cell_of(config: TrainConfig) -> str:
 
 def missing_cells(configs: Sequence[TrainConfig], present: Iterable[str]) -> list[list[TrainConfig]]:
     """The configs whose key is not in ``present``, the seeds of one cell together, cells in
-    the order of their first config (shallow depths first)."""
+    the order of their first config (shallow depths first).
+
+    Args:
+        configs (Sequence[TrainConfig]): the runs wanted (:func:`table_configs`).
+        present (Iterable[str]): the keys of the runs that need no training
+            (:func:`present_keys`).
+    """
     have = set(present)
     cells: dict[str, list[TrainConfig]] = {}
     for c in sorted(configs, key=lambda c: (c.num_layers, c.backbone)):
@@ -165,7 +184,14 @@ def missing_cells(configs: Sequence[TrainConfig], present: Iterable[str]) -> lis
 def present_keys(table: PaperTable, store: ResultStore | None,
                  directory: str | Path | None = None) -> set[str]:
     """The keys of runs that need no training: today's-stream rows of the bundled file and
-    every run of ``store``."""
+    every run of ``store``.
+
+    Args:
+        table (PaperTable): the table.
+        store (ResultStore, optional): the results store (``None``: the bundled file only).
+        directory (str or Path, optional): the folder of the bundled files.
+            (default: :obj:`None`)
+    """
     keys = set(current(bundled_runs(table, directory))["key"])
     return keys | (store.keys() if store is not None else set())
 
@@ -183,7 +209,14 @@ def estimate_seconds(cells: Sequence[Sequence[TrainConfig]], runs: pd.DataFrame,
                      epoch_seconds: Callable[[TrainConfig], float]) -> pd.DataFrame:
     """One row per missing cell: backbone, layers, sampler, seeds to train, expected epochs
     per run (:func:`expected_epochs`), seconds per epoch (``epoch_seconds`` of the cell's
-    first config) and the cell's estimated seconds (seeds × epochs × seconds per epoch)."""
+    first config) and the cell's estimated seconds (seeds × epochs × seconds per epoch).
+
+    Args:
+        cells (Sequence[Sequence[TrainConfig]]): the missing cells (:func:`missing_cells`).
+        runs (pandas.DataFrame): runs whose ``epochs_run`` give each cell's expected epochs.
+        epoch_seconds (Callable[[TrainConfig], float]): seconds per epoch of a config, e.g.
+            :func:`measure_epoch`.
+    """
     rows = []
     for cell in cells:
         c = cell[0]
@@ -198,7 +231,15 @@ def estimate_seconds(cells: Sequence[Sequence[TrainConfig]], runs: pd.DataFrame,
 def measure_epoch(config: TrainConfig, graph: Graph, epochs: int = 3,
                   train_fn: Callable[..., RunResult] | None = None) -> float:
     """Seconds per epoch of ``config`` on its device: a run of ``epochs`` epochs (not stored),
-    its mean epoch time."""
+    its mean epoch time.
+
+    Args:
+        config (TrainConfig): the settings timed.
+        graph (Graph): the loaded graph.
+        epochs (int, optional): the epochs of the timing run. (default: :obj:`3`)
+        train_fn (Callable[..., RunResult], optional): the trainer
+            (:func:`dropedge_core.training.trainer.train` when ``None``). (default: :obj:`None`)
+    """
     from dropedge_core.training import train
 
     short = dataclasses.replace(config, epochs=int(epochs), patience=0)
@@ -210,7 +251,14 @@ def bundle(table: PaperTable, store: ResultStore, directory: str | Path | None =
     """Add to ``table``'s bundled file every run of ``store`` that belongs to the table (a key
     of :func:`table_configs` at any of the store's seeds) and is not in the file yet, with its
     fingerprint; rows already there stay as they are (older-stream rows included). Written
-    whole, by rename. Returns the path and the number of rows added."""
+    whole, by rename. Returns the path and the number of rows added.
+
+    Args:
+        table (PaperTable): the table.
+        store (ResultStore): the results store read.
+        directory (str or Path, optional): the folder of the bundled files.
+            (default: :obj:`None`)
+    """
     path = bundled_path(table, directory)
     old = bundled_runs(table, directory)
     new = store_runs(store)
@@ -237,13 +285,19 @@ def bundle(table: PaperTable, store: ResultStore, directory: str | Path | None =
 def verdicts(table: PaperTable, directory: str | Path | None = None) -> pd.DataFrame:
     """The paired claims of ``table``'s bundled runs of today's stream, per backbone
     (:func:`dropedge_core.studies.ordering.compare_samplers`, Holm-corrected per claim over
-    the table's depths), with a ``backbone`` column."""
+    the table's depths), with a ``backbone`` column.
+
+    Args:
+        table (PaperTable): the table.
+        directory (str or Path, optional): the folder of the bundled files.
+            (default: :obj:`None`)
+    """
     runs = current(bundled_runs(table, directory))
     parts = [ordering.compare_samplers(runs[runs["backbone"] == b]).assign(backbone=b)
              for b in table.backbones if (runs["backbone"] == b).any()]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-__all__ = ["OTHER_BACKBONES", "PaperTable", "TABLES", "bundle", "bundled_path", "bundled_runs",
-           "check_table", "estimate_seconds", "expected_epochs", "measure_epoch", "missing_cells",
-           "present_keys", "table_configs", "table_layers", "verdicts"]
+__all__ = ["TABLES", "bundle", "bundled_runs",
+           "check_table", "estimate_seconds", "measure_epoch", "missing_cells",
+           "present_keys", "table_configs", "verdicts"]

@@ -102,6 +102,9 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
 def read_runs(path: str | Path) -> pd.DataFrame:
     """One run CSV (the format above) as a typed table.
 
+    Args:
+        path (str or Path): the run CSV.
+
     Raises:
         ResultsError: a required column is missing or a value is not a number where one
             is needed (the message names the file and the columns).
@@ -129,13 +132,23 @@ def read_runs(path: str | Path) -> pd.DataFrame:
 
 
 def bundled_files(directory: str | Path | None = None) -> list[Path]:
-    """The run CSVs under ``directory`` (default :data:`BUNDLED_DIR`), sorted."""
+    """The run CSVs under ``directory`` (default :data:`BUNDLED_DIR`), sorted.
+
+    Args:
+        directory (str or Path, optional): the folder searched (``None``:
+            :data:`BUNDLED_DIR`). (default: :obj:`None`)
+    """
     root = Path(directory) if directory is not None else BUNDLED_DIR
     return sorted(p for p in root.rglob("*.csv") if p.is_file()) if root.is_dir() else []
 
 
 def bundled_signature(directory: str | Path | None = None) -> tuple:
-    """What changes when a bundled CSV is added, removed or rewritten (a cache key)."""
+    """What changes when a bundled CSV is added, removed or rewritten (a cache key).
+
+    Args:
+        directory (str or Path, optional): the folder of the CSVs (``None``:
+            :data:`BUNDLED_DIR`). (default: :obj:`None`)
+    """
     return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in bundled_files(directory))
 
 
@@ -147,13 +160,22 @@ def _stream_of(df: pd.DataFrame) -> pd.Series:
 def current(df: pd.DataFrame) -> pd.DataFrame:
     """The rows drawn from today's stream of their sampler
     (:func:`~dropedge_core.method._streams.stream_version`): the only ones a table or a
-    verdict may use."""
+    verdict may use.
+
+    Args:
+        df (pandas.DataFrame): runs in the run CSV format (a missing ``stream`` column counts
+            as stream 1).
+    """
     return df[_stream_of(df) == df["sampler"].map(stream_version)]
 
 
 def older(df: pd.DataFrame) -> pd.DataFrame:
     """The rows of an older stream than today's: bundled for comparison, never pooled with
-    :func:`current` rows."""
+    :func:`current` rows.
+
+    Args:
+        df (pandas.DataFrame): runs in the run CSV format.
+    """
     return df[_stream_of(df) != df["sampler"].map(stream_version)]
 
 
@@ -163,9 +185,11 @@ def bundled_results(directory: str | Path | None = None, *, include_older: bool 
     an empty table.
 
     Args:
-        directory: where the CSVs are.
-        include_older: also the runs of an older sampler stream (:func:`older`); by default
-            only :func:`current` runs, so that no table or verdict pools the two.
+        directory (str or Path, optional): where the CSVs are (``None``:
+            :data:`BUNDLED_DIR`). (default: :obj:`None`)
+        include_older (bool, optional): also the runs of an older sampler stream
+            (:func:`older`); by default only :func:`current` runs, so that no table or
+            verdict pools the two. (default: :obj:`False`)
 
     Raises:
         ResultsError: a file that does not follow the format.
@@ -179,7 +203,11 @@ def bundled_results(directory: str | Path | None = None, *, include_older: bool 
 
 
 def store_runs(store: ResultStore) -> pd.DataFrame:
-    """The store's runs in the run CSV format (``num_layers`` becomes ``layers``)."""
+    """The store's runs in the run CSV format (``num_layers`` becomes ``layers``).
+
+    Args:
+        store (ResultStore): the results store read.
+    """
     df = store.to_frame()
     if df.empty:
         return empty_runs()
@@ -202,7 +230,14 @@ def export_runs(store: ResultStore, path: str | Path, keys: Iterable[str] | None
     CSV — e.g. into ``dropedge_core/assets/results/`` to bundle a sweep with the app. Rows are sorted
     by dataset, split, backbone, sampler (NoDrop first), depth and seed; each row of today's
     stream gets its fingerprint, computed now (a run of an older stream keeps it empty: this
-    code does not draw that stream). Returns the path."""
+    code does not draw that stream). Returns the path.
+
+    Args:
+        store (ResultStore): the results store read.
+        path (str or Path): the CSV written.
+        keys (Iterable[str], optional): only the runs of these keys (all when ``None``).
+            (default: :obj:`None`)
+    """
     path = Path(path).expanduser()
     if path.suffix.lower() != ".csv":
         raise ResultsError(f"run exports are CSV files; got {str(path)!r}")
@@ -235,7 +270,11 @@ def _room_for(path: Path) -> Iterator[None]:
 
 def with_fingerprints(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` (run CSV rows) with ``masks_fp`` and ``init_fp`` filled for every row of today's
-    stream (not an uploaded graph's): computed now, by the code that draws them."""
+    stream (not an uploaded graph's): computed now, by the code that draws them.
+
+    Args:
+        df (pandas.DataFrame): run CSV rows.
+    """
     from dropedge_core.studies import fingerprints  # it reads this module's format
 
     now = fingerprints.current(df[df["dataset"] != UPLOAD_DATASET])
@@ -250,6 +289,10 @@ def export_table(store: ResultStore, path: str | Path) -> Path:
     """Write every column of the store's runs (:meth:`ResultStore.to_frame`: config, metrics)
     to ``.csv`` or ``.parquet``, by the suffix; return the path. For the run CSV format (the
     columns a page reads) use :func:`export_runs`.
+
+    Args:
+        store (ResultStore): the results store read.
+        path (str or Path): the file written, ``.csv`` or ``.parquet``.
 
     Raises:
         ResultsError: another suffix, or parquet without pyarrow (one line).
@@ -273,7 +316,14 @@ def export_table(store: ResultStore, path: str | Path) -> Path:
 def cached_runs(store_df: pd.DataFrame | None = None,
                 bundled_df: pd.DataFrame | None = None) -> pd.DataFrame:
     """The runs available without training, with a ``source`` column (``"store"`` or
-    ``"bundled"``); a run in both counts once, from the store."""
+    ``"bundled"``); a run in both counts once, from the store.
+
+    Args:
+        store_df (pandas.DataFrame, optional): the store's runs (:func:`store_runs`; none when
+            ``None``). (default: :obj:`None`)
+        bundled_df (pandas.DataFrame, optional): the bundled runs (:func:`bundled_results`;
+            none when ``None``). (default: :obj:`None`)
+    """
     parts = []
     for df, source in ((store_df, "store"), (bundled_df, "bundled")):
         if df is not None and len(df):
@@ -284,7 +334,11 @@ def cached_runs(store_df: pd.DataFrame | None = None,
 
 
 def run_row(config: TrainConfig) -> dict:
-    """The descriptive columns of a config in the run CSV format (no metrics)."""
+    """The descriptive columns of a config in the run CSV format (no metrics).
+
+    Args:
+        config (TrainConfig): the run's settings.
+    """
     return {"dataset": config.dataset, "split": config.split, "backbone": config.backbone,
             "sampler": config.sampler, "layers": config.num_layers, "seed": config.seed,
             "settings": config.settings, "key": run_key(config),
@@ -293,7 +347,17 @@ def run_row(config: TrainConfig) -> dict:
 def display_order(column: pd.Series) -> pd.Series:
     """Backbones in :data:`~dropedge_core.method.models.BACKBONES` order and samplers in
     :data:`~dropedge_core.method.samplers.NAMES` order (NoDrop, DropEdge, ..., DropEdge++);
-    other columns as they are."""
+    other columns as they are.
+
+    Args:
+        column (pandas.Series): a column of a run table (``backbone``, ``sampler`` or another);
+            meant as the ``key`` of :meth:`pandas.DataFrame.sort_values`.
+
+    Example:
+        >>> df = pd.DataFrame({"sampler": ["dropedge++", "nodrop", "dropedge"]})
+        >>> df.sort_values("sampler", key=display_order)["sampler"].tolist()
+        ['nodrop', 'dropedge', 'dropedge++']
+    """
     order = {"backbone": BACKBONES, "sampler": SAMPLER_NAMES}.get(column.name)
     if order is None:
         return column
@@ -301,7 +365,7 @@ def display_order(column: pd.Series) -> pd.Series:
     return column.map(lambda v: rank.get(v, len(rank)))
 
 
-__all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "OPTIONAL_COLUMNS", "RUN_COLUMNS",
+__all__ = ["BUNDLED_DIR", "GROUP_COLUMNS", "RUN_COLUMNS",
            "ResultsError", "bundled_files", "bundled_results",
            "bundled_signature", "cached_runs", "current", "older", "display_order", "empty_runs",
            "export_runs", "export_table", "with_fingerprints",

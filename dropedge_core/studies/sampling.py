@@ -26,8 +26,8 @@ from dropedge_core.method.graph import Graph
 __all__ = [
     "PAPER_MEN_SETTING", "MEN_DEPTHS", "EXACT_BY_DEFAULT_MAX_NODES", "MEN_RUNS_SOURCES", "run_seed",
     "make_sampler", "sample_masks", "masks_by_sampler", "keep_counts_by_sampler", "nesting_matrix",
-    "edge_classes", "intra_inter_shares", "intra_inter_by_sampler", "undirected_masks", "men_runs",
-    "men_summary", "edge_number_table", "edge_number_stats", "men_comparison", "smoothing_curves",
+    "intra_inter_by_sampler", "undirected_masks", "men_runs",
+    "men_summary", "edge_number_stats", "men_comparison", "smoothing_curves",
     "smoothing_spread", "smoothing_at_last_step",
 ]
 
@@ -54,6 +54,10 @@ def run_seed(seed: int, *parts: object) -> int:
     32 bits because torch's CPU generator (mt19937) only uses the low 32 bits of a
     seed: seeds that differ only above them give the same stream.
 
+    Args:
+        seed (int): the base seed.
+        *parts (object): what the stream is for, e.g. ``(sampler, layers, run)``.
+
     Example:
         >>> run_seed(0, "lid", 8, 3) == run_seed(0, "lid", 8, 3)
         True
@@ -64,7 +68,18 @@ def run_seed(seed: int, *parts: object) -> int:
 
 def make_sampler(name: str, p_min: float, p_max: float, kernel: str = "linear", p: float | None = None,
                  directed: bool = False) -> samplers.EdgeSampler:
-    """The named sampler with the given keep rates (DropEdge/FD: ``p``, default ``(p_min + p_max) / 2``)."""
+    """The named sampler with the given keep rates (DropEdge/FD: ``p``, default ``(p_min + p_max) / 2``).
+
+    Args:
+        name (str): the sampler's name (:data:`dropedge_core.method.samplers.NAMES`).
+        p_min (float): the keep rate :math:`p_{min}` of the layer-wise samplers.
+        p_max (float): the keep rate :math:`p_{max}` of the layer-wise samplers.
+        kernel (str, optional): the kernel of FD / DropEdge++. (default: :obj:`"linear"`)
+        p (float, optional): the one keep rate of DropEdge / FD (``None``:
+            ``(p_min + p_max) / 2``). (default: :obj:`None`)
+        directed (bool, optional): sample each direction of an edge on its own.
+            (default: :obj:`False`)
+    """
     return samplers.make(name, p_min=p_min, p_max=p_max, p=p, kernel=kernel, directed=directed)
 
 
@@ -73,6 +88,25 @@ def sample_masks(graph: Graph, sampler: str, num_layers: int, p_min: float, p_ma
     """One ``(L, M)`` bool sample of ``sampler`` on ``graph`` (row 0 = input layer).
 
     ``draw`` numbers successive resamples under the same ``seed``.
+
+    Args:
+        graph (Graph): the graph sampled.
+        sampler (str): the sampler's name.
+        num_layers (int): the depth :math:`L`.
+        p_min (float): the keep rate :math:`p_{min}`.
+        p_max (float): the keep rate :math:`p_{max}`.
+        seed (int, optional): the seed of the sample. (default: :obj:`0`)
+        kernel (str, optional): the kernel of FD / DropEdge++. (default: :obj:`"linear"`)
+        draw (int, optional): the number of the resample under the same ``seed``.
+            (default: :obj:`0`)
+
+    Example:
+        >>> from dropedge_core.data.synthetic import karate
+        >>> masks = sample_masks(karate(), "dropedge++", 3, p_min=0.3, p_max=0.8)
+        >>> masks.shape, masks.sum(dim=1).tolist()  # 78 edges × 0.3, 0.55, 0.8
+        (torch.Size([3, 78]), [23, 42, 62])
+        >>> bool((masks[0] & ~masks[1]).any())  # nested: layer 0's edges are kept above
+        False
     """
     s = make_sampler(sampler, p_min, p_max, kernel)
     gen = torch.Generator().manual_seed(run_seed(seed, sampler, num_layers, "draw", draw))
@@ -82,14 +116,39 @@ def sample_masks(graph: Graph, sampler: str, num_layers: int, p_min: float, p_ma
 def masks_by_sampler(graph: Graph, names: Iterable[str], num_layers: int, p_min: float,
                      p_max: float, seed: int = 0, kernel: str = "linear", draw: int = 0,
                      ) -> dict[str, torch.Tensor]:
-    """``{sampler: (L, M) masks}`` for each name, each from its own seeded generator."""
+    """``{sampler: (L, M) masks}`` for each name, each from its own seeded generator.
+
+    Args:
+        graph (Graph): the graph sampled.
+        names (Iterable[str]): the samplers' names.
+        num_layers (int): the depth :math:`L`.
+        p_min (float): the keep rate :math:`p_{min}`.
+        p_max (float): the keep rate :math:`p_{max}`.
+        seed (int, optional): the seed of the samples. (default: :obj:`0`)
+        kernel (str, optional): the kernel of FD / DropEdge++. (default: :obj:`"linear"`)
+        draw (int, optional): the number of the resample. (default: :obj:`0`)
+    """
     return {n: sample_masks(graph, n, num_layers, p_min, p_max, seed, kernel, draw) for n in names}
 
 
 def keep_counts_by_sampler(graph: Graph, names: Iterable[str], num_layers: int, p_min: float,
                            p_max: float) -> dict[str, torch.Tensor]:
     """``{sampler: (L,) edges kept per layer}``; the counts are fixed by the schedule
-   , no sampling needed."""
+   , no sampling needed.
+
+    Args:
+        graph (Graph): the graph.
+        names (Iterable[str]): the samplers' names.
+        num_layers (int): the depth :math:`L`.
+        p_min (float): the keep rate :math:`p_{min}`.
+        p_max (float): the keep rate :math:`p_{max}`.
+
+    Example:
+        >>> from dropedge_core.data.synthetic import karate
+        >>> counts = keep_counts_by_sampler(karate(), ["dropedge", "dropedge++"], 3, 0.3, 0.8)
+        >>> {name: c.tolist() for name, c in counts.items()}
+        {'dropedge': [42, 42, 42], 'dropedge++': [23, 42, 62]}
+    """
     return {n: make_sampler(n, p_min, p_max).layer_counts(graph, num_layers) for n in names}
 
 
@@ -100,6 +159,9 @@ def nesting_matrix(masks: torch.Tensor) -> torch.Tensor:
     LID / DropEdge++ (``mask[i] ⊆ mask[j]`` for ``i < j``) give 1 on and above the
     diagonal; LDD gives 1 on and below it; LI gives about ``p_j`` off the diagonal. A
     layer that keeps no edge has a ``nan`` row.
+
+    Args:
+        masks (torch.Tensor): ``(L, M)`` bool masks.
 
     Example:
         >>> nesting_matrix(torch.tensor([[1, 0, 0], [1, 1, 0]], dtype=torch.bool))
@@ -150,13 +212,25 @@ def intra_inter_shares(graph: Graph, masks: torch.Tensor) -> pd.DataFrame:
 
 def intra_inter_by_sampler(graph: Graph, masks_by: dict[str, torch.Tensor]) -> pd.DataFrame:
     """:func:`intra_inter_shares` for several samplers, with a ``sampler`` column (the
-    table of :func:`dropedge_core.figures.intra_inter_share`)."""
+    table of :func:`dropedge_core.figures.intra_inter_share`).
+
+    Args:
+        graph (Graph): the graph the masks index (its labels tell intra from inter edges).
+        masks_by (dict[str, torch.Tensor]): ``{sampler: (L, M) masks}``
+            (:func:`masks_by_sampler`).
+    """
     frames = [intra_inter_shares(graph, m).assign(sampler=name) for name, m in masks_by.items()]
     return pd.concat(frames, ignore_index=True)
 
 
 def undirected_masks(graph: Graph, masks: torch.Tensor) -> torch.Tensor:
-    """Fold ``(L, 2M)`` directed masks to ``(L, M)`` (kept if either direction is kept)."""
+    """Fold ``(L, 2M)`` directed masks to ``(L, M)`` (kept if either direction is kept).
+
+    Args:
+        graph (Graph): the graph the masks index.
+        masks (torch.Tensor): ``(L, 2M)`` directed masks (``(L, M)`` ones are returned as
+            they are).
+    """
     m = graph.num_edges
     if masks.size(-1) == 2 * m:
         return masks[..., :m] | masks[..., m:]
@@ -171,16 +245,27 @@ def men_runs(graph: Graph, sampler_names: Sequence[str], layers_list: Sequence[i
     edge-number figure).
 
     Args:
-        graph: the graph.
-        sampler_names: sampler names (:data:`dropedge_core.method.samplers.NAMES`).
-        layers_list: depths ``L`` to sample.
-        runs: independent samples per ``(sampler, L)`` (the paper uses 10).
-        p_min, p_max: keep rates (the paper: 0.05, 1.0 — :data:`PAPER_MEN_SETTING`).
-        seed: base seed; each ``(sampler, L, run)`` gets :func:`run_seed`.
-        kernel: kernel of ``fd`` / ``dropedge++``.
-        num_sources: ``None`` = exact when ``N <= EXACT_BY_DEFAULT_MAX_NODES``, else an
-            estimate from :data:`MEN_RUNS_SOURCES` sampled source nodes; ``0`` = always exact; ``S > 0`` =
-            estimate from ``S`` sources (:func:`dropedge_core.method.metrics.men_estimate`).
+        graph (Graph): the graph.
+        sampler_names (Sequence[str]): sampler names
+            (:data:`dropedge_core.method.samplers.NAMES`).
+        layers_list (Sequence[int]): depths :math:`L` to sample.
+        runs (int): independent samples per ``(sampler, L)`` (the paper uses 10).
+        p_min (float): the keep rate :math:`p_{min}` (the paper: 0.05,
+            :data:`PAPER_MEN_SETTING`).
+        p_max (float): the keep rate :math:`p_{max}` (the paper: 1.0).
+        seed (int, optional): base seed; each ``(sampler, L, run)`` gets :func:`run_seed`.
+            (default: :obj:`0`)
+        kernel (str, optional): kernel of ``fd`` / ``dropedge++``. (default: :obj:`"linear"`)
+        num_sources (int, optional): ``None`` = exact when ``N <= EXACT_BY_DEFAULT_MAX_NODES``,
+            else an estimate from :data:`MEN_RUNS_SOURCES` sampled source nodes; ``0`` = always
+            exact; ``S > 0`` = estimate from ``S`` sources
+            (:func:`dropedge_core.method.metrics.men_estimate`). (default: :obj:`None`)
+        p (float, optional): the one keep rate of DropEdge / FD (``None``:
+            ``(p_min + p_max) / 2``). (default: :obj:`None`)
+        directed (bool, optional): sample each direction of an edge on its own.
+            (default: :obj:`False`)
+        on_sample (Callable[[], None], optional): called after each sample (a progress bar).
+            (default: :obj:`None`)
 
     Returns:
         One row per ``(sampler, layers, run)``: ``sampler, layers, run, men,
@@ -222,7 +307,13 @@ def men_summary(df: pd.DataFrame, curves: bool = False) -> pd.DataFrame:
     """Mean and standard deviation of MEN over runs: one row per ``(sampler, layers)``
     with ``men_mean, men_std, runs``, samplers in their first-seen order; with ``curves``
     also ``edge_numbers_mean``, ``edge_numbers_std`` (lists of ``L``), ``men_stderr_mean``
-    and ``exact``."""
+    and ``exact``.
+
+    Args:
+        df (pandas.DataFrame): rows of :func:`men_runs`.
+        curves (bool, optional): also summarise the edge-number curves.
+            (default: :obj:`False`)
+    """
     order = list(dict.fromkeys(df["sampler"]))
     out = (df.groupby(["sampler", "layers"], sort=False)["men"]
              .agg(men_mean="mean", men_std="std", runs="count").reset_index())
@@ -258,7 +349,13 @@ def edge_number_table(df: pd.DataFrame, layers: int | None = None) -> pd.DataFra
 def edge_number_stats(df: pd.DataFrame, layers: int | None = None) -> pd.DataFrame:
     """The edge-number curve over runs at one depth (the paper's edge-number figure): one
     row per ``(sampler, layer)`` of :func:`edge_number_table` with ``mean, std, count``
-    (``std`` 0 for one run) and ``layers`` (the depth)."""
+    (``std`` 0 for one run) and ``layers`` (the depth).
+
+    Args:
+        df (pandas.DataFrame): rows of :func:`men_runs`.
+        layers (int, optional): the depth (``None``: the deepest in ``df``).
+            (default: :obj:`None`)
+    """
     long = edge_number_table(df, layers)
     stats = (long.groupby(["sampler", "layer"], sort=False)["edge_number"]
                  .agg(["mean", "std", "count"]).reset_index().fillna({"std": 0.0}))
@@ -269,10 +366,11 @@ def men_comparison(measured: pd.DataFrame, paper: pd.DataFrame, dataset: str) ->
     """The paper's MEN table beside the measured one, for one dataset.
 
     Args:
-        measured: rows of :func:`men_runs` (or its :func:`men_summary`).
-        paper: the paper's table (:func:`dropedge_core.data.reference.paper_men`), columns
-            ``dataset_key, sampler, layers, men``.
-        dataset: dataset key (``"cora"``).
+        measured (pandas.DataFrame): rows of :func:`men_runs` (or its :func:`men_summary`).
+        paper (pandas.DataFrame): the paper's table
+            (:func:`dropedge_core.data.reference.paper_men`), columns ``dataset_key, sampler,
+            layers, men``.
+        dataset (str): dataset key (``"cora"``).
 
     Returns:
         One row per ``(sampler, layers)`` the paper reports: ``sampler, layers,
@@ -305,6 +403,15 @@ def smoothing_curves(graph: Graph, masks_by: dict[str, torch.Tensor], method: st
     ``(C, max_features) / sqrt(max_features)`` matrix: propagation is linear, so this is
     the same as projecting every ``H_l``, and it keeps norms in expectation
     (Johnson–Lindenstrauss) at a fraction of the cost.
+
+    Args:
+        graph (Graph): the graph (its features are :math:`X = H_0`).
+        masks_by (dict[str, torch.Tensor]): ``{sampler: (L, M) masks}``; ``L`` steps each.
+        method (str, optional): the normalisation of the kept adjacency.
+            (default: :obj:`"AN"`, the GCN renormalisation)
+        max_features (int, optional): the widest features propagated before the random
+            projection. (default: :obj:`64`)
+        seed (int, optional): the seed of the projection. (default: :obj:`0`)
 
     Returns:
         One row per ``(sampler, step, measure)``: ``sampler, step, measure, value``.
@@ -339,6 +446,17 @@ def smoothing_spread(graph: Graph, names: Iterable[str], num_layers: int, p_min:
     summarised per ``(sampler, step, measure)``: one draw of a sampler can land on either
     side of another's, so a single curve says little about which keeps more signal.
 
+    Args:
+        graph (Graph): the graph.
+        names (Iterable[str]): the samplers' names.
+        num_layers (int): the depth :math:`L` (the propagation steps).
+        p_min (float): the keep rate :math:`p_{min}`.
+        p_max (float): the keep rate :math:`p_{max}`.
+        seed (int, optional): the first draw's seed. (default: :obj:`0`)
+        samples (int, optional): independent draws of the masks. (default: :obj:`5`)
+        kernel (str, optional): the kernel of FD / DropEdge++. (default: :obj:`"linear"`)
+        method (str, optional): the normalisation. (default: :obj:`"AN"`)
+
     Returns:
         ``sampler, step, measure, value`` (the mean over the draws), ``std`` (sample
         std, 0 for one draw), ``low``/``high`` (min/max over the draws) and ``samples``.
@@ -367,7 +485,12 @@ def smoothing_spread(graph: Graph, names: Iterable[str], num_layers: int, p_min:
 
 def smoothing_at_last_step(df: pd.DataFrame, measure: str = "subspace_distance") -> dict[str, tuple]:
     """``{sampler: (mean, std)}`` of ``measure`` at the last propagation step of
-    :func:`smoothing_spread` (or of :func:`smoothing_curves`: std 0)."""
+    :func:`smoothing_spread` (or of :func:`smoothing_curves`: std 0).
+
+    Args:
+        df (pandas.DataFrame): :func:`smoothing_spread` (or :func:`smoothing_curves`).
+        measure (str, optional): the measure read. (default: :obj:`"subspace_distance"`)
+    """
     part = df[df["measure"] == measure]
     last = part[part["step"] == part["step"].max()]
     std = last["std"] if "std" in last else pd.Series(0.0, index=last.index)

@@ -73,7 +73,11 @@ def should_store(result: RunResult) -> bool:
     """Whether a run that ended goes into the results store: it ended on its own
     (:data:`STORED_REASONS`, a NaN loss included) and on a named dataset (not
     :data:`~dropedge_core.training.config.UPLOAD_DATASET`: an uploaded graph has no name
-    the store could find it by again, and the store is shared)."""
+    the store could find it by again, and the store is shared).
+
+    Args:
+        result (RunResult): the run that ended.
+    """
     return result.reason in STORED_REASONS and result.config.dataset != UPLOAD_DATASET
 
 
@@ -86,6 +90,16 @@ def store_result(store: ResultStore, result: RunResult,
     :class:`~dropedge_core.store.StoreUnavailable` (a lock, a server down for a while) is
     tried again after each of ``delays``: a finished run is not thrown away for that.
     ``on_retry(attempt, error)`` is called before each pause; ``delays=()`` tries once.
+
+    Args:
+        store (ResultStore): the results store.
+        result (RunResult): the run that ended.
+        delays (Sequence[float], optional): the pauses, in seconds, before each retry.
+            (default: :obj:`STORE_RETRY_DELAYS`, 1 s doubling to 30 s)
+        on_retry (Callable[[int, StoreError], None], optional): called with the attempt and
+            the error before each pause. (default: :obj:`None`)
+        sleep (Callable[[float], None], optional): how to pause (a test passes a fake).
+            (default: :obj:`time.sleep`)
 
     Raises:
         StoreError: an error that will not pass (another program's table, a damaged
@@ -109,7 +123,19 @@ def train_and_store(config: TrainConfig, store: ResultStore | None, graph: Graph
                     on_event: Callable | None = None, stop_event=None,
                     train_fn: TrainFn = default_train) -> RunResult:
     """Train one run and put it into ``store`` as :func:`store_result` does (nothing when
-    ``store`` is ``None``)."""
+    ``store`` is ``None``).
+
+    Args:
+        config (TrainConfig): the run's settings.
+        store (ResultStore, optional): the results store (``None``: nothing stored).
+        graph (Graph, optional): the loaded graph (loaded from ``config`` when ``None``).
+            (default: :obj:`None`)
+        on_event (Callable, optional): the trainer's event callback. (default: :obj:`None`)
+        stop_event (threading.Event, optional): ends the training at its next epoch when set.
+            (default: :obj:`None`)
+        train_fn (TrainFn, optional): how the run is trained (the trainer by default).
+            (default: :obj:`default_train`)
+    """
     result = train_fn(config, graph, on_event, stop_event)
     if store is not None:
         store_result(store, result)  # one transaction per run: a kill loses at most the run in flight
@@ -131,7 +157,18 @@ def train_seeds_and_store(configs: list[TrainConfig], store: ResultStore | None,
                           train_fn: SeedsTrainFn = default_train_seeds) -> list[RunResult]:
     """Train the seeds of one cell together (:func:`~dropedge_core.training.seed_batch.train_seeds`)
     and put each run into ``store`` as :func:`train_and_store` puts a single run (one row
-    per seed, :func:`store_result`)."""
+    per seed, :func:`store_result`).
+
+    Args:
+        configs (list[TrainConfig]): the seeds of one cell (same settings but the seed).
+        store (ResultStore, optional): the results store (``None``: nothing stored).
+        graph (Graph, optional): the loaded graph. (default: :obj:`None`)
+        on_event (Callable, optional): the trainer's event callback. (default: :obj:`None`)
+        stop_event (threading.Event, optional): ends the training at its next epoch when set.
+            (default: :obj:`None`)
+        train_fn (SeedsTrainFn, optional): how the batch is trained.
+            (default: :obj:`default_train_seeds`)
+    """
     results = train_fn(configs, graph, on_event, stop_event)
     if store is not None:
         for result in results:
@@ -141,7 +178,11 @@ def train_seeds_and_store(configs: list[TrainConfig], store: ResultStore | None,
 
 def cell_of(config: TrainConfig) -> str:
     """What a run shares with the other seeds of its cell: every setting but the seed (the
-    runs :func:`~dropedge_core.training.seed_batch.train_seeds` trains in one batch)."""
+    runs :func:`~dropedge_core.training.seed_batch.train_seeds` trains in one batch).
+
+    Args:
+        config (TrainConfig): the run's settings.
+    """
     values = config.to_dict()
     values.pop("seed")
     return json.dumps(values, sort_keys=True)
@@ -149,7 +190,20 @@ def cell_of(config: TrainConfig) -> str:
 
 @dataclass
 class SweepOutcome:
-    """What :func:`run_claimed` did, filled while it runs (another thread may read it)."""
+    """What :func:`run_claimed` did, filled while it runs (another thread may read it).
+
+    Args:
+        stored_keys (list[str], optional): the keys of the runs stored.
+            (default: :obj:`[]`)
+        results (list[RunResult], optional): the runs trained. (default: :obj:`[]`)
+        failures (list[tuple[TrainConfig, str]], optional): the runs that raised, with the
+            error in one line (with ``keep_going``). (default: :obj:`[]`)
+        lost (int, optional): runs whose claim another worker took over (it stores
+            them). (default: :obj:`0`)
+        current (TrainConfig, optional): the run training now. (default: :obj:`None`)
+        batch (list[TrainConfig], optional): every config training now (seeds together).
+            (default: :obj:`[]`)
+    """
 
     stored_keys: list[str] = field(default_factory=list)
     results: list[RunResult] = field(default_factory=list)
@@ -180,25 +234,31 @@ def run_claimed(runs: ClaimedRuns, store: ResultStore,
     """Train and store every run of ``runs`` this worker claims.
 
     Args:
-        runs: the claimed grid (its ``stop_event`` should be ``stop_event``).
-        store: where finished runs go.
-        graphs: one graph for every run, or a map ``(dataset, split) -> graph``, or
-            ``None`` (each run loads its own).
-        train_fn: how a run is trained.
-        on_event: the trainer's events of every run.
-        stop_event: stops the running run and the loop.
-        keep_going: a run that raises is recorded in ``failures`` and the loop goes on
-            (the app); otherwise the exception propagates (the command line).
-        outcome: filled in place (another thread reads ``current`` and the counts).
-        on_run: called after each run (stored, lost or failed); after each batch with
-            ``batch_seeds``.
-        batch_seeds: the grid walked cell by cell (:func:`cell_of`): every seed of a cell
-            this worker can claim is claimed at once and trained in one batch by
-            ``train_seeds_fn``; a seed whose claim is lost stops alone and is left to the
-            worker that took it over; each seed that ended on its own is stored as its
-            single run would be. (Settings a batch cannot train, the ``authors`` recipe,
-            raise :class:`~dropedge_core.training.config.ConfigError`.)
-        train_seeds_fn: how a batch of seeds is trained (:data:`SeedsTrainFn`).
+        runs (ClaimedRuns): the claimed grid (its ``stop_event`` should be ``stop_event``).
+        store (ResultStore): where finished runs go.
+        graphs (Mapping[tuple[str, str], Graph] or Graph, optional): one graph for every run,
+            or a map ``(dataset, split) -> graph``, or ``None`` (each run loads its own).
+            (default: :obj:`None`)
+        train_fn (TrainFn, optional): how a run is trained. (default: :obj:`default_train`)
+        on_event (Callable, optional): the trainer's events of every run.
+            (default: :obj:`None`)
+        stop_event (threading.Event, optional): stops the running run and the loop.
+            (default: :obj:`None`)
+        keep_going (bool, optional): a run that raises is recorded in ``failures`` and the
+            loop goes on (the app); otherwise the exception propagates (the command line).
+            (default: :obj:`False`)
+        outcome (SweepOutcome, optional): filled in place (another thread reads ``current``
+            and the counts; a new one when ``None``). (default: :obj:`None`)
+        on_run (Callable[[SweepOutcome], None], optional): called after each run (stored,
+            lost or failed); after each batch with ``batch_seeds``. (default: :obj:`None`)
+        batch_seeds (bool, optional): the grid walked cell by cell (:func:`cell_of`): every
+            seed of a cell this worker can claim is claimed at once and trained in one batch
+            by ``train_seeds_fn``; a seed whose claim is lost stops alone and is left to the
+            worker that took it over; each seed that ended on its own is stored as its single
+            run would be. (Settings a batch cannot train, the ``authors`` recipe, raise
+            :class:`~dropedge_core.training.config.ConfigError`.) (default: :obj:`False`)
+        train_seeds_fn (SeedsTrainFn, optional): how a batch of seeds is trained.
+            (default: :obj:`default_train_seeds`)
     """
     out = outcome if outcome is not None else SweepOutcome()
     claimed = runs.batches(cell_of if batch_seeds else None)
@@ -251,12 +311,18 @@ CELL_COLUMNS = ("dataset", "split", "backbone", "num_layers", "sampler")
 def summarize_runs(runs: pd.DataFrame, keys: Iterable[str] | None = None) -> pd.DataFrame:
     """A sweep's cells from the results store's rows (only ``keys`` when given): the
     :data:`CELL_COLUMNS`, ``runs`` (finite accuracies), ``test_acc_mean``, ``test_acc_std``
-    (0 for one run) — :func:`dropedge_core.studies.cells.cell_summary` on store rows."""
+    (0 for one run) — :func:`dropedge_core.studies.cells.cell_summary` on store rows.
+
+    Args:
+        runs (pandas.DataFrame): the results store's rows (:meth:`ResultStore.to_frame`).
+        keys (Iterable[str], optional): only the runs of these keys (all when ``None``).
+            (default: :obj:`None`)
+    """
     if keys is not None:
         runs = runs[runs["key"].isin(set(keys))]
     return cell_summary(runs, by=CELL_COLUMNS, one_run_std=0.0).rename(columns={"n": "runs"})
 
 
-__all__ = ["AnyEvent", "CELL_COLUMNS", "cell_of", "STORED_REASONS", "STORE_RETRY_DELAYS", "SweepOutcome",
-           "default_train", "run_claimed", "should_store", "store_result", "summarize_runs",
+__all__ = ["cell_of", "STORE_RETRY_DELAYS", "SweepOutcome",
+           "run_claimed", "should_store", "store_result", "summarize_runs",
            "train_and_store", "train_seeds_and_store"]

@@ -35,10 +35,10 @@ from dropedge_core.studies.sampling import run_seed
 from dropedge_core.training import AdjacencyBuilder, TrainConfig, prepare_features, recipes, train
 
 __all__ = [
-    "SNAPSHOT_DIR", "BUNDLED_FAILING", "BUNDLED_MERGING", "BUNDLED_MERGING_SEED0", "BUNDLED_DEEP32",
+    "SNAPSHOT_DIR", "BUNDLED_FAILING",
     "BUNDLED_VIEWS",
-    "VIEW_SAMPLERS", "DEEP_RECIPE", "FAILING_RECIPE", "RECIPES", "SILHOUETTE_NODES", "FIT_CHOICES",
-    "class_separation", "silhouette", "layer_projections", "model_view", "class_snapshots",
+    "VIEW_SAMPLERS", "DEEP_RECIPE", "RECIPES", "FIT_CHOICES",
+    "class_separation", "silhouette", "class_snapshots",
     "propagated_features", "propagation_snapshots", "receptive_field", "separation_table",
 ]
 
@@ -90,6 +90,10 @@ def class_separation(h: torch.Tensor, labels: torch.Tensor) -> float:
     norms differ by orders of magnitude compare. The between/within ratio is
     ``share / (1 - share)``. Returns 0 for fewer than two classes or no variance.
 
+    Args:
+        h (torch.Tensor): ``(N, F)`` node representations.
+        labels (torch.Tensor): ``(N,)`` classes, ``-1`` for an unlabelled node.
+
     Example:
         >>> h = torch.tensor([[0.0], [0.2], [4.0], [4.2]])
         >>> round(class_separation(h, torch.tensor([0, 0, 1, 1])), 4)
@@ -122,6 +126,14 @@ def silhouette(h: torch.Tensor, labels: torch.Tensor, max_nodes: int = SILHOUETT
     with a label (``labels >= 0``), in ``[-1, 1]``: near 1 the classes are tight and
     apart, near 0 they overlap — what over-smoothing does to them. Above ``max_nodes``
     labelled nodes a random subset of that size is used (the distances are ``S x S``).
+
+    Args:
+        h (torch.Tensor): ``(N, F)`` node representations.
+        labels (torch.Tensor): ``(N,)`` classes, ``-1`` for an unlabelled node.
+        max_nodes (int, optional): the most labelled nodes measured (a random subset above).
+            (default: :obj:`SILHOUETTE_NODES`, 1000)
+        generator (torch.Generator, optional): draws the subset (a fresh seed-0 generator
+            when ``None``). (default: :obj:`None`)
 
     Example:
         >>> h = torch.tensor([[0.0], [0.1], [5.0], [5.1]])
@@ -230,7 +242,19 @@ def model_view(graph: Graph, config: TrainConfig, fit: str = "all",
 def class_snapshots(graph: Graph, base: TrainConfig, sampler_names: Sequence[str] = VIEW_SAMPLERS,
                     fit: str = "all", progress: Callable[[str], None] | None = None) -> Snapshots:
     """Train ``base`` once per sampler (``base.replace(sampler=...)``) on ``graph`` and
-    return the views side by side, with ``base``'s settings recorded."""
+    return the views side by side, with ``base``'s settings recorded.
+
+    Args:
+        graph (Graph): the loaded graph.
+        base (TrainConfig): the settings trained (``base.sampler`` is replaced).
+        sampler_names (Sequence[str], optional): the samplers trained.
+            (default: :obj:`("nodrop", "dropedge", "dropedge++")`)
+        fit (str, optional): ``"all"`` fits the 2-D projection on all layers stacked,
+            ``"first"`` on the first hidden layer only (one of :data:`FIT_CHOICES`).
+            (default: :obj:`"all"`)
+        progress (Callable[[str], None], optional): called with the sampler's name before
+            each training. (default: :obj:`None`)
+    """
     items = []
     for name in sampler_names:  # a loop over models, each a full training run
         if progress is not None:
@@ -246,7 +270,14 @@ def propagated_features(graph: Graph, max_features: int = 64, seed: int = 0) -> 
     """The features the propagation views start from: ``X``, or, wider than
     ``max_features``, ``X R`` with a seeded Gaussian ``R / sqrt(max_features)`` (propagation
     is linear, so this equals projecting every propagated ``Â···Â X``; norms are kept in
-    expectation)."""
+    expectation).
+
+    Args:
+        graph (Graph): the graph (its features ``X``, ``(N, C)``).
+        max_features (int, optional): the widest features kept as they are.
+            (default: :obj:`64`)
+        seed (int, optional): the seed of the projection ``R``. (default: :obj:`0`)
+    """
     x = graph.x.float().cpu()
     if x.size(1) > max_features:
         gen = torch.Generator().manual_seed(run_seed(seed, "projection"))
@@ -260,7 +291,16 @@ def propagation_snapshots(graph: Graph, masks_by: dict[str, torch.Tensor], fit: 
     ``H_{l+1} = Â^(l) H_l`` with each sampler's AN-normalised kept adjacency, every step
     ``H_0 .. H_L`` projected with one PCA per sampler (:func:`layer_projections`), with the
     silhouette and the subspace distance per step — the same :class:`Snapshots` the
-    class view draws (its "layers" are the steps, the first one ``X`` itself)."""
+    class view draws (its "layers" are the steps, the first one ``X`` itself).
+
+    Args:
+        graph (Graph): the graph.
+        masks_by (dict[str, torch.Tensor]): ``{sampler: (L, M) masks}``; ``L`` steps each.
+        fit (str, optional): ``"all"`` or ``"first"`` (as in :func:`class_snapshots`).
+            (default: :obj:`"all"`)
+        seed (int, optional): the seed of the feature projection
+            (:func:`propagated_features`). (default: :obj:`0`)
+    """
     g = graph if graph.x.device.type == "cpu" else graph.to("cpu")
     x = propagated_features(g, seed=seed)
     labels = g.y.cpu() if g.num_classes else torch.full((g.num_nodes,), -1)
@@ -289,6 +329,18 @@ def receptive_field(graph: Graph, masks: torch.Tensor, node: int) -> torch.Tenso
     all nodes, row ``l`` counts the edge number of layer ``l`` that MEN averages
     (:func:`dropedge_core.method.metrics.edge_numbers`). ``masks`` ``(L, M)`` undirected or
     ``(L, 2M)`` directed (columns of ``graph.edge_index``).
+
+    Args:
+        graph (Graph): the graph the masks index.
+        masks (torch.Tensor): ``(L, M)`` undirected or ``(L, 2M)`` directed bool masks.
+        node (int): the node whose features spread.
+
+    Example:
+        >>> from dropedge_core.data.synthetic import karate
+        >>> g = karate()
+        >>> keep_all = torch.ones(2, g.num_edges, dtype=torch.bool)
+        >>> receptive_field(g, keep_all, 0).sum(dim=1).tolist()  # node 0: itself + 16 neighbours, then 2 hops
+        [17, 26]
     """
     n = graph.num_nodes
     if not 0 <= int(node) < n:
@@ -311,7 +363,14 @@ def receptive_field(graph: Graph, masks: torch.Tensor, node: int) -> torch.Tenso
 def separation_table(snaps: Snapshots, first: int = 1):
     """One row per ``(sampler, layer)``: ``sampler, layer, separation, subspace_distance,
     silhouette`` (layer ``l`` = the output of hidden layer ``l``, counted from ``first``:
-    1 for a model's hidden layers, 0 for propagation steps, where step 0 is ``X``)."""
+    1 for a model's hidden layers, 0 for propagation steps, where step 0 is ``X``).
+
+    Args:
+        snaps (Snapshots): the view's per-layer numbers (:func:`class_snapshots` or
+            :func:`propagation_snapshots`).
+        first (int, optional): the number of the first layer: 1 for a model's hidden layers,
+            0 for propagation steps. (default: :obj:`1`)
+    """
     import pandas as pd
 
     columns = ["sampler", "layer", "separation", "subspace_distance", "silhouette"]

@@ -30,7 +30,7 @@ from dropedge_core.method.graph import Graph
 from dropedge_core.studies.teaching import propagated_features
 
 __all__ = [
-    "DENSE_MAX_NODES", "FULL", "second_eigenvalue", "lambda_by_layer", "subspace_decay", "men_bounds",
+    "FULL", "lambda_by_layer", "subspace_decay",
     "men_bound_table",
 ]
 
@@ -100,6 +100,12 @@ def lambda_by_layer(graph: Graph, masks_by: Mapping[str, torch.Tensor],
     """``λ`` of every sampled layer of every sampler, and of the full graph (its rows for
     ``num_layers`` layers; default: as many as the deepest sampler).
 
+    Args:
+        graph (Graph): the graph.
+        masks_by (Mapping[str, torch.Tensor]): ``{sampler: (L, M) masks}``.
+        num_layers (int, optional): the full graph's rows (``None``: as many as the deepest
+            sampler). (default: :obj:`None`)
+
     Returns:
         ``sampler, layer, lam, edges_kept`` — one row per ``(sampler, layer)`` plus the
         rows of :data:`FULL` (the same ``λ`` at every layer).
@@ -127,6 +133,15 @@ def subspace_decay(graph: Graph, masks_by: Mapping[str, torch.Tensor], lam: floa
     each sampler's AN-normalised kept adjacency; ``M`` is the full graph's subspace.
     Theorem 1 with ``W = I`` (``s_l = 1``) says that for the full graph
     ``d_M(H_l) <= λ^l d_M(H_0)``; ``lam`` defaults to :func:`second_eigenvalue` of the graph.
+
+    Args:
+        graph (Graph): the graph.
+        masks_by (Mapping[str, torch.Tensor]): ``{sampler: (L, M) masks}``.
+        lam (float, optional): the ``λ`` of the bound (``None``: the full graph's
+            second eigenvalue). (default: :obj:`None`)
+        max_features (int, optional): the widest features propagated before the random
+            projection. (default: :obj:`64`)
+        seed (int, optional): the seed of the projection. (default: :obj:`0`)
 
     Returns:
         ``sampler, step, ratio, bound`` — ``ratio = d_M(H_step) / d_M(H_0)``, ``bound =
@@ -172,7 +187,12 @@ def men_bounds(graph: Graph, masks: torch.Tensor) -> dict:
 
 def men_bound_table(graph: Graph, masks_by: Mapping[str, torch.Tensor]) -> pd.DataFrame:
     """:func:`men_bounds` per sampler, one row per ``(sampler, layer)``:
-    ``sampler, layer, edge_number, log10_bound, men, log10_men_star``."""
+    ``sampler, layer, edge_number, log10_bound, men, log10_men_star``.
+
+    Args:
+        graph (Graph): the graph.
+        masks_by (Mapping[str, torch.Tensor]): ``{sampler: (L, M) masks}``.
+    """
     frames = []
     for name, masks in masks_by.items():
         b = men_bounds(graph, masks)

@@ -24,8 +24,9 @@ def load_study(study_name: str, storage: str | None = None):
     refuses) raises :class:`~dropedge_core.studies.tuning.TuningError` (one line).
 
     Args:
-        study_name: the study's name in the storage.
-        storage: an SQLAlchemy URL or a file path (``None``: the default tuning storage).
+        study_name (str): the study's name in the storage.
+        storage (str, optional): an SQLAlchemy URL or a file path (``None``: the default
+            tuning storage). (default: :obj:`None`)
     """
     import optuna
     from sqlalchemy.exc import SQLAlchemyError
@@ -54,9 +55,9 @@ def train_request(best: dict, base: TrainConfig, study_name: str) -> dict:
     point had them crossed.
 
     Args:
-        best: :func:`~dropedge_core.studies.tuning.best_summary` of the study.
-        base: the study's base config.
-        study_name: named in ``source``.
+        best (dict): :func:`~dropedge_core.studies.tuning.best_summary` of the study.
+        base (TrainConfig): the study's base config.
+        study_name (str): the study's name, written into ``source``.
 
     Example:
         >>> base = TrainConfig(dataset="karate", p_min=0.3, p_max=0.8)
@@ -73,4 +74,4 @@ def train_request(best: dict, base: TrainConfig, study_name: str) -> dict:
     return request
 
 
-__all__ = ["TUNED_FIELDS", "load_study", "train_request"]
+__all__ = ["load_study", "train_request"]

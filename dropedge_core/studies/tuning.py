@@ -69,6 +69,11 @@ def check_job(n_trials: int, space: SearchSpace | None = None) -> SearchSpace:
     integer in ``1..MAX_TRIALS``, ``space`` a :class:`SearchSpace` (``None``: the default
     space, returned).
 
+    Args:
+        n_trials (int): the trials asked for.
+        space (SearchSpace, optional): the search space (``None``: the default one).
+            (default: :obj:`None`)
+
     Raises:
         TuningError: naming the value and what is allowed.
     """
@@ -114,7 +119,22 @@ def objective(base: TrainConfig, space: SearchSpace, graph=None,
     ``budget``: the study's trial budget across workers (:func:`trial_budget.admits`); a
     trial with no place left raises :class:`~dropedge_core.studies._trial_budget.VoidTrial`
     before training. ``current`` (a dict) gets the running trial under ``"trial"``, for
-    the caller to void it when a signal cuts it short."""
+    the caller to void it when a signal cuts it short.
+
+    Args:
+        base (TrainConfig): the settings every trial starts from.
+        space (SearchSpace): what the trials set.
+        graph (Graph, optional): the loaded graph (loaded from ``base`` when ``None``).
+            (default: :obj:`None`)
+        stop_event (threading.Event, optional): cuts the running trial short when set.
+            (default: :obj:`None`)
+        budget (int, optional): the study's trial budget across workers
+            (:func:`trial_budget.admits`); a trial with no place left raises
+            :class:`~dropedge_core.studies._trial_budget.VoidTrial` before training.
+            (default: :obj:`None`)
+        current (dict, optional): gets the running trial under ``"trial"``, for the caller to
+            void it when a signal cuts it short. (default: :obj:`None`)
+    """
     worker = sweep_workers.worker_id()
     holder = current if current is not None else {}
 
@@ -182,6 +202,31 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
     first trial of a new study, so the search starts from the current setting and its
     best is never worse. ``budget`` caps the study's counted trials across every worker
     (:mod:`~dropedge_core.studies._trial_budget`), finished and running.
+
+    Args:
+        base (TrainConfig): the settings every trial starts from.
+        n_trials (int): the trials of this worker.
+        study_name (str): the shared study's name.
+        storage (str, optional): an SQLAlchemy URL or a file path (``None``: the default
+            tuning storage). (default: :obj:`None`)
+        search (str, optional): ``"tpe"`` or ``"random"`` (the paper's random search).
+            (default: :obj:`"tpe"`)
+        seed (int, optional): the Optuna sampler's seed. (default: :obj:`None`)
+        space (SearchSpace, optional): what the trials set (``None``: the default space).
+            (default: :obj:`None`)
+        graph (Graph, optional): the loaded graph. (default: :obj:`None`)
+        stop_event (threading.Event, optional): stops after the current trial (the running
+            one is cut short; a signal's :class:`~dropedge_core.studies._stopping.SignalStop`
+            voids it: it does not count). (default: :obj:`None`)
+        pruner (bool, optional): prune trials by the median rule. (default: :obj:`True`)
+        callbacks (list, optional): Optuna callbacks, called after each trial.
+            (default: :obj:`None`)
+        include_base (bool, optional): queue ``base``'s own values
+            (:meth:`SearchSpace.point`) as the first trial of a new study, so the search starts
+            from the current setting and its best is never worse. (default: :obj:`False`)
+        budget (int, optional): caps the study's counted trials across every worker
+            (:mod:`~dropedge_core.studies._trial_budget`), finished and running.
+            (default: :obj:`None`)
     """
     space = check_job(n_trials, space)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -205,7 +250,11 @@ def tune(base: TrainConfig, n_trials: int, study_name: str, storage: str | None 
 
 
 def trials_frame(study: optuna.Study) -> pd.DataFrame:
-    """One row per trial: number, state, val_acc, test_acc, p_min, p_max, p_max', ...."""
+    """One row per trial: number, state, val_acc, test_acc, p_min, p_max, p_max', ....
+
+    Args:
+        study (optuna.Study): the study read.
+    """
     rows = []
     for t in study.get_trials(deepcopy=False):
         row = {"trial": t.number, "state": t.state.name,
@@ -228,11 +277,13 @@ def best_uncertainty(val_acc: float, num_val: int, num_classes: int,
     """How much a study's best validation accuracy can be trusted.
 
     Args:
-        val_acc: the best trial's validation accuracy (a fraction).
-        num_val: validation nodes (the ``n`` of the accuracy).
-        num_classes: classes; chance is ``1 / num_classes``.
-        trial_values: every finished trial's validation accuracy (for the top trials).
-        top: how many of the best trials to compare the best with.
+        val_acc (float): the best trial's validation accuracy (a fraction).
+        num_val (int): validation nodes (the ``n`` of the accuracy).
+        num_classes (int): classes; chance is ``1 / num_classes``.
+        trial_values (Sequence[float], optional): every finished trial's validation accuracy
+            (for the top trials). (default: :obj:`()`)
+        top (int, optional): how many of the best trials to compare the best with.
+            (default: :obj:`5`)
 
     Returns:
         ``se``: the binomial standard error ``sqrt(p (1 - p) / n)`` of the best accuracy;
@@ -267,7 +318,11 @@ def best_uncertainty(val_acc: float, num_val: int, num_classes: int,
 
 
 def best_summary(study: optuna.Study) -> dict | None:
-    """The best finished trial: its values, validation and test accuracy (``None`` if none)."""
+    """The best finished trial: its values, validation and test accuracy (``None`` if none).
+
+    Args:
+        study (optuna.Study): the study read.
+    """
     done = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.COMPLETE]
     if not done:
         return None
@@ -281,7 +336,7 @@ def best_summary(study: optuna.Study) -> dict | None:
 
 # the names callers use, re-exported from the modules the tuning study was split into
 __all__ = ["BASIS_ATTR", "FLOAT_RANGES", "HIDDEN_CHOICES", "KEEP_SPACES", "MAX_TRIALS", "OPTIONAL_PARAMS",
-           "OPTUNA_MARKERS", "SPACE_ATTR", "SearchSpace", "TINY_VALIDATION", "TuningError", "best_summary",
+           "OPTUNA_MARKERS", "SPACE_ATTR", "SearchSpace", "TuningError", "best_summary",
            "best_uncertainty", "check_basis", "check_job", "check_storage", "check_study",
            "default_study_name", "engine_options", "make_sampler", "objective", "open_study",
            "resolve_storage", "storage_url", "trials_frame", "tune"]

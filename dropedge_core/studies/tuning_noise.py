@@ -22,8 +22,8 @@ import pandas as pd
 
 from dropedge_core.training import TrainConfig, train
 
-__all__ = ["NOISE_SES", "DEFAULT_SEEDS", "start_trial", "trial_values", "seed_spread", "spread_summary",
-           "spread_verdict", "spread_caption", "colour_range", "colour_range_caption", "start_point_line"]
+__all__ = ["DEFAULT_SEEDS", "start_trial", "trial_values", "seed_spread", "spread_summary",
+           "spread_caption", "colour_range_caption", "start_point_line"]
 
 #: Differences within this many standard errors count as noise.
 NOISE_SES = 2.0
@@ -33,7 +33,11 @@ DEFAULT_SEEDS: tuple[int, ...] = (101, 102, 103)
 
 def start_trial(study):
     """The study's start point: its first trial queued with fixed values (the base
-    config's own keep rates, ``tune(include_base=True)``) that finished; ``None`` if none."""
+    config's own keep rates, ``tune(include_base=True)``) that finished; ``None`` if none.
+
+    Args:
+        study (optuna.Study): the study read.
+    """
     import optuna
 
     for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
@@ -44,7 +48,11 @@ def start_trial(study):
 
 def trial_values(trial) -> dict:
     """The config fields an Optuna trial set (its ``values`` user attribute: the keep rates,
-    and lr / dropout / weight decay when tuned); ``{}`` when it recorded none."""
+    and lr / dropout / weight decay when tuned); ``{}`` when it recorded none.
+
+    Args:
+        trial (optuna.trial.FrozenTrial): the trial read.
+    """
     return dict(trial.user_attrs.get("values") or {})
 
 
@@ -52,10 +60,13 @@ def seed_spread(base: TrainConfig, points: dict[str, dict], seeds: Iterable[int]
     """Train each point of ``points`` once per seed: one row per ``(point, seed)``.
 
     Args:
-        base: the study's base config (every field a trial does not set).
-        points: ``{name: fields}``, e.g. ``{"best": trial_values(best), "start": ...}``.
-        seeds: the seeds (each sets the weights, the dropout and the edge samples).
-        graph: the loaded graph (default: loaded from ``base``).
+        base (TrainConfig): the study's base config (every field a trial does not set).
+        points (dict[str, dict]): ``{name: fields}``, e.g. ``{"best": trial_values(best),
+            "start": ...}``.
+        seeds (Iterable[int]): the seeds (each sets the weights, the dropout and the edge
+            samples).
+        graph (Graph, optional): the loaded graph (loaded from ``base`` when ``None``).
+            (default: :obj:`None`)
 
     Returns:
         columns ``point, seed, val_acc, test_acc`` (accuracies as fractions, at the best
@@ -73,7 +84,11 @@ def seed_spread(base: TrainConfig, points: dict[str, dict], seeds: Iterable[int]
 
 def spread_summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Per point: ``n`` seeds, ``mean`` and ``std`` (ddof 1; NaN for one seed) of ``val_acc``,
-    and its standard error ``se = std / sqrt(n)``; indexed by point, in first-seen order."""
+    and its standard error ``se = std / sqrt(n)``; indexed by point, in first-seen order.
+
+    Args:
+        runs (pandas.DataFrame): :func:`seed_spread`.
+    """
     grouped = runs.groupby("point", sort=False)["val_acc"]
     out = pd.DataFrame({"n": grouped.count(), "mean": grouped.mean(), "std": grouped.std(ddof=1)})
     out["se"] = out["std"] / np.sqrt(out["n"])
@@ -100,7 +115,13 @@ def spread_verdict(summary: pd.DataFrame, a: str = "best", b: str = "start") -> 
 
 
 def spread_caption(summary: pd.DataFrame, a: str = "best", b: str = "start") -> str:
-    """The sentence beside the seed check, built from ``summary`` (:func:`spread_summary`)."""
+    """The sentence beside the seed check, built from ``summary`` (:func:`spread_summary`).
+
+    Args:
+        summary (pandas.DataFrame): :func:`spread_summary`.
+        a (str, optional): the point described first. (default: :obj:`"best"`)
+        b (str, optional): the point it is compared with. (default: :obj:`"start"`)
+    """
     sa = summary.loc[a]
     head = (f"On {int(sa['n'])} other seeds the best trial reaches {sa['mean']:.1%} ± {sa['std']:.1%} "
             "(mean ± std)")
@@ -133,7 +154,16 @@ def colour_range(values: Sequence[float], se: float) -> dict:
 
 def colour_range_caption(values: Sequence[float], se: float) -> str:
     """The sentence under the contour: its colour range in points and in standard errors,
-    and whether the differences it draws are within noise."""
+    and whether the differences it draws are within noise.
+
+    Args:
+        values (Sequence[float]): the validation accuracies the contour colours.
+        se (float): one standard error of a validation accuracy (a fraction).
+
+    Example:
+        >>> "within noise" in colour_range_caption([0.70, 0.72, 0.71], se=0.02)  # 2 points = 1 SE
+        True
+    """
     r = colour_range(values, se)
     if math.isnan(r["span"]):
         return "No finished trial: no colour range yet."
@@ -147,7 +177,13 @@ def colour_range_caption(values: Sequence[float], se: float) -> str:
 
 def start_point_line(best_trial: int, start_trial: int | None) -> str:
     """Whether the best trial is the start point (the study's first trial), and what the
-    best trial is: a point to start from, not a result."""
+    best trial is: a point to start from, not a result.
+
+    Args:
+        best_trial (int): the best trial's number.
+        start_trial (int, optional): the start point's number (:func:`start_trial`;
+            ``None`` without one).
+    """
     same = start_trial is not None and best_trial == start_trial
     lead = ("**The best trial is the starting point** (the sidebar's own keep rates, trial "
             f"#{start_trial}): the search found nothing better. " if same else "")

@@ -57,7 +57,7 @@ from dropedge_core.training._selection import make_selection
 from dropedge_core.training.checks import seeds_per_batch
 from dropedge_core.training.config import ConfigError, RunResult, TrainConfig, device_name
 
-__all__ = ["SeedAdjacencies", "check_batchable", "train_seeds"]
+__all__ = ["check_batchable", "train_seeds"]
 
 
 class SeedAdjacencies:
@@ -104,6 +104,9 @@ class SeedAdjacencies:
 def check_batchable(configs: list[TrainConfig]) -> None:
     """Refuse what one batch cannot train: no configs, configs that differ in more than
     their seed, the ``authors`` recipe.
+
+    Args:
+        configs (list[TrainConfig]): the configs meant for one batch.
 
     Raises:
         ConfigError: naming what differs or why.
@@ -344,13 +347,17 @@ def train_seeds(configs: list[TrainConfig], graph: Graph | None = None,
     """Train the seeds of one cell together; one :class:`RunResult` per config, in order.
 
     Args:
-        configs: alike but for their seeds (:func:`check_batchable`).
-        graph: a loaded graph, as :func:`~.trainer.train`'s.
-        on_event: every seed's events (``"seed"`` added), as a single run emits them.
-        stop_event: when set, every seed still training stops before the next epoch.
-        seed_stops: one flag (``is_set()``) or ``None`` per config: when config ``i``'s is
-            set, that seed alone stops before the next epoch (``"stopped"``) and leaves the
-            batch; the others go on (a sweep's seed whose claim another worker took over).
+        configs (list[TrainConfig]): alike but for their seeds (:func:`check_batchable`).
+        graph (Graph, optional): a loaded graph, as :func:`~.trainer.train`'s (loaded from
+            the configs when ``None``). (default: :obj:`None`)
+        on_event (Callable[[dict], None], optional): gets every seed's events (``"seed"``
+            added), as a single run emits them. (default: :obj:`None`)
+        stop_event (threading.Event, optional): when set, every seed still training stops
+            before the next epoch. (default: :obj:`None`)
+        seed_stops (Sequence, optional): one flag (``is_set()``) or ``None`` per config: when
+            config ``i``'s is set, that seed alone stops before the next epoch
+            (``"stopped"``) and leaves the batch; the others go on (a sweep's seed whose claim
+            another worker took over). (default: :obj:`None`)
 
     The seeds go in batches as large as memory holds: a seed's estimate
     (:func:`~.checks.check_memory`, which refuses a seed that alone would not fit) times the
