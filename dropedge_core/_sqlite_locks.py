@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from dropedge_core._lazy import lazy_import
 from dropedge_core.locations import LocationError
 
 #: Seconds one store operation waits, in all, for a SQLite file another process holds
@@ -87,8 +88,7 @@ def space_problem(file: Path) -> str | None:
     a disk with less than 1 MiB free. SQLite says only "disk I/O error" or "database or
     disk is full" for both; a message should say which."""
     try:
-        import resource
-
+        resource = lazy_import("resource")  # POSIX only
         soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
         if soft != resource.RLIM_INFINITY:
             size = f"{soft // 1024} KiB" if soft >= 1024 else f"{soft} bytes"
@@ -135,9 +135,7 @@ def wait_unlocked(attempt: Callable[[], T], file: Path, what: str, wait: float |
         LockedError: still locked after ``wait`` seconds (one line; nothing was written).
     """
     if wait is None:
-        from dropedge_core import env
-
-        wait = env.settings_or_defaults().lock_wait
+        wait = lazy_import("dropedge_core.env").settings_or_defaults().lock_wait
     start = None
     while True:
         try:

@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from dropedge_core._lazy import lazy_import
 from dropedge_core.echo import bounded
 
 #: torch's OpenMP pool crashes (segfault) far above the machine's core count; 256 is
@@ -135,9 +136,8 @@ def directory(name: str, environ: Mapping[str, str] | None = None) -> Path | Non
         EnvError: a URL, a NUL byte, a name or a whole path longer than the filesystem
             allows (one line naming the variable and what is allowed).
     """
-    # here, not at the top: the parser imports SQLAlchemy, which most importers of env never need
-    from dropedge_core import locations
-
+    # on first use: the parser imports SQLAlchemy, which most importers of env never need
+    locations = lazy_import("dropedge_core.locations")
     text = str((os.environ if environ is None else environ).get(name, "")).strip()
     if not text:
         return None

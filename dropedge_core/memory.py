@@ -22,6 +22,7 @@ from typing import TypeVar
 import torch
 
 from dropedge_core import env
+from dropedge_core._lazy import lazy_import
 
 T = TypeVar("T")
 
@@ -123,8 +124,9 @@ def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: i
       them) or while its bits are counted (the table and ``COUNT_ROWS`` rows unpacked
       to bytes); on CUDA three dense ``N x S`` floats and the ``L`` layer operators.
     """
-    from dropedge_core.method.metrics import COUNT_ROWS, DEFAULT_SOURCES, EXACT_ALLOWED_MAX_NODES, MAD_NODES
-
+    metrics = lazy_import("dropedge_core.method.metrics")
+    COUNT_ROWS, DEFAULT_SOURCES = metrics.COUNT_ROWS, metrics.DEFAULT_SOURCES  # noqa: N806 (its constants)
+    EXACT_ALLOWED_MAX_NODES, MAD_NODES = metrics.EXACT_ALLOWED_MAX_NODES, metrics.MAD_NODES  # noqa: N806
     n, m, h, e = num_nodes, num_edges, hidden, 2 * num_edges + num_nodes
     hidden_outputs = num_layers * n * h * _F32
     distances = 2 * hidden_outputs

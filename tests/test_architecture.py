@@ -73,6 +73,9 @@ def _imports(path: Path, repo: Path = REPO) -> set[str]:
                 module = node.module or ""
             out.add(module)
             out.update(f"{module}.{alias.name}" for alias in node.names)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_import"
+              and node.args and isinstance(node.args[0], ast.Constant)):
+            out.add(node.args[0].value)  # an import on first use is an import all the same
     return out
 
 
@@ -213,6 +216,7 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
         "dropedge_core/method/a.py": "from dropedge_core.studies import sweep\n",
         "dropedge_core/method/b.py": "from ..figures import style\n",
         "dropedge_core/method/c.py": "from .graph import Graph\nimport torch\n",
+        "dropedge_core/method/d.py": "def f():\n    return lazy_import('dropedge_core.store').ResultStore\n",
         "dropedge_core/method/graph.py": "from dropedge_core import databases\n",
         "dropedge_core/data/presets.py": "from dropedge_core.store import ResultStore\n",
         "dropedge_core/store/_runs.py": "import app_shared\nfrom dropedge_core.training import TrainConfig\n",
@@ -227,6 +231,7 @@ def test_the_rank_check_catches_an_upward_import(tmp_path):
     assert _upward_imports(tmp_path) == {
         "dropedge_core/method/a.py": ["dropedge_core.studies", "dropedge_core.studies.sweep"],
         "dropedge_core/method/b.py": ["dropedge_core.figures", "dropedge_core.figures.style"],
+        "dropedge_core/method/d.py": ["dropedge_core.store"],
         "dropedge_core/method/graph.py": ["dropedge_core.databases"],
         "dropedge_core/data/presets.py": ["dropedge_core.store", "dropedge_core.store.ResultStore"],
         "dropedge_core/store/_runs.py": ["app_shared"],
@@ -370,16 +375,20 @@ def test_the_issue_number_check_sees_one(tmp_path):
                                                                       "dropedge_core/b.py:1"]
 
 
-#: The packages whose imports are all at the top: a heavy library used by few calls comes
-#: through ``dropedge_core._lazy.lazy_import`` instead of an ``import`` inside a function.
-TOP_IMPORT_PACKAGES = ("method", "training", "data", "store", "pyg")
+#: The packages whose imports are all at the top: a heavy library (or a module that would
+#: make an import cycle) used by few calls comes through ``dropedge_core._lazy.lazy_import``
+#: instead of an ``import`` inside a function. Every package but ``cli``, whose commands
+#: import what they run only once the signal handlers are set (importing torch takes
+#: seconds, and Ctrl-C in them must be one line), and the top-level modules (``""``).
+TOP_IMPORT_PACKAGES = ("method", "training", "data", "store", "pyg", "studies", "figures", "")
 
 
 def _function_imports(repo: Path = REPO) -> list[str]:
     """``"path:line"`` of every ``import`` inside a function of :data:`TOP_IMPORT_PACKAGES`."""
     found = []
     for package in TOP_IMPORT_PACKAGES:
-        for p in _modules(repo / "dropedge_core" / package):
+        folder = repo / "dropedge_core" / package
+        for p in _modules(folder) if package else sorted(folder.glob("*.py")):
             for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     found += [f"{p.relative_to(repo).as_posix()}:{inner.lineno}" for inner in ast.walk(node)
@@ -397,6 +406,9 @@ def test_the_import_check_finds_an_import_inside_a_function(tmp_path):
              "dropedge_core/pyg/b.py": "class C:\n    def m(self):\n        import pandas as pd\n",
              "dropedge_core/data/c.py": "from dropedge_core._lazy import lazy_import\n\n\n"
                                         "def f():\n    return lazy_import('scipy.sparse')\n",
-             "dropedge_core/studies/d.py": "def f():\n    import optuna\n"}
+             "dropedge_core/studies/d.py": "def f():\n    import optuna\n",
+             "dropedge_core/e.py": "def f():\n    import resource\n",
+             "dropedge_core/cli/f.py": "def f():\n    from dropedge_core.store import ResultStore\n"}
     _write_tree(tmp_path, files)
-    assert _function_imports(tmp_path) == ["dropedge_core/data/a.py:5", "dropedge_core/pyg/b.py:3"]
+    assert _function_imports(tmp_path) == ["dropedge_core/data/a.py:5", "dropedge_core/e.py:2",
+                                           "dropedge_core/pyg/b.py:3", "dropedge_core/studies/d.py:2"]

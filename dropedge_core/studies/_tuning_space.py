@@ -9,6 +9,10 @@ study so that two unrelated users of one storage do not share it by accident.
 """
 from __future__ import annotations
 
+import getpass
+import hashlib
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -212,11 +216,6 @@ def default_study_name(base: TrainConfig, space: SearchSpace | None = None, sear
     the same settings by the same user join one study, and anything else gets its own.
     An uploaded graph adds its edges and labels to the hash.
     """
-    import getpass
-    import hashlib
-    import json
-    import re
-
     try:
         user = getpass.getuser()
     except Exception:  # no passwd entry (a container)

@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from dropedge_core import _sqlite_locks as sqlite_locks
 from dropedge_core import databases, locations, paths
+from dropedge_core._lazy import lazy_import
 from dropedge_core.studies._tuning_space import TuningError, make_sampler
 
 #: Tables every Optuna RDB storage has (:data:`dropedge_core.databases.OPTUNA_MARKERS`).
@@ -41,19 +42,15 @@ def storage_url(storage: str | None) -> str:
 def optuna_revisions() -> tuple[str, set[str]]:
     """The storage schema revision this Optuna writes, and every revision it knows (the
     alembic scripts Optuna ships: ``optuna storage upgrade`` moves a known one to the head)."""
-    from alembic.config import Config
-    from alembic.script import ScriptDirectory
-
-    config = Config()
+    config = lazy_import("alembic.config").Config()
     config.set_main_option("script_location", str(Path(optuna.storages.__file__).parent / "_rdb" / "alembic"))
-    script = ScriptDirectory.from_config(config)
+    script = lazy_import("alembic.script").ScriptDirectory.from_config(config)
     return script.get_current_head(), {r.revision for r in script.walk_revisions()}
 
 
 def optuna_tables() -> tuple[str, ...]:
     """The tables Optuna's storage keeps (made on first use): its models' and alembic's."""
-    from optuna.storages._rdb import models
-
+    models = lazy_import("optuna.storages._rdb.models")
     return (*sorted(models.BaseModel.metadata.tables), "alembic_version")
 
 
@@ -88,8 +85,7 @@ def _refuse_other_optuna(contents: databases.Contents, where: str) -> None:
     alembic revision; without one (being created, or a newer Optuna's half-made file), by
     the schema number of its ``version_info`` row; and by the columns of Optuna's tables.
     """
-    from optuna.storages._rdb import models
-
+    models = lazy_import("optuna.storages._rdb.models")
     head, known = optuna_revisions()
     revision, number = contents.optuna_revision, contents.optuna_schema
     made = (f"{where} was made by Optuna {contents.optuna_version} (schema "

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from dropedge_core._lazy import lazy_import
 from dropedge_core.method.graph import Graph
 
 __all__ = [
@@ -76,8 +77,7 @@ def induced_edges(graph: Graph, nodes: torch.Tensor | np.ndarray) -> torch.Tenso
 def hop_distances(graph: Graph, center: int, k: int) -> torch.Tensor:
     """``(N,)`` long: hop distance of every node from ``center``, ``k + 1`` for nodes
     farther than ``k`` hops (one :func:`~torch_geometric.utils.k_hop_subgraph` per hop)."""
-    from torch_geometric.utils import k_hop_subgraph
-
+    k_hop_subgraph = lazy_import("torch_geometric.utils").k_hop_subgraph
     n = graph.num_nodes
     if not 0 <= int(center) < n:
         raise ValueError(f"center must be a node id in [0, {n - 1}] (got {center})")
@@ -141,13 +141,12 @@ def default_center(graph: Graph, k: int = 2, max_nodes: int = 300) -> int:
         k (int, optional): the number of hops :math:`k`. (default: :obj:`2`)
         max_nodes (int, optional): the largest neighbourhood allowed. (default: :obj:`300`)
     """
-    from scipy.sparse import csr_matrix, identity
-
+    sparse = lazy_import("scipy.sparse")
     n = graph.num_nodes
     u, v = graph.undirected_edges.cpu().numpy()
-    adj = csr_matrix((np.ones(2 * u.size, dtype=np.float32),
+    adj = sparse.csr_matrix((np.ones(2 * u.size, dtype=np.float32),
                       (np.concatenate([u, v]), np.concatenate([v, u]))), shape=(n, n))
-    step = (adj + identity(n, dtype=np.float32, format="csr")).tocsr()
+    step = (adj + sparse.identity(n, dtype=np.float32, format="csr")).tocsr()
     reach = step
     for _ in range(min(max(k, 1), 2) - 1):
         reach = reach @ step
@@ -169,8 +168,7 @@ def node_positions(graph: Graph, nodes: torch.Tensor | np.ndarray | None = None,
     :data:`KAMADA_KAWAI_MAX_NODES` nodes, else spring). Positions are centred and
     scaled into ``[-1, 1]^2``.
     """
-    import networkx as nx
-
+    nx = lazy_import("networkx")
     ids = np.arange(graph.num_nodes) if nodes is None else np.asarray(nodes, dtype=np.int64)
     n = ids.shape[0]
     if n == 0:

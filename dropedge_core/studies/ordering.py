@@ -33,6 +33,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from dropedge_core._lazy import lazy_import
+
 #: The paper's claim at 8 layers and more: each sampler at least as good as the next.
 ORDER: tuple[str, ...] = ("dropedge++", "dropedge", "nodrop")
 #: Family-wise error rate of the Holm procedure (two-sided tests).
@@ -81,8 +83,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], level: float = LEV
         >>> round(t.mean, 4), t.n, bool(t.ci_low < t.mean < t.ci_high)
         (0.02, 3, True)
     """
-    from scipy import stats
-
+    stats = lazy_import("scipy.stats")
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     n = int(d.size)
     nan = float("nan")

@@ -45,7 +45,7 @@ from dropedge_core.studies.run_tables import (
     store_runs,
     with_fingerprints,
 )
-from dropedge_core.training import RunResult, TrainConfig
+from dropedge_core.training import RunResult, TrainConfig, train
 
 #: The other backbones, beside GCN (the paper's tables give all four; the bundled files
 #: keep GCN apart).
@@ -240,8 +240,6 @@ def measure_epoch(config: TrainConfig, graph: Graph, epochs: int = 3,
         train_fn (Callable[..., RunResult], optional): the trainer
             (:func:`dropedge_core.training.trainer.train` when ``None``). (default: :obj:`None`)
     """
-    from dropedge_core.training import train
-
     short = dataclasses.replace(config, epochs=int(epochs), patience=0)
     result = (train_fn or train)(short, graph=graph)
     return float(result.mean_epoch_time or result.total_time / max(result.epochs_run, 1))

@@ -50,6 +50,7 @@ import pandas as pd
 
 from dropedge_core import _sqlite_locks as sqlite_locks
 from dropedge_core import paths
+from dropedge_core._lazy import lazy_import
 from dropedge_core.method._streams import stream_version
 from dropedge_core.method.models import ALIASES, BACKBONES
 from dropedge_core.method.samplers import NAMES as SAMPLER_NAMES
@@ -275,7 +276,7 @@ def with_fingerprints(df: pd.DataFrame) -> pd.DataFrame:
     Args:
         df (pandas.DataFrame): run CSV rows.
     """
-    from dropedge_core.studies import fingerprints  # it reads this module's format
+    fingerprints = lazy_import("dropedge_core.studies.fingerprints")  # it imports this module
 
     now = fingerprints.current(df[df["dataset"] != UPLOAD_DATASET])
     if len(now):

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from dropedge_core import paths
+from dropedge_core._lazy import lazy_import
 from dropedge_core.method import metrics, normalization
 from dropedge_core.method.graph import Graph
 from dropedge_core.studies._snapshot_files import BUNDLED_SNAPSHOT, Snapshot, SnapshotError, Snapshots
@@ -371,8 +372,7 @@ def separation_table(snaps: Snapshots, first: int = 1):
         first (int, optional): the number of the first layer: 1 for a model's hidden layers,
             0 for propagation steps. (default: :obj:`1`)
     """
-    import pandas as pd
-
+    pd = lazy_import("pandas")
     columns = ["sampler", "layer", "separation", "subspace_distance", "silhouette"]
     rows = [{"sampler": s.sampler, "layer": k + first, "separation": s.separation[k],
              "subspace_distance": s.subspace[k], "silhouette": s.silhouette[k]}

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from dropedge_core._lazy import lazy_import
 from dropedge_core.data.reference import FULL_GRAPH
 from dropedge_core.method import metrics, normalization
 from dropedge_core.method.graph import Graph
@@ -42,11 +43,9 @@ FULL = FULL_GRAPH
 
 
 def _components(num_nodes: int, edges: np.ndarray) -> np.ndarray:
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    mat = coo_matrix((np.ones(edges.shape[1]), (edges[0], edges[1])), shape=(num_nodes, num_nodes))
-    return connected_components(mat, directed=False)[1]
+    mat = lazy_import("scipy.sparse").coo_matrix((np.ones(edges.shape[1]), (edges[0], edges[1])),
+                                                 shape=(num_nodes, num_nodes))
+    return lazy_import("scipy.sparse.csgraph").connected_components(mat, directed=False)[1]
 
 
 def second_eigenvalue(graph: Graph, mask: torch.Tensor | None = None) -> float:
@@ -61,9 +60,8 @@ def second_eigenvalue(graph: Graph, mask: torch.Tensor | None = None) -> float:
     eigenvalue of ``B`` as a matrix-free operator. A graph whose every node is alone
     (no kept edge) has ``λ = 0``.
     """
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.linalg import LinearOperator, eigsh
-
+    csr_matrix = lazy_import("scipy.sparse").csr_matrix
+    linalg = lazy_import("scipy.sparse.linalg")
     n = graph.num_nodes
     if mask is None:
         mask = torch.ones(graph.num_edges, dtype=torch.bool)
@@ -89,9 +87,9 @@ def second_eigenvalue(graph: Graph, mask: torch.Tensor | None = None) -> float:
     if n <= DENSE_MAX_NODES:
         dense = (a_hat - proj.T @ csr_matrix(inv_norm2[:, None] * proj.toarray())).toarray()
         return float(np.abs(np.linalg.eigvalsh((dense + dense.T) / 2)).max())
-    op = LinearOperator((n, n), matvec=deflate, dtype=float)
+    op = linalg.LinearOperator((n, n), matvec=deflate, dtype=float)
     v0 = np.random.default_rng(0).standard_normal(n)
-    val = eigsh(op, k=1, which="LM", v0=v0, tol=1e-6, ncv=24, return_eigenvectors=False)
+    val = linalg.eigsh(op, k=1, which="LM", v0=v0, tol=1e-6, ncv=24, return_eigenvectors=False)
     return float(abs(val[0]))
 
 

@@ -8,6 +8,7 @@ the CLI and the app can both reach it.
 from __future__ import annotations
 
 from dropedge_core import databases
+from dropedge_core._lazy import lazy_import
 from dropedge_core.studies import tuning
 from dropedge_core.training import TrainConfig
 
@@ -28,9 +29,8 @@ def load_study(study_name: str, storage: str | None = None):
         storage (str, optional): an SQLAlchemy URL or a file path (``None``: the default
             tuning storage). (default: :obj:`None`)
     """
-    import optuna
-    from sqlalchemy.exc import SQLAlchemyError
-
+    optuna = lazy_import("optuna")
+    SQLAlchemyError = lazy_import("sqlalchemy.exc").SQLAlchemyError  # noqa: N806 (a class)
     url = tuning.check_storage(storage, create_folder=False)
     file = databases.sqlite_path(url)
     if file is not None and (not file.exists() or file.stat().st_size == 0):

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from dropedge_core._lazy import lazy_import
 from dropedge_core.training import TrainConfig, train
 
 __all__ = ["DEFAULT_SEEDS", "start_trial", "trial_values", "seed_spread", "spread_summary",
@@ -38,10 +39,9 @@ def start_trial(study):
     Args:
         study (optuna.Study): the study read.
     """
-    import optuna
-
+    complete = lazy_import("optuna").trial.TrialState.COMPLETE
     for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
-        if "fixed_params" in t.system_attrs and t.state == optuna.trial.TrialState.COMPLETE:
+        if "fixed_params" in t.system_attrs and t.state == complete:
             return t
     return None
 
