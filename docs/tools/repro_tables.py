@@ -165,11 +165,33 @@ def reproduce_command(dataset: str, split: str, backbone: str) -> str:
     return f"reproduce --table {table.name}"
 
 
-def _depth_coverage(runs, paper, older=None) -> list[tuple]:
+#: The seeds every cell of a depth table should have (what ``reproduce`` runs by default).
+TARGET_SEEDS = 10
+
+
+def _gpu_minutes(seconds: float) -> str:
+    return f"about {seconds / 60:.0f} min" if seconds >= 60 else "under 1 min"
+
+
+def remaining_on_gpu() -> dict[tuple[str, str, str], tuple[int, float]]:
+    """``{(dataset, split, backbone): (runs, seconds)}``: the runs each depth table lacks to
+    :data:`TARGET_SEEDS` seeds a cell beside its bundled runs of today's stream, and their
+    estimated time as single runs on an H200-class GPU
+    (:func:`dropedge_core.studies.reproduce.remaining_gpu_plan`)."""
+    out: dict[tuple[str, str, str], tuple[int, float]] = {}
+    for table in reproduce.TABLES.values():
+        plan = reproduce.remaining_gpu_plan(table, TARGET_SEEDS)
+        for backbone, part in plan.groupby("backbone"):
+            out[(table.dataset, table.split, backbone)] = (int(part["seeds"].sum()), float(part["seconds"].sum()))
+    return out
+
+
+def _depth_coverage(runs, paper, older=None, remaining=None) -> list[tuple]:
     """Rows of the coverage table for the accuracy-by-depth table: one per Cora/CiteSeer
     (setting, dataset, backbone), one for PubMed. A cell is run when the depth recipe has a
     run of its (dataset, split, backbone, sampler, layers) of today's sampler stream; a cell
-    with runs of an older stream only (``older``) says so."""
+    with runs of an older stream only (``older``) says so; ``remaining``
+    (:func:`remaining_on_gpu`) adds the runs still lacking and their estimated GPU time."""
     seeds = runs.groupby(["dataset", "split", "backbone", "sampler", "layers"])["seed"].nunique()
     stale = set() if older is None else set(map(tuple, older[["dataset", "split", "backbone", "sampler",
                                                               "layers"]].itertuples(index=False)))
@@ -189,7 +211,11 @@ def _depth_coverage(runs, paper, older=None) -> list[tuple]:
             if missing:
                 samplers_ = sorted({LABELS[r.sampler] for r, o in cells if o == old})
                 why.append(f"L = {', '.join(map(str, missing))} ({', '.join(samplers_)}): {reason}")
-        if why:  # every missing cell, an older stream's too, is what `reproduce` runs
+        lacking, seconds = (remaining or {}).get((key, setting, bb), (0, 0.0))
+        if lacking:
+            why.append(f"{lacking} runs to {TARGET_SEEDS} seeds a cell, {_gpu_minutes(seconds)} on an "
+                       "H200-class GPU")
+        if why:  # every missing cell or seed, an older stream's too, is what `reproduce` runs
             why.append(f"`{reproduce_command(key, setting, bb)}`")
         rows.append((f"accuracy by depth, {NAMES.get(name, name)} {setting}, {backbone}", len(part), len(run),
                      ", ".join(map(str, depths)) or "–", _seeds(pd.Series(run)) if run else "–",
@@ -202,12 +228,12 @@ def _depth_coverage(runs, paper, older=None) -> list[tuple]:
 
 
 def coverage_rows(runs, paper, best, paper_best, men, paper_men, epoch_time,
-                  older=None) -> list[tuple]:
+                  older=None, remaining=None) -> list[tuple]:
     """(paper table, cells, cells run, depths run, seeds per cell, why not) per part of the
     paper's tables: accuracy by depth (depth recipe runs), best accuracy per backbone (the
     ``paper`` preset's runs), the MEN table (``assets/men``), the epoch-time table; ``older``:
     the depth recipe's older-stream runs (named as the reason a cell is not run)."""
-    rows = _depth_coverage(runs, paper, older)
+    rows = _depth_coverage(runs, paper, older, remaining)
     seeds = best.groupby(["dataset", "split", "backbone"])["seed"].nunique()
     for name, part in paper_best.groupby("dataset", sort=False):
         got = [seeds.get((r.dataset_key, r.setting, BACKBONES_BY_LABEL[r.backbone]))
@@ -284,15 +310,31 @@ def headline_sentence(runs, paper, best, paper_best) -> str:
     return head
 
 
-def front_matter(runs, paper, best, paper_best, men, paper_men, epoch_time, older=None) -> str:
+def remaining_sentence(remaining) -> str:
+    """The depth tables' runs still lacking to :data:`TARGET_SEEDS` seeds a cell, and their
+    estimated time on one GPU."""
+    runs = sum(n for n, _ in remaining.values())
+    seconds = sum(t for _, t in remaining.values())
+    per_layer = reproduce.GPU_EPOCH_SECONDS_PER_LAYER
+    return (f"**What remains of the Cora and CiteSeer depth tables**: {runs} runs to {TARGET_SEEDS} seeds "
+            f"a cell, {_gpu_minutes(seconds)} on one H200-class GPU as single runs (estimated, not "
+            f"measured here: {per_layer * 32:g} s per epoch for a Cora GCN-32 run on an H200, scaled by depth, "
+            "times each cell's mean epochs; batching a cell's seeds takes less), against hours on this "
+            "project's CPU (`reproduce --table NAME --dry-run` measures it).")
+
+
+def front_matter(runs, paper, best, paper_best, men, paper_men, epoch_time, older=None,
+                 remaining=None) -> str:
     """The lines at the top of docs/REPRODUCTION.md: DropEdge++ against the paper, the coverage
     table, and the ordering tests of sections 1 and 1c taken as one family."""
     claims = ordering.compare_samplers(runs, family=())
     tested = claims[claims["p_value"].notna()]
     out = [headline_sentence(runs, paper, best, paper_best),
            "",
-           coverage_table(coverage_rows(runs, paper, best, paper_best, men, paper_men, epoch_time, older)),
+           coverage_table(coverage_rows(runs, paper, best, paper_best, men, paper_men, epoch_time, older,
+                                        remaining)),
            "",
+           *([remaining_sentence(remaining), ""] if remaining else []),
            f"**The ordering tests taken together** (sections 1 and 1c, depth recipe): {len(tested)} "
            f"paired tests, {int((tested['p_value'] < ordering.ALPHA).sum())} with an uncorrected "
            f"p < {ordering.ALPHA:g}; Holm-corrected over all {len(tested)} as one family, "
@@ -448,7 +490,8 @@ def front_text() -> str:
     men = pd.read_csv(paths.MEN_DIR / "men_table.csv")
     return front_matter(every[every["settings"] == "depth"], reference.paper_accuracy_by_depth(),
                         every[every["settings"] == "paper"], reference.paper_best_accuracy(), men,
-                        reference.paper_men(), reference.paper_epoch_time(), older_depth_runs())
+                        reference.paper_men(), reference.paper_epoch_time(), older_depth_runs(),
+                        remaining_on_gpu())
 
 
 def facts_text() -> str:

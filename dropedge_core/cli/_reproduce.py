@@ -49,13 +49,20 @@ def _dry_run(args, table, cells, graph, runs) -> int:
     plan = rep.estimate_seconds(cells, runs, epoch_seconds)
     device = device_name(resolve_device(args.device))
     total = float(plan["seconds"].sum()) if len(plan) else 0.0
+    gpu = rep.estimate_seconds(cells, runs, rep.gpu_epoch_seconds)
+    gpu_total = float(gpu["seconds"].sum()) if len(gpu) else 0.0
     if args.json:
         print_json({"table": table.name, "device": device, "cells": plan.to_dict(orient="records"),
-                    "runs": int(plan["seeds"].sum()) if len(plan) else 0, "seconds": total})
+                    "runs": int(plan["seeds"].sum()) if len(plan) else 0, "seconds": total,
+                    "gpu_seconds_estimate": gpu_total})
         return 0
     print(f"{table.name}: {int(plan['seeds'].sum()) if len(plan) else 0} runs missing in {len(plan)} "
           f"cells; estimated {_duration(total)} on {device} (seconds per epoch measured now, 3 epochs "
           f"per cell; epochs per run: the bundled runs' mean, else the recipe's budget)")
+    if len(plan) and resolve_device(args.device).type == "cpu":
+        print(f"  on an H200-class GPU about {_duration(gpu_total)} as single runs (not measured here: "
+              f"{rep.GPU_EPOCH_SECONDS_PER_LAYER * 32:g} s per epoch for a Cora GCN-32 run there, scaled by "
+              "depth; batched seeds take less)")
     for row in plan.itertuples():
         print(f"  {row.backbone:<10} L={row.layers:<3} {LABELS[row.sampler]:<11} {row.seeds:>3} seeds "
               f"x {row.epochs:>5.0f} epochs x {row.epoch_s:.4f} s = {_duration(row.seconds)}")

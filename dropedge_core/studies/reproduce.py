@@ -228,6 +228,46 @@ def estimate_seconds(cells: Sequence[Sequence[TrainConfig]], runs: pd.DataFrame,
                                        "seconds"])
 
 
+#: Seconds per epoch and per layer of one run on an H200-class GPU, for estimates where no
+#: GPU is at hand: a Cora GCN-32 single run measured there at 0.03 s per epoch (14-20 s a
+#: run, the card nearly idle), divided by its 32 layers. Small graphs are bound by kernel
+#: launches, which grow with the layers, not with the graph; batching a cell's seeds
+#: divides the time further. Not measured on this project's CPU machine.
+GPU_EPOCH_SECONDS_PER_LAYER = 0.03 / 32
+
+
+def gpu_epoch_seconds(config: TrainConfig) -> float:
+    """Estimated seconds per epoch of ``config`` as a single run on an H200-class GPU:
+    :data:`GPU_EPOCH_SECONDS_PER_LAYER` times its layers.
+
+    Args:
+        config (TrainConfig): the run.
+
+    Example:
+        >>> from dropedge_core.training import TrainConfig
+        >>> round(gpu_epoch_seconds(TrainConfig(dataset="cora", num_layers=64)), 4)
+        0.06
+    """
+    return GPU_EPOCH_SECONDS_PER_LAYER * int(config.num_layers)
+
+
+def remaining_gpu_plan(table: PaperTable, seeds: int = 10,
+                       directory: str | Path | None = None) -> pd.DataFrame:
+    """What ``table`` lacks to ``seeds`` seeds per cell beside its bundled runs of today's
+    stream, and its estimated GPU time: :func:`estimate_seconds` of the missing cells with
+    :func:`gpu_epoch_seconds` (single runs; epochs per run the bundled runs' mean, else
+    the recipe's budget).
+
+    Args:
+        table (PaperTable): the table.
+        seeds (int, optional): the seeds every cell should have. (default: :obj:`10`)
+        directory (str or Path, optional): the folder of the bundled files.
+            (default: :obj:`None`)
+    """
+    cells = missing_cells(table_configs(table, seeds), present_keys(table, None, directory))
+    return estimate_seconds(cells, bundled_runs(table, directory), gpu_epoch_seconds)
+
+
 def measure_epoch(config: TrainConfig, graph: Graph, epochs: int = 3,
                   train_fn: Callable[..., RunResult] | None = None) -> float:
     """Seconds per epoch of ``config`` on its device: a run of ``epochs`` epochs (not stored),
@@ -296,6 +336,6 @@ def verdicts(table: PaperTable, directory: str | Path | None = None) -> pd.DataF
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-__all__ = ["TABLES", "bundle", "bundled_runs",
-           "check_table", "estimate_seconds", "measure_epoch", "missing_cells",
-           "present_keys", "table_configs", "verdicts"]
+__all__ = ["GPU_EPOCH_SECONDS_PER_LAYER", "TABLES", "bundle", "bundled_runs",
+           "check_table", "estimate_seconds", "gpu_epoch_seconds", "measure_epoch", "missing_cells",
+           "present_keys", "remaining_gpu_plan", "table_configs", "verdicts"]

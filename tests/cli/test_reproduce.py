@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pandas as pd
 import pytest
 
 from dropedge_core.store import ResultStore
@@ -74,6 +75,12 @@ def test_a_dry_run_lists_the_missing_cells_and_writes_nothing(capsys, tmp_path, 
     assert cells == {(s, 2) for s in gone["sampler"]}  # seeds 1 and 2 of each sampler at L = 4
     assert plan["runs"] == len(gone) == 6
     assert all(c["epoch_s"] > 0 and c["seconds"] > 0 for c in plan["cells"])
+    # the GPU estimate by hand: 0.03 s per epoch at 32 layers, so 0.00375 s at 4; each cell's
+    # epochs the mean of its bundled runs still in the file
+    kept = pd.read_csv(folder / TABLE.file)
+    epochs = {s: kept[(kept["layers"] == 4) & (kept["sampler"] == s)]["epochs_run"].mean()
+              for s in gone["sampler"].unique()}
+    assert plan["gpu_seconds_estimate"] == pytest.approx(sum(2 * e * 0.03 * 4 / 32 for e in epochs.values()))
     assert not store.exists() and _digest(folder / TABLE.file) == before
 
 

@@ -46,3 +46,13 @@ def test_a_table_has_the_papers_depths():
     assert rep.table_layers(rep.TABLES["gcn-semi-cora"]) == [2, 4, 8, 16, 32, 64]
     with pytest.raises(ValueError, match="--layers 3 5: not a depth"):
         rep.table_configs(rep.TABLES["gcn-semi-cora"], layers=[3, 5, 8])
+
+
+def test_what_an_empty_table_lacks_and_its_gpu_estimate(tmp_path):
+    """No bundled runs: every cell lacks 10 seeds, each run taking its recipe's budget (200
+    epochs up to 8 layers, 300 at 16, 400 beyond) at 0.03 s per epoch for 32 layers."""
+    plan = rep.remaining_gpu_plan(rep.TABLES["gcn-full-cora"], 10, directory=tmp_path)
+    budget = {2: 200, 4: 200, 8: 200, 16: 300, 32: 400, 64: 400}
+    assert int(plan["seeds"].sum()) == 6 * 3 * 10
+    assert float(plan["seconds"].sum()) == pytest.approx(
+        sum(3 * 10 * epochs * 0.03 * layers / 32 for layers, epochs in budget.items()))

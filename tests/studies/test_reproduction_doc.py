@@ -302,3 +302,18 @@ def test_a_table_the_data_call_for_gets_a_block_beside_its_kind(tool):
     blocks = tool.MARKER.findall(added)
     assert blocks[blocks.index(name) - 1] == "depth citeseer semi jknet"  # jknet's last block before it
     assert "#### cora / semi, JKNet, settings 'depth'" in tool.regenerate(without)
+
+
+def test_a_row_says_what_it_lacks_and_its_gpu_time(tool):
+    """The runs a table lacks to 10 seeds a cell and their GPU minutes, as handed in, on the
+    row of that table (and only there); with nothing lacking, no such part."""
+    now = fingerprints.current(bundled_results(include_older=True).query("settings == 'depth'"))
+    paper = reference.paper_accuracy_by_depth()
+    lacking = {("cora", "semi", "resgcn"): (135, 1020.0), ("cora", "semi", "jknet"): (2, 30.0)}
+    rows = {r[0]: r[5] for r in tool._depth_coverage(now, paper, None, lacking)}
+    assert "135 runs to 10 seeds a cell, about 17 min on an H200-class GPU" in rows[
+        "accuracy by depth, Cora semi, ResGCN"]
+    assert "2 runs to 10 seeds a cell, under 1 min on an H200-class GPU" in rows[
+        "accuracy by depth, Cora semi, JKNet"]
+    assert "2 runs to" not in rows["accuracy by depth, Cora semi, ResGCN"]
+    assert "runs to 10 seeds" not in rows["accuracy by depth, CiteSeer semi, GCN"]
