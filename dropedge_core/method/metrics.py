@@ -29,7 +29,7 @@ __all__ = [
     "DEFAULT_SOURCES", "EXACT_ALLOWED_MAX_NODES", "COUNT_ROWS", "MAD_NODES", "edge_numbers", "men",
     "MenEstimate",
     "men_estimate", "men_measure", "layer_distances", "average_distance", "dirichlet_energy", "mad",
-    "component_labels", "subspace_distance",
+    "subspace_distance",
 ]
 
 #: The largest graph (nodes) on which exact MEN / edge numbers are computed at all: exact

@@ -26,7 +26,7 @@ from dropedge_core.method import _pattern as pattern
 from dropedge_core.method.graph import Graph, GraphError, csr_tensor, to_csr
 
 __all__ = [
-    "METHODS", "NormalizationError", "check_method", "adjacencies", "CPU_CHUNK", "KEEP_TABLE_BYTES",
+    "METHODS", "NormalizationError", "check_method", "adjacencies",
     "layer_values", "full_adjacency", "to_dense", "to_sparse", "propagate",
 ]
 

@@ -38,7 +38,7 @@ from dropedge_core.method.graph import Graph
 __all__ = [
     "RELATIONS", "WEIGHTINGS", "KERNELS", "RBF_GAMMA", "KERNEL_FLOOR", "NAMED", "NAMES", "SamplerError",
     "check_rates", "check_layers", "p_max_prime", "p_max_from_prime", "keep_counts", "kernel_weights",
-    "successive_sample", "draw_device", "independent_masks", "nested_masks", "EdgeSampler", "make",
+    "successive_sample", "independent_masks", "nested_masks", "EdgeSampler", "make",
 ]
 
 RELATIONS = ("all", "shared", "independent", "increasing", "decreasing")

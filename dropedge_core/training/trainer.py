@@ -60,7 +60,7 @@ from dropedge_core.training.config import (
 )
 
 __all__ = [
-    "SPARSE_FEATURES_BELOW", "MAD_NODES", "AdjacencyBuilder", "prepare_features", "device_memory",
+    "MAD_NODES", "AdjacencyBuilder", "prepare_features", "device_memory",
     "diagnostics", "train",
 ]
 
