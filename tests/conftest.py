@@ -97,6 +97,11 @@ def _skip_reason(report) -> str:
     return str(longrepr[2] if isinstance(longrepr, tuple) else longrepr).removeprefix("Skipped: ")
 
 
+#: How a skip turned into a failure begins its report (read back from the reports, so the
+#: count holds when the tests run in pytest-xdist's workers).
+_CI_SKIP = "skipped under CI=true (only the {tiers} tier may skip): "
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     """Under ``CI=true`` a skipped test outside the cuda tier fails, with its reason: a
@@ -104,15 +109,9 @@ def pytest_runtest_makereport(item, call):
     report = yield
     if (report.skipped and _strict_skips() and not hasattr(report, "wasxfail")
             and not any(item.get_closest_marker(m) for m in SKIP_ALLOWED_MARKERS)):
-        reason = _skip_reason(report)
-        item.config.stash.setdefault(_FORBIDDEN_SKIPS, []).append(reason)
         report.outcome = "failed"
-        tiers = "/".join(SKIP_ALLOWED_MARKERS)
-        report.longrepr = f"skipped under CI=true (only the {tiers} tier may skip): {reason}"
+        report.longrepr = _CI_SKIP.format(tiers="/".join(SKIP_ALLOWED_MARKERS)) + _skip_reason(report)
     return report
-
-
-_FORBIDDEN_SKIPS = pytest.StashKey[list]()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -121,7 +120,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for report in terminalreporter.stats.get("skipped", []):
         reason = _skip_reason(report)
         reasons[reason] = reasons.get(reason, 0) + 1
-    forbidden = config.stash.get(_FORBIDDEN_SKIPS, [])
+    head = _CI_SKIP.format(tiers="/".join(SKIP_ALLOWED_MARKERS))
+    failed = terminalreporter.stats.get("failed", []) + terminalreporter.stats.get("error", [])  # in setup
+    forbidden = [str(r.longrepr).removeprefix(head) for r in failed if str(r.longrepr).startswith(head)]
     if not reasons and not forbidden:
         return
     terminalreporter.section("skips by reason")

@@ -46,3 +46,14 @@ def test_outside_ci_skips_are_counted_by_reason(suite, monkeypatch):
     result = suite.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, skipped=3)
     result.stdout.fnmatch_lines(["*skips by reason*", "*1 skipped: chromium not found*"])
+
+
+def test_the_count_holds_when_xdist_workers_run_the_tests(suite, monkeypatch):
+    """The README's command runs the suite in pytest-xdist's workers: the skips turned into
+    failures there are counted in the summary all the same."""
+    monkeypatch.setenv("CI", "true")
+    result = suite.runpytest("-p", "no:cacheprovider", "-p", "no:benchmark", "-n", "2")
+    result.assert_outcomes(passed=1, failed=1, errors=1, skipped=1)
+    result.stdout.fnmatch_lines(["*skips by reason*", "*1 skipped: needs a CUDA GPU*",
+                                 "*1 FAILED (a skip under CI=true): chromium not found*",
+                                 "*1 FAILED (a skip under CI=true): no PostgreSQL server binaries*"])
