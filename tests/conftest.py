@@ -16,6 +16,18 @@ if not os.environ.get("DROPEDGE_DATA") and _default_data.is_dir():
     os.environ["DROPEDGE_DATA"] = str(_default_data)
 
 
+#: At most this many pytest-xdist workers (``-n auto``): each holds torch, and the browser
+#: tests start a Streamlit server and Chromium per file; one torch thread each.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: a worker per core this process may use, at most :data:`MAX_WORKERS` (2 on
+    this project's machine)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cores))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def one_thread():
     """torch's OpenMP pool stalls on shared cores (a 2-core machine running a Streamlit
