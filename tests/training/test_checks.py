@@ -72,8 +72,9 @@ CASES = [
       "num_layers": 4, "hidden": 256},
      {"backbone": "jknet", "dropout": 0.0, "self_loop": True, "batch_norm": True, "diagnostics": False,
       "device_type": "cpu", "keep": 0.25, "layers": 4, "hidden": 256}),
-    ({"device": "cuda"}, {"backbone": "gcn", "dropout": 0.5, "self_loop": False, "batch_norm": False,
-                          "diagnostics": True, "device_type": "cuda", "keep": 0.25, "layers": 2, "hidden": 16}),
+    ({"device": "cuda"},
+     {"backbone": "gcn", "dropout": 0.5, "self_loop": False, "batch_norm": False, "diagnostics": True,
+      "device_type": "cuda", "keep": 0.25, "layers": 2, "hidden": 16}),
 ]
 
 
