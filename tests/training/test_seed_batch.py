@@ -297,3 +297,27 @@ def test_above_mads_node_limit_every_seed_keeps_its_own_mad_subset():
     singles, batched = [train(c, graph=graph) for c in cells], train_seeds(cells, graph=graph)
     for one, many in zip(singles, batched, strict=True):
         assert many.diagnostics[0]["mad"] == pytest.approx(one.diagnostics[0]["mad"], abs=1e-5)
+
+
+def test_a_seed_whose_training_loss_goes_nan_leaves_the_other_seeds_epochs_whole(monkeypatch):
+    # seed 0's training loss (the first block of per-node losses) is made NaN in epoch 2:
+    # it ends there; the seeds after it in the batch still train that epoch, as alone
+    nll_loss, calls = seed_batch_module.F.nll_loss, []
+
+    def nan_in_epoch_two(*args, **kwargs):
+        out = nll_loss(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == 2:
+            out = out.clone()
+            out[0] = math.nan
+        return out
+
+    monkeypatch.setattr(seed_batch_module, "F", SimpleNamespace(nll_loss=nan_in_epoch_two))
+    cells = configs(epochs=4, diag_every=0)
+    results = train_seeds(cells, graph=KARATE)
+    first = results[0]
+    assert (first.reason, first.epochs_run, first.model.training) == ("nan", 1, True)
+    assert first.message == (f"training loss became nan at epoch 2 (learning rate {cells[0].lr} too high?); "
+                             "stopped, curves up to epoch 1 kept")
+    monkeypatch.undo()
+    assert_same_runs([train(c, graph=KARATE) for c in cells[1:]], results[1:])
