@@ -348,6 +348,24 @@ def record(name: str, cfg: dict) -> None:
 
 
 # ------------------------------------------------------------------ mutmut
+def real_folder(ws: Path, folder: Path) -> None:
+    """Make ``ws / folder`` a real folder (each level of it) holding links to the checkout's
+    entries, where it was a link to the checkout's folder: a file then written there stays in
+    the workspace."""
+    here = ws
+    for part in folder.parts:
+        here = here / part
+        if here.is_symlink():
+            target = here.resolve()
+            here.unlink()
+            here.mkdir()
+            for f in target.iterdir():
+                if f.name != "__pycache__":
+                    (here / f.name).symlink_to(f)
+        elif not here.exists():
+            here.mkdir()
+
+
 def workspace(name: str, cfg: dict) -> Path:
     """``.mutation/NAME/``: links to the package and the tests, and a pyproject.toml that
     configures mutmut for this module only (mutmut reads its settings from the cwd)."""
@@ -372,7 +390,8 @@ def workspace(name: str, cfg: dict) -> Path:
     for f in (REPO / "tests").iterdir():
         if f.name != "__pycache__":
             (tests_dir / f.name).symlink_to(f)
-    if not (ws / core).exists():
+    if not (REPO / core).exists():  # written in the workspace only, never through a link into the checkout
+        real_folder(ws, core.parent)
         (ws / core).write_text('"""Stand-in: no core tests yet."""\n', encoding="utf-8")
     settings = {"source_paths": ["dropedge_core"], "only_mutate": [module["source"]],
                 "pytest_add_cli_args_test_selection": tests, **cfg.get("mutmut", {})}

@@ -146,6 +146,20 @@ def test_a_derived_value_raced_by_threads_is_published_once():
     assert g.derived(slow) is got[0]
 
 
+def test_a_derived_value_is_built_once_per_builder_and_arguments():
+    g = small_graph()  # 3 edges
+    calls = []
+
+    def times(graph: Graph, k: int) -> int:
+        calls.append(k)
+        return graph.num_edges * k
+
+    got = [g.derived(times, 2), g.derived(times, 2), g.derived(times, 5), g.derived(times, 2)]
+    assert got == [6, 6, 15, 6]
+    assert calls == [2, 5]  # the second and fourth reads come from the memo, without a rebuild
+    assert len(g._derived) == 2
+
+
 def test_threads_reading_a_fresh_graph_at_once_agree_with_numpy():
     """A fresh graph read by 8 threads at once (entries, columns, weights, components):
     every thread sees each value whole, the same object, equal to numpy's."""

@@ -121,6 +121,79 @@ def test_edge_number_table_by_hand():
     assert str(err.value) == "no runs at depth 3; depths: [2, 4]"
 
 
+def test_edge_number_stats_by_hand():
+    out = sampling.edge_number_stats(men_rows(), 2)
+    assert out.columns.tolist() == ["sampler", "layer", "mean", "std", "count", "layers"]
+    # first-seen order (lid before dropedge); lid's runs {2, 4, 6} and {4, 6, 8}: sample std 2
+    assert out[["sampler", "layer", "count", "layers"]].values.tolist() == [
+        ["lid", 0, 3, 2], ["lid", 1, 3, 2], ["dropedge", 0, 2, 2], ["dropedge", 1, 2, 2]]
+    assert out["mean"].tolist() == pytest.approx([4.0, 6.0, 11.0, 11.0])
+    assert out["std"].tolist() == pytest.approx([2.0, 2.0, math.sqrt(2.0), math.sqrt(2.0)])
+    deepest = sampling.edge_number_stats(men_rows())  # depth 4: one lid run, std 0 (not NaN)
+    assert deepest[["sampler", "layer", "mean", "std", "count", "layers"]].values.tolist() == [
+        ["lid", layer, 1.0, 0.0, 1, 4] for layer in range(4)]
+    one = pd.DataFrame([("lid", 1, 0, 2.0, 0.0, (3.0,), True)], columns=men_rows().columns)
+    assert sampling.edge_number_stats(one).values.tolist() == [["lid", 0, 3.0, 0.0, 1, 1]]  # one row
+
+
+def test_intra_inter_by_sampler_stacks_each_samplers_shares_by_hand():
+    g = labelled_path()  # edges: intra, inter, intra, unlabelled
+    masks_by = {"b": torch.tensor([[True, True, False, True]]),
+                "a": torch.tensor([[False, True, True, False], [True, False, False, False]])}
+    df = sampling.intra_inter_by_sampler(g, masks_by)
+    assert df.columns.tolist() == ["layer", "kind", "kept", "total", "share", "sampler"]
+    assert df.index.tolist() == list(range(6))
+    assert df[["sampler", "layer", "kind", "kept", "total"]].values.tolist() == [
+        ["b", 0, "intra", 1, 2], ["b", 0, "inter", 1, 1],
+        ["a", 0, "intra", 1, 2], ["a", 1, "intra", 1, 2], ["a", 0, "inter", 1, 1], ["a", 1, "inter", 0, 1]]
+
+
+def path_graph(num_nodes: int) -> Graph:
+    edges = torch.stack([torch.arange(num_nodes - 1), torch.arange(1, num_nodes)])
+    none = torch.zeros(num_nodes, dtype=torch.bool)
+    return Graph("line", torch.ones(num_nodes, 1), torch.zeros(num_nodes, dtype=torch.long), edges,
+                 none, none, none, 1)
+
+
+@pytest.mark.parametrize("nodes, layers, num_sources, sources, deepest", [
+    (1500, [2, 3], None, 256, 3),  # above EXACT_BY_DEFAULT_MAX_NODES (1000): MEN_RUNS_SOURCES sources
+    (1000, [2], None, 1000, 2),  # at it: exact, every node a source
+    (800, [4, 2], None, 800, 4), (1500, [2], 0, 1500, 2),  # 0: always exact
+    (1500, [2], 100, 100, 2), (1500, [2], 1, 1, 2), (50, [2], 100, 50, 2),  # S sources, at most N
+    (1500, [], None, 256, 1)])  # no depth: the estimate of one layer
+def test_men_runs_refusal_names_the_estimate_of_its_sources(monkeypatch, nodes, layers, num_sources, sources,
+                                                              deepest):
+    from dropedge_core import memory
+
+    monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.000001")
+    need = memory.men_bytes(nodes, nodes - 1, deepest, sources)
+    with pytest.raises(memory.MemoryLimitError) as err:
+        sampling.men_runs(path_graph(nodes), ["nodrop"], layers, 1, 0.3, 1.0, num_sources=num_sources)
+    assert str(err.value) == (
+        f"MEN at L={deepest} on line (N={nodes}, M={nodes - 1}) would need about {memory.human(need)} of "
+        f"memory, above the limit of {memory.human(int(0.000001 * 2**30))} (DROPEDGE_MAX_MEMORY_GB); "
+        "use fewer layers, fewer sources or a smaller graph")
+
+
+def test_smoothing_spread_refusal_word_for_word(monkeypatch):
+    from dropedge_core import memory
+
+    monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.000001")
+    need = memory.smoothing_bytes(30, 29, 3, 1)
+    with pytest.raises(memory.MemoryLimitError) as err:
+        sampling.smoothing_spread(path_graph(30), ["nodrop"], 3, 0.3, 1.0)
+    assert str(err.value) == (
+        f"the over-smoothing curves of line (N=30, M=29, L=3) would need about {memory.human(need)} of "
+        f"memory, above the limit of {memory.human(int(0.000001 * 2**30))} (DROPEDGE_MAX_MEMORY_GB); "
+        "pick fewer layers or a smaller graph")
+
+
+def test_the_seed_reaches_the_sample():
+    g = path_graph(200)
+    draws = [sampling.sample_masks(g, "dropedge", 2, 0.5, 0.5, seed=seed) for seed in (0, 1, 0)]
+    assert torch.equal(draws[0], draws[2]) and not torch.equal(draws[0], draws[1])
+
+
 def test_smoothing_at_last_step():
     df = pd.DataFrame({"sampler": ["a", "a", "b", "b", "a"], "step": [0, 2, 0, 2, 2],
                        "measure": ["subspace_distance"] * 4 + ["dirichlet_energy"],

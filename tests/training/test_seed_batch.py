@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import copy
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from dropedge_core.data import synthetic
 from dropedge_core.method import samplers
+from dropedge_core.method.metrics import MAD_NODES
 from dropedge_core.studies.sweep import train_seeds_and_store
 from dropedge_core.training import ConfigError, TrainConfig, check_memory, train
 from dropedge_core.training import seed_batch as seed_batch_module
@@ -44,6 +46,7 @@ def assert_same_runs(singles, batched, tol: float = 1e-5) -> None:
         assert [d["epoch"] for d in many.diagnostics] == [d["epoch"] for d in one.diagnostics]
         for name, value in one.model.state_dict().items():
             assert torch.allclose(many.model.state_dict()[name].float(), value.float(), atol=1e-4), name
+        assert (many.model.training, many.device) == (one.model.training, one.device)
 
 
 @pytest.mark.parametrize("backbone, sampler, graph", [
@@ -182,3 +185,139 @@ def test_the_cli_stores_one_row_per_seed_as_single_runs_do(capsys, tmp_path, mon
     line = refused_line(capsys, "train", "--dataset", "cora", "--recipe", "authors", "--seeds", "0", "1",
                         "--batch-seeds", "--no-progress")
     assert "authors recipe" in line
+
+
+TIMES = ("epoch_time", "sample_time", "diag_time", "total_time")
+
+
+def assert_close(a, b, where) -> None:
+    """Equal structures; numbers to float tolerance (batched products sum in another order)."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), where
+        for key in a:
+            assert_close(a[key], b[key], (*where, key))
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_close(x, y, (*where, i))
+    elif isinstance(a, float) and not isinstance(b, bool):
+        assert b == pytest.approx(a, abs=1e-4, nan_ok=True), where
+    else:
+        assert b == a, where
+
+
+@pytest.mark.parametrize("diag_every", [0, 1, 4])
+def test_every_seed_emits_the_events_of_its_single_run_with_its_seed(diag_every):
+    # early stops (the diagnostics of a seed that stops, with and without diagnostics) and finishes
+    cells = configs(num_layers=6, batch_norm=True, dropout=0.3, patience=3, epochs=15, diag_every=diag_every)
+    singles, alone = [], {}
+    for c in cells:
+        alone[c.seed] = []
+        singles.append(train(c, graph=KARATE, on_event=alone[c.seed].append))
+    assert {r.reason for r in singles} == {"early_stop", "finished"}
+    events: list[dict] = []
+    batched = train_seeds(cells, graph=KARATE, on_event=events.append)
+    assert_same_runs(singles, batched, tol=1e-4)
+    for seed in SEEDS:
+        mine = [e for e in events if e["seed"] == seed]
+        assert [e["type"] for e in mine] == [e["type"] for e in alone[seed]]
+        for i, (one, many) in enumerate(zip(alone[seed], mine)):
+            assert set(many) == {*one, "seed"}, (seed, i)
+            assert_close({k: v for k, v in one.items() if k not in TIMES},
+                         {k: v for k, v in many.items() if k not in (*TIMES, "seed")}, (seed, i))
+    assert len(events) == sum(len(e) for e in alone.values())
+
+
+def test_a_seed_whose_patience_runs_out_at_the_last_epoch_finishes():
+    cells = configs(num_layers=6, batch_norm=True, dropout=0.3, patience=3, epochs=15)
+    stopped = [r for r in (train(c, graph=KARATE) for c in cells) if r.reason == "early_stop"]
+    last = stopped[0].epochs_run  # its patience runs out at this epoch: make it the budget
+    cells = [c.replace(epochs=last) for c in cells]
+    singles = [train(c, graph=KARATE) for c in cells]
+    assert singles[SEEDS.index(stopped[0].config.seed)].reason == "finished"
+    assert_same_runs(singles, train_seeds(cells, graph=KARATE), tol=1e-4)
+
+
+def test_another_normalization_reaches_the_batched_adjacencies():
+    cells = configs(normalization="FOG", dropout=0.0, epochs=4)
+    assert_same_runs([train(c, graph=KARATE) for c in cells], train_seeds(cells, graph=KARATE))
+
+
+def test_one_seed_alone_is_a_batch_of_one():
+    cell = configs(seeds=(5,), epochs=4)
+    assert_same_runs([train(cell[0], graph=KARATE)], train_seeds(cell, graph=KARATE))
+
+
+def test_seeds_stopped_by_their_own_flags_leave_the_others_training():
+    import threading
+
+    cells = configs(epochs=5)
+    stop = threading.Event()
+    stop.set()
+    results = train_seeds(cells, graph=KARATE, seed_stops=[stop, stop, None])
+    for result in results[:2]:
+        assert (result.reason, result.message, result.epochs_run, result.best_epoch) == (
+            "stopped", "stopped by request before epoch 1", 0, None)
+    assert_same_runs([train(cells[2], graph=KARATE)], results[2:])
+
+
+def test_what_cannot_be_batched_is_refused_word_for_word():
+    with pytest.raises(ConfigError) as err:
+        train_seeds([])
+    assert str(err.value) == "no seeds to train in a batch"
+    with pytest.raises(ConfigError) as err:  # one config alone is checked too
+        train_seeds([TrainConfig(dataset="cora", recipe="authors", seed=0)])
+    assert str(err.value) == ("the authors recipe cannot train seeds in one batch: its models "
+                              "(method.authors_models) and checkpoint rule are not batched; train its "
+                              "seeds one at a time (without --batch-seeds)")
+
+
+def test_the_seeds_times_share_the_batch_clock(monkeypatch):
+    """On a clock that ticks once per reading (no real time): a seed's sampling is part of its
+    epoch, its epochs and diagnostics are within the run, and the seeds' epoch and total
+    times add up to no more than the batch's clock (each is the batch's share per seed)."""
+    ticks = iter(range(10**6, 10**7))
+    monkeypatch.setattr(seed_batch_module, "time", SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    cells = configs(epochs=6, diag_every=2)
+    start = float(next(ticks))
+    results = train_seeds(cells, graph=KARATE)
+    wall = float(next(ticks)) - start
+    for r in results:
+        assert all(0 < e["sample_time"] <= e["epoch_time"] for e in r.history)
+        assert all(0 < d["diag_time"] < wall for d in r.diagnostics) and len(r.diagnostics) == 3
+    assert sum(e["epoch_time"] for r in results for e in r.history) <= wall
+    assert 0 < sum(r.total_time for r in results) <= wall
+
+
+def test_above_mads_node_limit_every_seed_keeps_its_own_mad_subset():
+    # MAD samples MAD_NODES nodes above that size, from the run's seed: a seed's diagnostics
+    # in the batch are those of its single run, not of seed 0's subset
+    graph = synthetic.csbm(num_nodes=MAD_NODES + 100)
+    cells = configs(seeds=(1, 2), dataset=graph.name, num_layers=2, hidden=8, epochs=1, diag_every=1)
+    singles, batched = [train(c, graph=graph) for c in cells], train_seeds(cells, graph=graph)
+    for one, many in zip(singles, batched, strict=True):
+        assert many.diagnostics[0]["mad"] == pytest.approx(one.diagnostics[0]["mad"], abs=1e-5)
+
+
+def test_a_seed_whose_training_loss_goes_nan_leaves_the_other_seeds_epochs_whole(monkeypatch):
+    # seed 0's training loss (the first block of per-node losses) is made NaN in epoch 2:
+    # it ends there; the seeds after it in the batch still train that epoch, as alone
+    nll_loss, calls = seed_batch_module.F.nll_loss, []
+
+    def nan_in_epoch_two(*args, **kwargs):
+        out = nll_loss(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == 2:
+            out = out.clone()
+            out[0] = math.nan
+        return out
+
+    monkeypatch.setattr(seed_batch_module, "F", SimpleNamespace(nll_loss=nan_in_epoch_two))
+    cells = configs(epochs=4, diag_every=0)
+    results = train_seeds(cells, graph=KARATE)
+    first = results[0]
+    assert (first.reason, first.epochs_run, first.model.training) == ("nan", 1, True)
+    assert first.message == (f"training loss became nan at epoch 2 (learning rate {cells[0].lr} too high?); "
+                             "stopped, curves up to epoch 1 kept")
+    monkeypatch.undo()
+    assert_same_runs([train(c, graph=KARATE) for c in cells[1:]], results[1:])

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from dropedge_core.training._selection import ModelSelection
+from dropedge_core.training._selection import AuthorsCheckpoint, ModelSelection
 
 
 def expected(curve: list[tuple[float, float]], t: int, patience: int) -> dict:
@@ -84,3 +84,10 @@ def test_nan_validation_never_improves_and_keeps_the_lowest_loss():
     fresh = ModelSelection(patience=1)
     assert fresh.update(1, math.nan, math.nan, 0.5) is True
     assert fresh.epoch is None and fresh.test_acc is None and fresh.lowest_loss == math.inf
+
+
+def test_an_unknown_checkpoint_criterion_is_named_with_the_valid_ones():
+    # the one-line bad-input message: the value given and every criterion allowed, comma-separated
+    with pytest.raises(ValueError) as err:
+        AuthorsCheckpoint("val_f1")
+    assert str(err.value) == "unknown checkpoint criterion 'val_f1'; valid: val_acc, val_loss, train_val_loss"
