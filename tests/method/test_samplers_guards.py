@@ -271,3 +271,12 @@ def test_layer_masks_from_the_walk_agree_on_both_devices_paths(monkeypatch, incr
     assert cpu.sum(1).tolist() == counts.tolist()
     inner, outer = (cpu[:-1], cpu[1:]) if increasing else (cpu[1:], cpu[:-1])
     assert bool((inner <= outer).all())  # mask[l] ⊆ mask[l+1] (increasing), ⊇ (decreasing)
+
+
+@pytest.mark.parametrize("name", ["dropedge", "fd"])
+@pytest.mark.parametrize("p", [1.5, -0.1, float("nan")])
+def test_a_bad_single_rate_is_named_p(name, p):
+    """DropEdge's and FD's one rate is ``p`` in the message, word for word (not p_min)."""
+    with pytest.raises(SamplerError) as err:
+        samplers.make(name, p=p)
+    assert str(err.value) == f"p must be a keep rate in [0, 1] (got {p!r})"
