@@ -125,22 +125,20 @@ def diagnostics_bytes(num_nodes: int, num_edges: int, num_layers: int, hidden: i
       to bytes); on CUDA three dense ``N x S`` floats and the ``L`` layer operators.
     """
     metrics = lazy_import("dropedge_core.method.metrics")
-    COUNT_ROWS, DEFAULT_SOURCES = metrics.COUNT_ROWS, metrics.DEFAULT_SOURCES  # noqa: N806 (its constants)
-    EXACT_ALLOWED_MAX_NODES, MAD_NODES = metrics.EXACT_ALLOWED_MAX_NODES, metrics.MAD_NODES  # noqa: N806
     n, m, h, e = num_nodes, num_edges, hidden, 2 * num_edges + num_nodes
     hidden_outputs = num_layers * n * h * _F32
     distances = 2 * hidden_outputs
     dirichlet = (n + 3 * m) * h * _F32
-    k = min(n, MAD_NODES)
+    k = min(n, metrics.MAD_NODES)
     mad = n * h * _F64 + 2 * k * h * _F64 + 3 * k * k * _F64
-    sources = n if n <= EXACT_ALLOWED_MAX_NODES else DEFAULT_SOURCES
+    sources = n if n <= metrics.EXACT_ALLOWED_MAX_NODES else metrics.DEFAULT_SOURCES
     if device_type == "cuda":
         men = 13 * n * sources + num_layers * e * 20
     else:
         row = (sources + 63) // 64 * 8
         entries = n + int(keep * 2 * m)
         gather = (entries + 2 * n) * row + entries * 3 * _I64
-        count = n * row + min(n, COUNT_ROWS) * row * 8
+        count = n * row + min(n, metrics.COUNT_ROWS) * row * 8
         men = max(gather, count) + num_layers * 2 * m
     return seeds * hidden_outputs + max(distances, dirichlet, mad, men)
 

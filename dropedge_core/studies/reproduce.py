@@ -264,8 +264,9 @@ def remaining_gpu_plan(table: PaperTable, seeds: int = 10,
         directory (str or Path, optional): the folder of the bundled files.
             (default: :obj:`None`)
     """
-    cells = missing_cells(table_configs(table, seeds), present_keys(table, None, directory))
-    return estimate_seconds(cells, bundled_runs(table, directory), gpu_epoch_seconds)
+    runs = bundled_runs(table, directory)  # read once: the present keys and the epochs per cell
+    cells = missing_cells(table_configs(table, seeds), set(current(runs)["key"]))
+    return estimate_seconds(cells, runs, gpu_epoch_seconds)
 
 
 def measure_epoch(config: TrainConfig, graph: Graph, epochs: int = 3,
