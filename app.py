@@ -9,10 +9,10 @@ import streamlit as st
 import torch
 
 import app_shared as ui
-from app_shared import browser_history, session_memory
+from app_shared import browser_history, lesson, session_memory
 from app_shared.st_internals import StopException
-from dropedge_core import env, figures, memory
-from dropedge_core.studies import sampling
+from dropedge_explorer import env, figures, memory
+from dropedge_explorer.studies import sampling
 
 
 def home() -> None:
@@ -32,7 +32,15 @@ def home() -> None:
         "bottom layers sparsest and nests each layer inside the one above, which "
         "minimises the Mean-Edge-Number (MEN); the **feature-dependent** sampler (FD) "
         "prefers edges between nodes with similar features.")
+    c1, c2 = st.columns([1.3, 4])
+    steps = len(lesson.STEP_KEYS)
+    if c1.button("Start the lesson", type="primary", key="home_lesson",
+                 help=f"{steps} guided steps for a class, one question and one figure each."):
+        st.switch_page(LESSON)
+    c2.markdown(f"**New here, or teaching?** The *Lesson* walks through over-smoothing and edge "
+                f"dropping in {steps} steps, each with its question and its figure.")
     if graph is None:
+        _every_page()
         return
     st.caption(ui.data_source(graph))
     shown = list(dict.fromkeys(["nodrop", "dropedge", sel.sampler
@@ -42,10 +50,11 @@ def home() -> None:
                         sel.seed)
     except memory.MemoryLimitError as exc:  # a huge upload: refused before it is propagated
         st.error(ui.plain(str(exc)))
+        _every_page()
         return
     st.plotly_chart(figures.over_smoothing_demo(df), key="home_smoothing")
     last = sampling.smoothing_at_last_step(df)
-    at_top = ", ".join(f"{figures.sampler_label(n)} {m:.3f} ± {s:.3f}" for n, (m, s) in last.items())
+    at_top = ", ".join(f"{figures.sampler_label(n)} {at_last_step(m, s)}" for n, (m, s) in last.items())
     st.caption(
         f"**What it shows**: the features X propagated through L = {sel.layers} layers of the "
         "normalised adjacency Â = D̃^-1/2 (A+I) D̃^-1/2, each layer with the edges its sampler "
@@ -54,20 +63,27 @@ def home() -> None:
         f"{sel.seed} … {sel.seed + SAMPLE_DRAWS - 1}); bands: their range. Without dropping "
         "(grey) both curves fall fastest: the nodes' vectors approach the over-smoothing subspace "
         "(left) and become equal across edges (right); dropping edges slows the fall. "
-        f"At the last layer, distance to the subspace: {at_top}.  \n"
+        f"At the last layer, distance to the subspace (mean ± standard deviation over the "
+        f"{SAMPLE_DRAWS} draws; no ± where every draw is the same, as without dropping): {at_top}.  \n"
         "**What it does not show**: which sampler trains a deep GCN better. DropEdge keeps the same "
         "(p_min + p_max)/2 of the edges at every layer, DropEdge++ keeps fewest at the bottom and "
         "most at the top, so on this curve DropEdge can keep as much signal as DropEdge++ or more. "
         "DropEdge++'s claim is about the Mean-Edge-Number (MEN: fewer message paths through "
         "the stack, *MEN explorer*) and about what that does to training (*Depth study*), not "
         "about this curve alone.")
-    st.markdown("**Pages** — *Edge sampler*: what each sampler keeps, layer by layer. "
-                "*MEN explorer*: the Mean-Edge-Number of every sampler against depth, "
-                "beside the paper's table. *Live training*: train a backbone and watch its "
-                "curves and over-smoothing diagnostics grow; compare samplers. *Depth study*: "
-                "test accuracy against depth for NoDrop, DropEdge and DropEdge++, beside the "
-                "paper's numbers. *Tuning*: search the keep rates with Optuna and train the "
-                "best point.")
+    _every_page()
+
+
+def _every_page() -> None:
+    """Home's list of every page (app.py's ``PAGES``) with what it shows (``ABOUT``)."""
+    st.markdown("**Every page** (the sidebar opens each)\n"
+                + "\n".join(f"- *{p.title}*: {ABOUT[p.title]}" for p in PAGES[1:]))
+
+
+def at_last_step(mean: float, std: float) -> str:
+    """One sampler's distance at the last layer: ``mean ± std`` over the draws, the mean
+    alone where the draws agree to the digits shown (NoDrop: every draw is the same graph)."""
+    return f"{mean:.3f}" if round(std, 3) == 0 else f"{mean:.3f} ± {std:.3f}"
 
 
 #: Home: draws of the masks the figure averages (one draw can land either side of another).
@@ -80,6 +96,26 @@ def _smoothing(_graph, graph_key: tuple, names: tuple[str, ...], layers: int, p_
     return sampling.smoothing_spread(_graph, names, layers, p_min, p_max, seed, SAMPLE_DRAWS)
 
 
+#: What each page shows, in Home's list of every page (keyed by the page's title).
+ABOUT = {
+    "Edge sampler": "what each sampler keeps, layer by layer, and the receptive field MEN counts",
+    "MEN explorer": "the Mean-Edge-Number of every sampler against depth, beside the paper's table",
+    "Live training": "train a backbone and watch its curves and over-smoothing diagnostics grow; "
+                     "compare samplers",
+    "Depth study": "test accuracy against depth for NoDrop, DropEdge and DropEdge++, the paper's claim "
+                   "beside what the runs show",
+    "Tuning": "search the keep rates with Optuna, with how much of the ranking is noise; train the "
+              "best point",
+    "Lesson": "a guided lesson for a class, step by step, on its own small graphs",
+    "Watch the classes merge": "the hidden representations of trained GCNs (or plain averaging) layer by "
+                               "layer, with their class separation",
+    "The theory, measured": "the theory on the sidebar's graph: λ of each sampled layer, the geometric "
+                            "bound on the distance to the subspace, MEN and its upper bound",
+    "The paper's tables": "the paper's time per epoch (measured here, live) and best accuracy per "
+                          "backbone, beside ours",
+}
+LESSON = "app_pages/lesson.py"
+
 PAGES = [
     st.Page(home, title="Home", icon=":material/home:", default=True),
     st.Page("app_pages/edge_sampler.py", title="Edge sampler", icon=":material/hub:"),
@@ -87,13 +123,17 @@ PAGES = [
     st.Page("app_pages/live_training.py", title="Live training", icon=":material/model_training:"),
     st.Page("app_pages/depth_study.py", title="Depth study", icon=":material/show_chart:"),
     st.Page("app_pages/tuning.py", title="Tuning", icon=":material/tune:"),
-    st.Page("app_pages/lesson.py", title="Lesson", icon=":material/school:"),
+    st.Page(LESSON, title="Lesson", icon=":material/school:"),
     st.Page("app_pages/class_merge.py", title="Watch the classes merge", icon=":material/scatter_plot:"),
     st.Page("app_pages/theory.py", title="The theory, measured", icon=":material/functions:"),
     st.Page("app_pages/paper_tables.py", title="The paper's tables", icon=":material/table_chart:"),
 ]
 
-st.set_page_config(page_title="DropEdge++ Explorer", page_icon=":material/hub:", layout="wide")
+# Offline classrooms: Streamlit 1.67 fetches a ":material/...:" favicon from fonts.gstatic.com;
+# an emoji favicon is an inline data: URL (the pages' own material icons use the bundled font).
+#: Pages that pick their own graphs: the sidebar's dataset, split and sampler boxes are not drawn there.
+OWN_DATA = ("lesson",)
+st.set_page_config(page_title="DropEdge++ Explorer", page_icon="🕸️", layout="wide")
 try:  # every DROPEDGE_* variable, checked once per run, before any page uses one
     settings = env.settings()
 except env.EnvError as exc:
@@ -107,7 +147,7 @@ if torch.get_num_threads() != settings.torch_threads:
 page = st.navigation(PAGES)
 session_memory.watch_current()  # a closed tab's upload, jobs and figures are freed after a grace
 browser_history.restore(page.url_path)
-ui.sidebar_pickers()
+ui.sidebar_pickers(shown=page.url_path not in OWN_DATA)
 try:
     page.run()
 except StopException:  # st.stop() in a page: the URL and the link are still sent

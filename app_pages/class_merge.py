@@ -2,17 +2,17 @@
 
 The separation is measured in the full hidden representation; the 2-D projection is only its
 picture, and the sentences that say which model merges are built from the numbers shown
-(:func:`dropedge_core.studies.merging.trend_caption`)."""
+(:func:`dropedge_explorer.studies.merging.trend_caption`)."""
 from __future__ import annotations
 
 import streamlit as st
 
 import app_shared as ui
 from app_shared import class_merge_view as view
-from dropedge_core.figures import sampler_label
-from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import merging, teaching
-from dropedge_core.training import TrainConfig
+from dropedge_explorer.figures import sampler_label
+from dropedge_explorer.figures import teaching as teaching_figures
+from dropedge_explorer.studies import merging, teaching
+from dropedge_explorer.training import TrainConfig
 
 MAX_SESSION_NODES = 1000
 SOURCES = {**{k: label for k, (_, label) in teaching.BUNDLED_VIEWS.items()},
@@ -26,11 +26,12 @@ st.markdown(
     "**How far apart the classes are is measured in the full hidden representation** (all "
     "hidden units): the *class separation* is the share of the variance that lies between the "
     "class means (1 = each class a point of its own, 0 = the class means coincide), beside the "
-    "distance to the over-smoothing subspace. The 2-D picture is one principal-component "
-    "projection per model, fitted once: a picture of the numbers, not their source. Press ▶ or "
-    "drag the slider under the figure. The bundled Cora models were trained offline (no data "
-    "needed); *propagation alone* applies the samplers' normalised adjacencies to the features "
-    "with no weights and no training, which is what the over-smoothing theorems describe.")
+    "distance to the over-smoothing subspace. Each picture is drawn on the layer's two "
+    "between-class axes, the spread around each class mean scaled so that the picture's "
+    "separation is the number in its title. Press ▶ or drag the slider under the figure. The "
+    "bundled Cora models were trained offline at today's code (no data needed); *propagation "
+    "alone* applies the samplers' normalised adjacencies to the features with no weights and no "
+    "training, which is what the over-smoothing theorems describe.")
 st.info(f"**What the bundled models show.** {view.bundle_finding()} Whether classes merge with depth "
         "under averaging alone: pick “Propagation alone”. Every sentence on this page is computed "
         "from the numbers it shows.")

@@ -3,24 +3,26 @@ beside the paper's numbers.
 
 Runs are looked up by their run key in the results store (``$DROPEDGE_RESULTS`` or
 ``results/results.sqlite``; Live training runs land there too) and in the run CSVs bundled
-under ``dropedge_core/assets/results/``; :func:`dropedge_core.studies.depth_view.depth_view` builds the whole
-view. "Run missing" trains the rest in this session's sweep job (:mod:`app_shared.depth_page`),
-and the page redraws as each run is stored.
+under ``dropedge_explorer/assets/results/``;
+:func:`dropedge_explorer.studies.depth_view.depth_view` builds the whole view. "Run missing"
+trains the rest in this session's sweep job (:mod:`app_shared.depth_page`), and the page
+redraws as each run is stored.
 """
 from __future__ import annotations
 
 import streamlit as st
+from dropedge_core import datasets
 
 import app_shared as ui
 from app_shared import depth_page as dv
 from app_shared.training_session import device_label
-from dropedge_core import datasets, figures, paths
-from dropedge_core.data import reference
-from dropedge_core.locations import LocationError
-from dropedge_core.store import ResultStore, StoreError
-from dropedge_core.studies import depth, own_runs
-from dropedge_core.studies import run_tables as runs
-from dropedge_core.studies.depth_view import depth_view
+from dropedge_explorer import figures, paths
+from dropedge_explorer.data import reference
+from dropedge_explorer.locations import LocationError
+from dropedge_explorer.store import ResultStore, StoreError
+from dropedge_explorer.studies import depth, own_runs
+from dropedge_explorer.studies import run_tables as runs
+from dropedge_explorer.studies.depth_view import depth_view
 
 
 @st.cache_resource(max_entries=8)
@@ -65,13 +67,10 @@ st.markdown(
     "Does a deeper network learn better? Each extra graph convolution averages the "
     "features over one more hop, and the nodes' representations converge (**over-smoothing**). "
     "This page trains each backbone at several depths with and without edge dropping and "
-    "plots the test accuracy (at the best-validation epoch), mean ± std over seeds. "
-    "**What to look for** (the paper's finding): without dropping, GCN's accuracy falls "
-    "with depth; DropEdge slows the fall, and DropEdge++ holds the accuracy up to deeper "
-    "models. The residual, jumping-knowledge and teleport backbones (ResGCN, JKNet, APPNP*) "
-    "fall less by construction — DropEdge++ still adds to them. Short runs are noisy and "
-    "deep models need many epochs to train at all: read the trend over the depths, with "
-    "several seeds.")
+    "plots the test accuracy (at the best-validation epoch), mean ± std over seeds, beside the "
+    "paper's numbers; under the figure, the paper's claim and what the runs drawn show, each "
+    "comparison a paired test over seeds. Short runs are noisy and deep models need many epochs "
+    "to train at all: read the trend over the depths, with several seeds.")
 store, store_error, store_df = None, None, runs.empty_runs()
 try:
     store = _open_store(str(paths.results_store()))
@@ -85,6 +84,7 @@ except runs.ResultsError as exc:
     st.warning(f"Bundled results ignored: {exc}")
     bundled_df = runs.empty_runs()
 cached = runs.cached_runs(store_df, bundled_df)
+dv.bundled_offer(cached, sel.dataset)
 # the Seeds box opens on every cached seed of the cells the widgets ask for (their last values,
 # else their defaults), so that the verdicts are docs/REPRODUCTION.md's, which uses them all
 req, recipe_col = dv.request_widgets(dv.default_seeds(sel.dataset, sel.split, cached, sel.p_min, sel.p_max))
@@ -118,7 +118,7 @@ else:
 st.subheader("Accuracy per cell")
 dv.cell_table(view)
 st.caption("Measured cells come from the results store or from the runs bundled with the app "
-           "(`dropedge_core/assets/results/*.csv`), matched by the hash of the full run settings; "
+           "(`dropedge_explorer/assets/results/*.csv`), matched by the hash of the full run settings; "
            "the paper's column is the published number."
            + (f" {view.others} other run(s) of {sel.dataset}/{sel.split} made with other settings "
               "(epochs, preset, keep rates, depths or seeds) are not shown." if view.others else ""))
@@ -138,4 +138,4 @@ with st.expander("The same runs from the command line"):
     st.caption("Run them where the app runs, with its DROPEDGE_RESULTS. "
                "A sweep stores each run under the same key as this page, so its runs show here "
                "(and an interrupted sweep resumes). `python -m dropedge_core export runs.csv` writes "
-               "them in the run CSV format for `dropedge_core/assets/results/`.")
+               "them in the run CSV format for `dropedge_explorer/assets/results/`.")

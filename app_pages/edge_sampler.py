@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import streamlit as st
+from dropedge_core import samplers
 
 import app_shared as ui
-from dropedge_core import figures, samplers
-from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import edge_drawing, sampling, teaching
-from dropedge_core.studies.graph_layout import WHOLE_GRAPH_MAX_NODES
+from dropedge_explorer import figures
+from dropedge_explorer.figures import teaching as teaching_figures
+from dropedge_explorer.studies import edge_drawing, sampling, teaching
+from dropedge_explorer.studies.graph_layout import WHOLE_GRAPH_MAX_NODES
 
 # a weighted sampler is shown beside its uniform twin (and vice versa)
 TWIN = {"dropedge++": "lid", "lid": "dropedge++", "fd": "dropedge", "dropedge": "fd"}

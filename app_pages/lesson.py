@@ -1,37 +1,38 @@
-"""Lesson mode: six guided steps for a class, one figure each."""
+"""Lesson mode: seven guided steps for a class, one question, one figure and one answer each."""
 from __future__ import annotations
 
 import streamlit as st
+from dropedge_core import samplers
 
 import app_shared as ui
 from app_shared import lesson
-from dropedge_core import samplers
 
 ss = st.session_state
 ss.setdefault("lesson_step", lesson.STEP_KEYS[0])
 key = st.segmented_control("Lesson step", lesson.STEP_KEYS, key="lesson_step",
                            format_func=lambda k: lesson.step(k).short,
-                           help="A guided path for a class: one figure per step, a question to "
-                                "ask, what to look for. The lesson uses its own small graphs; "
-                                "the sidebar's settings do not apply here.")
+                           help="A guided path for a class: one question per step, the figure, and "
+                                "the answer written from the number that answers it. The lesson uses "
+                                "its own small graphs; the sidebar's settings do not apply here.")
 key = key or lesson.STEP_KEYS[0]
 step = lesson.step(key)
 st.subheader(step.title)
 
-left, right = st.columns([5, 2])
+left, right = st.columns([3, 2])
 with right:
-    st.markdown(step.text)
-    graph = None
-    if key != "result":
+    st.markdown(f"**Ask the class:** {step.question}")
+    answer = st.empty()  # filled below, once the controls under it are read
+    args: dict = {}
+    dataset = None
+    if key not in ("result", "verdicts"):
         ss.setdefault("lesson_dataset", lesson.LESSON_DATASETS[0])
-        name = st.selectbox("Graph", lesson.LESSON_DATASETS, key="lesson_dataset",
-                            help="csbm: 600 nodes in 3 classes whose features carry the class "
-                                 "(FD needs that); karate: Zachary's karate club, 34 nodes.")
-        graph = ui.load_graph(name, "per-class")
-    args = {"seed": 0, "height": 400}
-    if key in ("propagation", "dropping", "depth", "lid_ldd", "fd"):
-        top = 64 if key == "depth" else 32
-        ss.setdefault(f"lesson_layers_{key}", 16 if key != "lid_ldd" else 8)
+        dataset = st.selectbox("Graph", lesson.LESSON_DATASETS, key="lesson_dataset",
+                               help="csbm: 600 nodes in 3 classes whose features carry the class "
+                                    "(FD needs that); karate: Zachary's karate club, 34 nodes.")
+        args["seed"] = 0
+    if key in ("propagation", "depth", "dropping", "lid_ldd", "fd"):
+        top = 64 if key == "depth" else 32  # the link spec (app_shared/urlstate.py) allows these
+        ss.setdefault(f"lesson_layers_{key}", {"lid_ldd": 8, "dropping": 32}.get(key, 16))
         args["layers"] = st.slider("Layers (averaging steps)", 2, top, key=f"lesson_layers_{key}")
     if key in ("dropping", "fd"):
         ss.setdefault("lesson_keep", 0.5)
@@ -44,25 +45,25 @@ with right:
     if key == "fd":
         ss.setdefault("lesson_kernel", "linear")
         args["kernel"] = st.selectbox("Kernel", samplers.KERNELS, key="lesson_kernel")
+    recipe = "deep"
     if key == "result":
         ss.setdefault("lesson_recipe", "deep")
-        args["recipe"] = st.radio("Training recipe", ["deep", "old-defaults"], key="lesson_recipe",
-                                  format_func={"deep": "one that trains",
-                                               "old-defaults": "the old defaults"}.get)
-    st.markdown(f"**Ask the class:** {step.question}")
+        recipe = st.radio("Training recipe", ["deep", "old-defaults"], key="lesson_recipe",
+                          format_func={"deep": "the depth recipe", "old-defaults": "the old defaults"}.get)
 
 
-@st.cache_data(show_spinner="Computing…", max_entries=32)
-def _figure(key: str, dataset: str | None, **args):
+@st.cache_resource(show_spinner="Computing…", max_entries=32)
+def _numbers(key: str, dataset: str | None, **args) -> dict:
     graph = ui.load_graph(dataset, "per-class") if dataset else None
-    return lesson.step_figure(key, graph, **args)
+    return lesson.step_numbers(key, graph, **args)
 
 
+numbers = _numbers(key, dataset, **args)
+answer.info(f"**What the numbers say.** {lesson.step_sentence(numbers)}")
 with left:
-    st.plotly_chart(_figure(key, graph.name if graph is not None else None, **args), key="lesson_figure")
-    if caption := lesson.step_caption(key, args.get("recipe", "deep")):
-        st.markdown(caption)
-with st.expander("What to look for", expanded=False):
-    st.markdown(step.look_for)
+    st.plotly_chart(lesson.step_figure(key, numbers, recipe, height=400), key="lesson_figure")
+    st.caption(step.text)
+with st.expander("What the theory says", expanded=False):
+    st.markdown(step.theory)
 with st.expander("What the symbols mean"):
     st.dataframe(lesson.glossary_table(key), hide_index=True, placeholder="—", width="stretch")

@@ -1,14 +1,15 @@
 """Live training: train a backbone with a sampler and watch the curves grow.
 
-Runs live in a :class:`app_shared.training_session.TrainingSession` that outlives the browser tab: a
-background thread trains its queue to the end and stores the runs, whether or not a page
-watches; the session's id is in the URL (``?run=<id>``), so a reloaded page shows it
+Runs live in a :class:`app_shared.training_session.TrainingSession` that outlives the browser tab: its
+jobs wait in the server's fair queue and train in worker processes, which store the runs,
+whether or not a page watches; the session's id is in the URL (``?run=<id>``), so a reloaded page shows it
 again (:mod:`app_shared.live_runs`). The fragment below polls it every ``POLL_S`` seconds
 while a run is active.
 """
 from __future__ import annotations
 
 import streamlit as st
+from dropedge_core.models import BACKBONES
 
 import app_shared as ui
 from app_shared import job_links, live_runs
@@ -16,10 +17,9 @@ from app_shared import training_form as tf
 from app_shared import training_view as tv
 from app_shared.training_session import COMPARE_SAMPLERS, device_label
 from app_shared.training_view import DEFAULTS
-from dropedge_core import figures
-from dropedge_core.memory import MemoryLimitError
-from dropedge_core.method.models import BACKBONES
-from dropedge_core.training import ConfigError, TrainConfig, check_trainable
+from dropedge_explorer import figures
+from dropedge_explorer.memory import MemoryLimitError
+from dropedge_explorer.training import ConfigError, TrainConfig, check_trainable
 
 POLL_S = 0.7
 
@@ -97,7 +97,8 @@ if live_runs.controls():  # another session's runs (a link, the server's list): 
     compare = b[1].button("Compare samplers", key="lt_compare", disabled=live.active,
                           help="Queue NoDrop, DropEdge and DropEdge++ with these settings and one "
                                "seed, one after another.")
-    if b[2].button("Stop", key="lt_stop", disabled=not live.active):
+    if b[2].button("Stop", key="lt_stop", disabled=not live.active,
+                   help="Stop the running run at its next epoch; a waiting one leaves the line."):
         live_runs.stop(live)
     if b[3].button("Clear runs", key="lt_clear", disabled=not any(r.over for r in live.runs)):
         live_runs.clear(live)

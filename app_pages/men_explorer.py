@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import streamlit as st
+from dropedge_core import metrics, samplers
 
 import app_shared as ui
-from dropedge_core import figures, memory, metrics, samplers
-from dropedge_core.data import reference
-from dropedge_core.studies import sampling
+from dropedge_explorer import figures, memory
+from dropedge_explorer.data import reference
+from dropedge_explorer.studies import sampling
 
 sel = ui.selection()
 graph = ui.page_header("MEN explorer", sel)

@@ -4,11 +4,11 @@ from __future__ import annotations
 import streamlit as st
 
 import app_shared as ui
-from dropedge_core import figures
-from dropedge_core.data import reference
-from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import cell_search, ordering, paper_views
-from dropedge_core.training import TrainConfig
+from dropedge_explorer import figures
+from dropedge_explorer.data import reference
+from dropedge_explorer.figures import teaching as teaching_figures
+from dropedge_explorer.studies import cell_search, ordering, paper_views
+from dropedge_explorer.training import TrainConfig
 
 sel = ui.selection()
 st.title("The paper's tables, beside ours")
@@ -56,7 +56,7 @@ st.subheader("Best accuracy per backbone (DropEdge++)")
 st.markdown(
     "The paper's best test accuracy of each backbone with DropEdge++ (its comparison tables, and the "
     "depth it chose) beside the best depth of our bundled runs (mean ± std over "
-    "seeds, `dropedge_core/assets/results/best_per_backbone.csv`). Empty: not run here (Cora and "
+    "seeds, `dropedge_explorer/assets/results/best_per_backbone.csv`). Empty: not run here (Cora and "
     "CiteSeer only).")
 try:
     best = paper_views.best_accuracy_table(paper_views.best_runs())
@@ -100,7 +100,7 @@ if len(search["runs"]):
                    "over the family named in the last column; “shown” / “reversed” only where the "
                    "corrected test rejects (α = 0.05), else “not shown”.")
 else:
-    st.info("No bundled search (dropedge_core/assets/search/).")
+    st.info("No bundled search (dropedge_explorer/assets/search/).")
 
 st.subheader("MEN analysis of a 16-layer GCN on Cora")
 st.markdown(

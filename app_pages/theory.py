@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import streamlit as st
+from dropedge_core import samplers
 
 import app_shared as ui
-from dropedge_core import figures, samplers
-from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import sampling, theory
+from dropedge_explorer import figures
+from dropedge_explorer.figures import teaching as teaching_figures
+from dropedge_explorer.studies import sampling, theory
 
 DEFAULT_SAMPLERS = ["nodrop", "dropedge", "li", "lid", "dropedge++"]
 #: Above this many nodes λ is computed for the full graph only (one eigenproblem per

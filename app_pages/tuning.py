@@ -11,16 +11,17 @@ import secrets
 from functools import partial
 
 import streamlit as st
+from dropedge_core import samplers
+from dropedge_core.models import BACKBONES
 
 import app_shared as ui
 from app_shared import training_form as tf
 from app_shared import tuning_view as tv
 from app_shared.tuning_job import TuningJob
-from dropedge_core import figures, paths, samplers
-from dropedge_core.memory import MemoryLimitError
-from dropedge_core.method.models import BACKBONES
-from dropedge_core.studies import tuning
-from dropedge_core.training import ConfigError, check_trainable
+from dropedge_explorer import figures, paths
+from dropedge_explorer.memory import MemoryLimitError
+from dropedge_explorer.studies import tuning
+from dropedge_explorer.training import ConfigError, check_trainable
 
 POLL_S = 1.0
 #: Defaults sized so that a study on Cora at L = 8 says something (see the epochs' help).

@@ -9,8 +9,8 @@ A page reads ``import app_shared as ui`` and calls ``ui.selection()``,
 * :mod:`app_shared.browser_history`: the state in the URL, the shareable link, the browser's history.
 * :mod:`app_shared.st_internals`: every use of Streamlit's internals, version-checked.
 * A Live training run: :mod:`app_shared.live_runs` (the page's session, owner and link) →
-  :mod:`app_shared.training_session` (the queue, its driver and limits) →
-  :mod:`app_shared.background` (the worker that calls ``train``).
+  :mod:`app_shared.training_session` (the page's jobs in the server's queue) →
+  :mod:`dropedge_explorer.jobs` (the fair queue; worker processes train and store).
 * Sweeps and tuning studies: :mod:`app_shared.sweep_job`, :mod:`app_shared.tuning_job`;
   jobs that outlive the tab: :mod:`app_shared.registry`.
 

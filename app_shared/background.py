@@ -1,18 +1,17 @@
-"""The life cycle every background job shares: one daemon thread and one stop flag.
+"""The life cycle of the app's threaded jobs (sweeps, tuning studies): one daemon thread
+and one stop flag.
 
 :class:`ThreadedJob` owns both: its ``__init__`` makes the stop flag and the (not yet
-started) thread that runs the subclass's ``_run``; :class:`TrainingWorker`,
-:class:`~app_shared.watchdog.WatchedJob` and its sweep and tuning jobs call it through
-``super().__init__`` and inherit the controls.
+started) thread that runs the subclass's ``_run``; :class:`~app_shared.watchdog.WatchedJob`
+and its sweep and tuning jobs call it through ``super().__init__`` and inherit the
+controls. Live training does not run here: it runs in worker processes
+(:mod:`dropedge_explorer.jobs`).
 """
 from __future__ import annotations
 
 import threading
 
-from dropedge_core.method.graph import Graph
-from dropedge_core.training import RunResult, TrainConfig, train
-
-__all__ = ["ThreadedJob", "TrainingWorker"]
+__all__ = ["ThreadedJob"]
 
 
 class ThreadedJob:
@@ -68,57 +67,3 @@ class ThreadedJob:
         if self._thread.ident is not None:
             self._thread.join(timeout)
         return self.done
-
-
-class TrainingWorker(ThreadedJob):
-    """Runs :func:`train` in a background daemon thread and buffers its events.
-
-    The app polls it from a fragment::
-
-        worker = TrainingWorker(TrainConfig(dataset="cora", num_layers=8))
-        events = worker.events_since(seen); seen += len(events)
-        ...; worker.stop()
-
-    Attributes / API:
-        events_since(i): the events from index ``i`` on (a copy; thread-safe).
-        events: all events so far (a copy).
-        stop(): ask the run to stop before its next epoch (reason ``"stopped"``).
-        done: ``True`` once the thread has finished (normally or with an error).
-        result: the :class:`RunResult` (``None`` until done, or after an error).
-        error: a one-line message if :func:`train` raised (``None`` otherwise); an
-            ``{"type": "error", "message": ...}`` event is appended in that case.
-        exception: the exception itself.
-        join(timeout): wait for the thread.
-    """
-
-    def __init__(self, config: TrainConfig, graph: Graph | None = None, start: bool = True):
-        super().__init__("dropedge-train")
-        self.config = config
-        self.graph = graph
-        self._events: list[dict] = []
-        self._lock = threading.Lock()
-        self.result: RunResult | None = None
-        self.error: str | None = None
-        self.exception: BaseException | None = None
-        if start:
-            self.start()
-
-    def _push(self, event: dict) -> None:
-        with self._lock:
-            self._events.append(event)
-
-    def _run(self) -> None:
-        try:
-            self.result = train(self.config, self.graph, on_event=self._push, stop_event=self._stop)
-        except Exception as exc:  # reported to the poller, never lost in a thread
-            self.exception = exc
-            self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
-            self._push({"type": "error", "message": self.error})
-
-    def events_since(self, index: int = 0) -> list[dict]:
-        with self._lock:
-            return list(self._events[index:])
-
-    @property
-    def events(self) -> list[dict]:
-        return self.events_since(0)

@@ -114,20 +114,32 @@ def sync(page: str) -> None:
 
     On the first run of a page (a page change, or the session's first run) the query is
     set without Streamlit's message, which would push a second entry after the one the
-    page change pushed, and a script replaces that entry's URL instead."""
+    page change pushed, and a script replaces that entry's URL instead. A later change is
+    pushed by Streamlit (one entry per change, Back undoes it).
+
+    Every run (Back/Forward aside) also sends a guard script: if the address bar does not
+    show this run's query, it replaces the entry's URL. A run interrupted by a quick widget
+    change (the first slider step while the page's first run was still drawing) could lose
+    the first run's script while the server believed the URL written; the next run then
+    saw no change to push, and a link copied from the address bar reopened the page's
+    first values. The page counts as written only once its script was sent."""
     ss = st.session_state
     query = page_query(page)
-    first = ss.get("_url_page") != page and not st_internals.is_history_run()
-    ss["_url_page"] = page
+    history = st_internals.is_history_run()
+    first = ss.get("_url_page") != page and not history
     current = {k: st.query_params[k] for k in st.query_params}
-    if first and st_internals.set_query_quietly(query):
+    if not (first and st_internals.set_query_quietly(query)) and current != query:
+        st.query_params.from_dict(query)
+    if not history:  # a Back/Forward run shows its entry's URL: nothing to write
         ss["_url_nonce"] = ss.get("_url_nonce", 0) + 1  # a new element: the script runs again
         search = json.dumps("?" + urlencode(query) if query else "")
-        with st.sidebar:
-            st.html(f"<script data-n='{ss['_url_nonce']}'>window.history.replaceState(window.history.state,"
-                    f" '', window.location.pathname + {search});</script>", unsafe_allow_javascript=True)
-    elif current != query:
-        st.query_params.from_dict(query)
+        path = json.dumps("/" + page)
+        with st.sidebar:  # may raise when a newer run waits: that run writes the page again
+            st.html(f"<script data-n='{ss['_url_nonce']}'>if (window.location.pathname.endsWith({path}) "
+                    f"&& window.location.search !== {search}) window.history.replaceState("
+                    f"window.history.state, '', window.location.pathname + {search});</script>",
+                    unsafe_allow_javascript=True)
+    ss["_url_page"] = page
     ss["_url_written"] = query
 
 

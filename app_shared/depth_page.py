@@ -2,30 +2,31 @@
 settings" hand-off, the sweep job's buttons and polling fragment, and the tables.
 
 The view itself (which runs, which are cached, the table, the fallback) is one call,
-:func:`dropedge_core.studies.depth_view.depth_view`; nothing here computes it.
+:func:`dropedge_explorer.studies.depth_view.depth_view`; nothing here computes it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import streamlit as st
+from dropedge_core import samplers
+from dropedge_core.models import BACKBONES
 
 from app_shared import job_links
 from app_shared.sweep_job import SweepJob
 from app_shared.text import private, store_label
-from dropedge_core import figures, samplers
-from dropedge_core.method.models import BACKBONES
-from dropedge_core.store import ResultStore
-from dropedge_core.studies import depth
-from dropedge_core.studies.cells import PAPER_GAP, reproduction_notes
-from dropedge_core.studies.depth_view import DepthView
-from dropedge_core.studies.own_runs import OwnRuns, request_for
+from dropedge_explorer import figures
+from dropedge_explorer.store import ResultStore
+from dropedge_explorer.studies import depth
+from dropedge_explorer.studies.cells import PAPER_GAP, reproduction_notes
+from dropedge_explorer.studies.depth_view import PAPER_CLAIM, DepthView
+from dropedge_explorer.studies.own_runs import OwnRuns, request_for
 
 __all__ = [
     "POLL_S", "ss", "default_seeds", "backbone_label", "DepthRequest", "request_widgets", "use_settings",
     "show_mine",
     "own_runs_notice", "sweep_controls", "cell_table", "lead_tests_table", "run_rows",
-    "fallback_warning", "figure_notes",
+    "bundled_offer", "fallback_warning", "figure_notes",
 ]
 
 POLL_S = 0.7
@@ -66,7 +67,7 @@ class DepthRequest:
 
 def request_widgets(default_seeds: int = depth.FEWEST_DEFAULT_SEEDS) -> tuple[DepthRequest, object]:
     """The page's settings widgets; returns the request and the column for the recipe caption.
-    ``default_seeds``: the "Seeds" box's default (:func:`dropedge_core.studies.depth.default_seeds`:
+    ``default_seeds``: the "Seeds" box's default (:func:`dropedge_explorer.studies.depth.default_seeds`:
     every cached seed of the requested cells)."""
     # a multiselect keeps its chips on one line: the depths' six and the three samplers' need
     # half the page each (in three columns at 1280 px, "64" and "DropEdge++" hid under the
@@ -291,8 +292,32 @@ def run_rows(view: DepthView, dataset: str, split: str) -> None:
     st.download_button("Download these runs (run CSV format)", done.to_csv(index=False),
                        file_name=f"runs_{dataset}_{split}.csv", mime="text/csv",
                        key="ds_download_runs",
-                       help="The format of dropedge_core/assets/results/*.csv: put the file there to bundle "
-                            "the runs with the app.")
+                       help="The format of dropedge_explorer/assets/results/*.csv: put the file there "
+                            "to bundle the runs with the app.")
+
+
+def bundled_offer(cached, dataset: str) -> None:
+    """No run of ``dataset`` at all (karate, the sidebar's default, has none bundled):
+    one click opens the dataset/split with the most runs instead (the sidebar's pickers change,
+    and the link with them), so that a newcomer sees a study, not an empty page."""
+    if cached.empty or (cached["dataset"] == dataset).any():
+        return
+    counts = cached.groupby(["dataset", "split"]).size().sort_values(ascending=False, kind="stable")
+    if counts.empty:
+        return
+    (best_dataset, best_split), n = counts.index[0], int(counts.iloc[0])
+    w1, w2 = st.columns([5, 1.6])
+    w1.info(f"**No runs of {dataset} yet** — neither bundled with the app "
+            f"nor in the results store. The most runs are on **{best_dataset}/{best_split}** ({n} runs): "
+            "open them to see the study, or press “Run missing” below to train this dataset's.")
+    w2.button(f"Show {best_dataset}/{best_split}", key="ds_open_bundled", type="primary",
+              on_click=_open_dataset, args=(best_dataset, best_split),
+              help="Set the sidebar's dataset and split to these (the rest of the page follows).")
+
+
+def _open_dataset(dataset: str, split: str) -> None:
+    ss["dataset"], ss["split"] = dataset, split
+    ss.pop("ds_seeds", None)  # the Seeds box reopens on every cached seed of the new cells
 
 
 def fallback_warning(view: DepthView) -> None:
@@ -329,6 +354,10 @@ def figure_notes(view: DepthView, dataset: str, split: str, has_paper_data: bool
             if has_paper_data else f"The paper reports no numbers for {dataset}. "))
         + (f"**{partial} cell(s) not (fully) measured**: no point, or fewer seeds — see the table."
            if partial else "Every requested cell is measured." if note is None else ""))
+    if view.findings:  # the paper's claim as the paper's, beside what the runs drawn show
+        st.markdown(f"**The paper's claim**: {PAPER_CLAIM}. **What the runs drawn here show** — "
+                    + " ".join(f"{backbone_label(b)}: " + " ".join(found)
+                               for b, found in view.findings))
     if view.verdicts:  # the paper's claim, said plainly for what is drawn
         st.markdown("**Does DropEdge++ lead?** " + " ".join(
             f"{backbone_label(b)}: {v}" for b, v in view.verdicts)

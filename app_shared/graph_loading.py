@@ -8,13 +8,14 @@ figure builder. Heavy objects (graphs, layouts) are behind ``st.cache_resource``
 from __future__ import annotations
 
 import streamlit as st
+from dropedge_core import datasets
+from dropedge_core.graph import Graph, GraphError
 
 from app_shared.pickers import DATA_SEED, UPLOAD, Selection, selection
 from app_shared.text import plain, private
 from app_shared.upload import upload_files_text
-from dropedge_core import datasets, memory
-from dropedge_core.method.graph import Graph, GraphError
-from dropedge_core.studies import graph_layout as layout
+from dropedge_explorer import memory
+from dropedge_explorer.studies import graph_layout as layout
 
 __all__ = ["NO_LABELS", "cached_default_center", "cached_layout", "current_graph", "data_source",
            "load_graph", "page_header", "require_labels"]
@@ -117,7 +118,7 @@ def require_labels(graph: Graph) -> None:
 @st.cache_resource(show_spinner="Placing the nodes…", max_entries=32)
 def cached_layout(_graph: Graph, graph_key: tuple, center: int | None, hops: int,
                   max_nodes: int) -> layout.GraphLayout:
-    """:func:`dropedge_core.studies.graph_layout.graph_layout`, once per graph and neighbourhood
+    """:func:`dropedge_explorer.studies.graph_layout.graph_layout`, once per graph and neighbourhood
     (``graph_key`` identifies ``_graph``, which is not hashed)."""
     return layout.graph_layout(_graph, center=center, k=hops, max_nodes=max_nodes)
 

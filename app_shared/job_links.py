@@ -19,9 +19,9 @@ URL after every run of the page; the sidebar's shareable link leaves the token o
 from __future__ import annotations
 
 import streamlit as st
+from dropedge_core.echo import bounded
 
 from app_shared import registry
-from dropedge_core.echo import bounded
 
 #: The query parameter that carries a job's owner token (only in the owner's own URL).
 OWNER_PARAM = "owner"
@@ -93,16 +93,17 @@ def from_url(page: str, param: str, kind: str, what: str):
     return job
 
 
-def register(job, kind: str, page: str, param: str) -> bool:
+def register(job, kind: str, page: str, param: str, capped: bool = True) -> bool:
     """Register ``job`` (before it starts), take its owner token and put its id into
     ``page``'s URL; ``False`` after an ``st.error`` when the server runs too many jobs
-    already, or when ``job`` is another session's (registered, its token not held here)."""
+    already (``capped``; a job of the fair queue is not), or when ``job`` is another
+    session's (registered, its token not held here)."""
     known = registry.REGISTRY.id_of(job)
     if known is not None and known not in _owned():
         st.error("These runs belong to another browser session: you can watch them, not add to them.")
         return False
     try:
-        job_id = registry.REGISTRY.register(job, kind)
+        job_id = registry.REGISTRY.register(job, kind, capped=capped)
     except registry.RegistryFull as exc:
         st.error(f"Cannot start now: {exc}.")
         return False

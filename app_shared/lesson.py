@@ -1,9 +1,11 @@
 """Lesson mode: a guided path through over-smoothing and DropEdge++ for a class.
 
-Six steps, each one figure, two or three controls, a question to ask the class and what to
-look for, and plain-language help for every symbol it shows. This module holds the
-content (:data:`STEPS`, :data:`GLOSSARY`) and the one study each step needs
-(:func:`step_data`); the page only lays them out.
+Seven steps. Each asks one question, draws one figure, and answers with a sentence written
+from the number that answers it (:mod:`dropedge_explorer.studies.lesson_steps` for the steps on
+the lesson's graph, :mod:`dropedge_explorer.studies.lesson_climax` for the trained models and
+the bundled verdicts); the theory or the paper's claim it tests is set beside it, as such.
+This module holds the content (:data:`STEPS`, :data:`GLOSSARY`) and builds each step's
+numbers, sentence and figure; the page only lays them out.
 """
 from __future__ import annotations
 
@@ -11,16 +13,16 @@ from dataclasses import dataclass
 
 import pandas as pd
 import plotly.graph_objects as go
+from dropedge_core.graph import Graph
 
-from dropedge_core import figures
-from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.figures.style import sampler_label
-from dropedge_core.method.graph import Graph
-from dropedge_core.studies import merging, sampling, teaching
+from dropedge_explorer import figures
+from dropedge_explorer.figures import teaching as teaching_figures
+from dropedge_explorer.figures.style import log_axis
+from dropedge_explorer.studies import lesson_climax, lesson_steps, sampling, teaching
 
 __all__ = [
-    "GLOSSARY", "Step", "STEPS", "STEP_KEYS", "LESSON_DATASETS", "step", "result_snapshots",
-    "step_caption", "step_figure", "glossary_table",
+    "GLOSSARY", "Step", "STEPS", "STEP_KEYS", "LESSON_DATASETS", "RECIPE_FILES", "step", "result_snapshots",
+    "step_numbers", "step_sentence", "step_figure", "glossary_table",
 ]
 
 #: Plain-language help for every symbol a step shows.
@@ -33,9 +35,10 @@ GLOSSARY: dict[str, str] = {
               "D^-1/2 on both sides divides the weight of edge (i, j) by √(deg i · deg j), so that "
               "busy nodes do not drown out quiet ones.",
     "H_l": "the node representations after l layers: one row (a vector) per node.",
-    "class separation": "how far apart the classes are, measured on the full vectors (not the 2-D "
-                        "picture): the share of the spread that lies between the class averages. "
-                        "1 = each class a point of its own, 0 = the class averages coincide.",
+    "class separation": "how far apart the classes are, measured on the full vectors: the share of "
+                        "the spread that lies between the class averages. 1 = each class a point of "
+                        "its own, 0 = the class averages coincide. The 2-D pictures are drawn so that "
+                        "their own share is this number.",
     "subspace distance": "how far the representations are from the over-smoothing subspace, where "
                          "every node's vector is the same up to a factor set by its degree; "
                          "0 = fully over-smoothed. Measured with the Frobenius norm.",
@@ -61,84 +64,95 @@ GLOSSARY: dict[str, str] = {
     "intra / inter-class": "an edge between two nodes of the same class (intra) or of different "
                            "classes (inter).",
     "test accuracy": "the share of the held-out test nodes whose class the trained model predicts.",
+    "ε-smoothing step": "the first averaging step at which the distance to the over-smoothing subspace "
+                        "falls below ε (here 0.1): how long the vectors take to become (nearly) useless.",
+    "geometric fall": "each step multiplies the distance by about the same factor r < 1, so after l "
+                      "steps it is about r^l: a straight line on a log axis.",
+    "old defaults / depth recipe": "two ways to train: the old defaults (lr 0.01, dropout 0.5, weight "
+                                   "decay 5e-4, no self-feature term) and the depth recipe (lr 1e-3, no "
+                                   "dropout, no weight decay, the self-feature term) made for deep GCNs.",
+    "paired test, Holm": "runs of two samplers with the same seed start from the same weights, so they "
+                         "are compared seed by seed (a paired t-test); Holm's correction accounts for "
+                         "testing at every depth. Clear = corrected p below 0.05; 'not shown' is not "
+                         "'false'.",
 }
 
 
 @dataclass(frozen=True)
 class Step:
-    """One step of the lesson."""
+    """One step of the lesson: its question, and what the theory (or the paper) says."""
 
     key: str
     short: str
     title: str
     text: str
     question: str
-    look_for: str
+    theory: str
     symbols: tuple[str, ...]
 
 
 STEPS: tuple[Step, ...] = (
-    Step("propagation", "1 · Propagation", "1 · What propagation does",
-         "A graph convolution's core is H ← Â H: every node averages itself and its neighbours. "
-         "Here there is no training and no weight, only averaging, repeated; one 2-D view of "
-         "the node vectors, coloured by class.",
-         "Press ▶. After one or two averaging steps, are the classes easier or harder to tell "
-         "apart? And after many?",
-         "At first the clouds tighten: neighbours mostly share a class, so averaging removes "
-         "noise (why a 2-layer GCN works). Then every class slides onto the same line: the "
-         "class separation falls and the subspace distance goes to 0.",
+    Step("propagation", "1 · Averaging", "1 · Averaging pulls every vector toward one subspace",
+         "A graph convolution's core is H ← Â H: every node averages itself and its neighbours. No "
+         "training, no weights: only averaging, repeated. Each panel draws the vectors on the two "
+         "directions that separate the class averages best, spread scaled so the picture's class "
+         "separation is the measured one.",
+         "After many averaging steps, how far are the node vectors from the over-smoothing subspace?",
+         "Theorem 1 (the paper, after Oono & Suzuki): repeated averaging converges to the subspace M "
+         "where every node's vector is the same up to its degree; on the way, neighbours (mostly of "
+         "one class) are first pulled together.",
          ("Â", "A + I", "D^-1/2", "H_l", "class separation", "subspace distance")),
-    Step("depth", "2 · Depth", "2 · Over-smoothing with depth",
-         "The same averaging, measured instead of drawn: how far the vectors are from the "
-         "over-smoothing subspace, and how different neighbours still are, after each layer.",
-         "How many layers until the curves are (almost) at zero? What would a classifier on "
-         "top of those vectors see?",
-         "Both fall like a geometric series (a straight line on the log axis): each layer "
-         "multiplies the distance by about the same factor λ < 1. After a few dozen layers all "
-         "that is left is each node's degree — no class information.",
-         ("Â", "subspace distance", "Frobenius norm", "Dirichlet energy")),
-    Step("dropping", "3 · DropEdge", "3 · Dropping edges (DropEdge)",
-         "DropEdge keeps only a random share p of the edges (a new draw at every training "
-         "step). Fewer edges: each average mixes fewer nodes. Left: all edges; right: DropEdge.",
-         "Move the keep rate down. Do the classes stay apart for more steps? What happens at a "
-         "keep rate near 0?",
-         "With fewer edges the collapse is slower (the numbers above the right panel stay "
-         "higher). At p = 0 nothing is averaged at all: no over-smoothing, but no use of the "
-         "graph either — the keep rate is a trade-off.",
-         ("keep rate p", "class separation", "subspace distance")),
+    Step("depth", "2 · How fast", "2 · How fast: a geometric fall",
+         "The same averaging, measured instead of drawn: the distance to the over-smoothing subspace "
+         "and the Dirichlet energy (how different neighbours still are) after each step, log axis.",
+         "By what factor does each averaging step shrink the distance to the subspace?",
+         "Theorem 1: d_M(Â^l X) ≤ λ^l d_M(X), λ < 1 the graph's second-largest eigenvalue in "
+         "magnitude (the Theory page measures λ).",
+         ("Â", "subspace distance", "geometric fall", "Frobenius norm", "Dirichlet energy")),
+    Step("dropping", "3 · DropEdge", "3 · Dropping edges slows the fall",
+         "DropEdge keeps only a random share p of the edges at every step. Left: class separation; "
+         "right: distance to the subspace with the ε line; all edges against DropEdge.",
+         "Does dropping edges delay the step at which the vectors come within ε of the subspace?",
+         "The paper: a sparser graph has more connected components and a λ closer to 1, so the "
+         "convergence is slower. Slower convergence is about the vectors, not the classes: the "
+         "class separation is a different number.",
+         ("keep rate p", "ε-smoothing step", "subspace distance", "class separation")),
     Step("lid_ldd", "4 · LID vs LDD", "4 · Dropping more at the bottom: LID vs LDD",
-         "LID and LDD keep the same number of edges in total, only in a different order: LID "
-         "sparsest at the input layer, LDD densest there. The curves count the node pairs that "
-         "the first l + 1 layers connect (their product).",
-         "Same edges in total — so why does one curve stay lower? Which would over-smooth "
-         "slower?",
-         "LID's curve stays below LDD's at every layer: a sparse bottom layer keeps the product "
-         "small for longer. Lower MEN, slower over-smoothing (the paper's Theorem 2).",
+         "LID and LDD keep the same number of edges in total, in a different order: LID sparsest at "
+         "the input layer, LDD densest there. The curves count the node pairs the first l + 1 "
+         "layers connect (their product).",
+         "Same edges in total: which order connects fewer node pairs (a lower MEN)?",
+         "The paper's Theorem 2-3: a lower MEN means slower over-smoothing, and LID's expected "
+         "MEN bound is the lowest.",
          ("p_min, p_max", "p_max'", "LID / LDD", "MEN")),
     Step("fd", "5 · FD", "5 · Keeping similar-feature edges (FD)",
-         "FD keeps edges whose two nodes have similar features more often. Solid: the share "
-         "of same-class (intra) edges kept; dashed: the share of different-class (inter) "
-         "edges kept; DropEdge (uniform) beside FD.",
-         "Which edges does FD prefer? Why would averaging over those edges hurt less?",
-         "FD keeps a larger share of intra-class edges than of inter-class ones (DropEdge keeps "
-         "both alike): averaging then mixes mostly nodes of the same class, and the subspace it "
-         "converges to still carries the features (the paper's Theorem 4).",
+         "FD keeps edges whose two nodes have similar features more often. Solid: the share of "
+         "same-class (intra) edges kept; dashed: different-class (inter); DropEdge beside FD.",
+         "Which edges does FD keep more of: same-class or different-class?",
+         "The paper's Theorem 4: averaging mostly within classes converges to a subspace that "
+         "still carries the features.",
          ("FD / kernel", "intra / inter-class", "keep rate p")),
-    Step("result", "6 · At depth", "6 · The result at depth",
-         "Trained 16-layer GCNs on Cora (bundled, trained offline): each hidden layer's view, "
-         "NoDrop, DropEdge and DropEdge++ side by side, with the test accuracy of each.",
-         "Which model keeps the classes apart at layer 15? Does that match the test accuracies?",
-         "The sentence under the figure is read off the numbers above the panels: which model "
-         "merges the classes and which keeps them apart. Set it beside the test accuracies in "
-         "the panel titles: a model can keep the classes apart in its hidden layers and still "
-         "classify worse. Switch the training recipe: under the old defaults a deep GCN may not "
-         "train at all — dropping edges helps a deep GCN that can train, it does not rescue one "
-         "that cannot.",
-         ("class separation", "subspace distance", "test accuracy")),
+    Step("result", "6 · Trained", "6 · Trained deep GCNs: what fails first?",
+         "Trained 16-layer GCNs on Cora (bundled, trained offline at today's code): each hidden "
+         "layer drawn like step 1, NoDrop, DropEdge and DropEdge++ side by side. Switch the "
+         "training recipe.",
+         "In a deep GCN trained here, what fails first: training, or the classes merging?",
+         "The usual story: deep GCNs fail because of over-smoothing. The models here let the class "
+         "check it: whether a model trains and whether its hidden classes merge are two numbers.",
+         ("old defaults / depth recipe", "class separation", "subspace distance", "test accuracy")),
+    Step("verdicts", "7 · Verdicts", "7 · Where DropEdge++ helps, and where it does not",
+         "The project's bundled runs of Cora semi, GCN, depth recipe: mean test accuracy by depth "
+         "(bars: sample std over seeds), every sampler against the next in paired tests.",
+         "At which depths do the runs show one sampler ahead of another?",
+         "The paper's claim: DropEdge++ ≥ DropEdge ≥ NoDrop at 8 layers and more. The sentence "
+         "says what the runs here show; the paper's own numbers are on the Paper tables page.",
+         ("paired test, Holm", "test accuracy")),
 )
 STEP_KEYS: tuple[str, ...] = tuple(s.key for s in STEPS)
 #: Datasets the lesson offers: small, built in, csbm's features carry class signal (FD needs it).
 LESSON_DATASETS: tuple[str, ...] = ("csbm", "karate")
+#: The bundled snapshots of step ``"result"`` by recipe.
+RECIPE_FILES = {"deep": teaching.BUNDLED_SNAPSHOT, "old-defaults": teaching.BUNDLED_FAILING}
 
 
 def step(key: str) -> Step:
@@ -151,49 +165,66 @@ def step(key: str) -> Step:
 
 def result_snapshots(recipe: str = "deep") -> teaching.Snapshots:
     """The bundled 16-layer Cora models of step ``"result"`` (``"deep"`` or ``"old-defaults"``)."""
-    path = teaching.BUNDLED_SNAPSHOT if recipe == "deep" else teaching.BUNDLED_FAILING
-    return teaching.load_snapshots(path)
+    return teaching.load_snapshots(RECIPE_FILES[recipe])
 
 
-def step_caption(key: str, recipe: str = "deep") -> str | None:
-    """The sentence under step ``key``'s figure that is computed from its numbers (step
-    ``"result"``: :func:`dropedge_core.studies.merging.trend_caption`); ``None`` for the others."""
-    return merging.trend_caption(result_snapshots(recipe), label=sampler_label) if key == "result" else None
-
-
-def step_figure(key: str, graph: Graph | None, layers: int = 8, keep: float = 0.5,
-                p_min: float = 0.2, p_max: float = 0.9, kernel: str = "linear", recipe: str = "deep",
-                seed: int = 0, height: int = 420) -> go.Figure:
-    """The figure of step ``key`` on ``graph`` (step ``"result"`` uses the bundled Cora
-    snapshots, ``recipe`` ``"deep"`` or ``"old-defaults"``; the others need ``graph``).
-
-    ``layers`` is the number of propagation steps or layers; ``keep`` DropEdge's (and
-    FD's) keep rate; ``p_min``/``p_max`` LID's and LDD's; ``kernel`` FD's.
-    """
+def step_numbers(key: str, graph: Graph | None = None, **args) -> dict:
+    """The numbers that answer step ``key``: on ``graph`` for
+    :data:`~dropedge_explorer.studies.lesson_steps.GRAPH_STEPS` (``args``: their controls), from
+    the bundled snapshots and runs for ``"result"`` and ``"verdicts"``."""
     step(key)
+    if key == "result":
+        return lesson_climax.trainability_numbers(result_snapshots("deep"), result_snapshots("old-defaults"))
+    if key == "verdicts":
+        return lesson_climax.verdict_numbers()
+    if graph is None:
+        raise ValueError(f"step {key!r} needs a graph")
+    return lesson_steps.step_numbers(key, graph, **args)
+
+
+def step_sentence(numbers: dict) -> str:
+    """The answer written from ``numbers`` (:func:`step_numbers`) only."""
+    if "models" in numbers:
+        return lesson_climax.trainability_sentence(numbers)
+    if "tests" in numbers:
+        return lesson_climax.verdict_sentence(numbers)
+    return lesson_steps.step_sentence(numbers)
+
+
+def _curves(numbers: dict) -> pd.DataFrame:
+    rows = [{"sampler": s, "step": k, "measure": m, "value": v[col][k]}
+            for s, v in numbers["series"].items() for m, col in (("subspace_distance", "subspace"),
+                                                               ("dirichlet_energy", "energy"))
+            for k in range(len(v[col]))]
+    return pd.DataFrame(rows)
+
+
+def step_figure(key: str, numbers: dict, recipe: str = "deep", height: int = 420) -> go.Figure:
+    """The figure of step ``key``, drawn from the same ``numbers`` its sentence is written from
+    (step ``"result"`` draws the bundled snapshots of ``recipe``)."""
     if key == "result":
         snaps = result_snapshots(recipe)
         return teaching_figures.class_merge_animation(snaps, layer=snaps.num_layers, height=height)
-    if graph is None:
-        raise ValueError(f"step {key!r} needs a graph")
-    if key in ("propagation", "dropping"):
-        names = ("nodrop",) if key == "propagation" else ("nodrop", "dropedge")
-        masks = sampling.masks_by_sampler(graph, names, layers, keep, keep, seed)
-        snaps = teaching.propagation_snapshots(graph, masks, seed=seed)
-        return teaching_figures.class_merge_animation(
-            snaps, layer=0 if key == "propagation" else layers, first=0,
-            prefix="averaging steps: ", height=height)
+    if key == "verdicts":
+        clear = [r for r in numbers["tests"] if r["verdict"] != "not shown"]
+        return teaching_figures.depth_verdict_figure(numbers["spread"], clear).update_layout(height=height)
+    if key == "propagation":
+        return teaching_figures.class_merge_animation(numbers["snaps"], layer=numbers["layers"], first=0,
+                                                      prefix="averaging steps: ", height=height)
     if key == "depth":
-        masks = sampling.masks_by_sampler(graph, ("nodrop",), layers, 1.0, 1.0, seed)
-        fig = figures.over_smoothing_demo(sampling.smoothing_curves(graph, masks, seed=seed))
-        return fig.update_layout(height=height)
+        return figures.over_smoothing_demo(_curves(numbers)).update_layout(height=height)
+    if key == "dropping":
+        fig = teaching_figures.separation_curves(numbers["snaps"], first=0)
+        for note, text in zip(fig.layout.annotations, ("class separation", "distance to the subspace")):
+            note.text = text  # the page's column is narrow: the long titles ran into each other
+        fig.add_hline(y=numbers["eps"], line_dash="dot", row=1, col=2,
+                      annotation_text=f"ε = {numbers['eps']:g}")
+        values = [v for series in numbers["series"].values() for v in series["subspace"]] + [numbers["eps"]]
+        return fig.update_yaxes(log_axis(values), row=1, col=2).update_layout(height=height, title=None)
     if key == "lid_ldd":
-        df = sampling.men_runs(graph, ("lid", "ldd"), (layers,), 5, p_min, p_max, seed=seed)
-        return figures.edge_number_curves(sampling.edge_number_stats(df, layers)).update_layout(height=height)
-    masks = {name: sampling.sample_masks(graph, name, layers, keep, keep, seed, kernel=kernel)
-             for name in ("dropedge", "fd")}
-    shares = sampling.intra_inter_by_sampler(graph, masks)
-    return figures.intra_inter_share(shares).update_layout(height=height)
+        return figures.edge_number_curves(
+            sampling.edge_number_stats(numbers["runs"], numbers["layers"])).update_layout(height=height)
+    return figures.intra_inter_share(numbers["table"]).update_layout(height=height)
 
 
 def glossary_table(key: str) -> pd.DataFrame:

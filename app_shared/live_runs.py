@@ -1,10 +1,11 @@
 """Live training runs that outlive the browser tab: which session a page shows, its id in
 the URL, and the list of every session's runs on this server.
 
-A page's :class:`~app_shared.training_session.TrainingSession` has no idle limit (its driver
-thread trains its queue to the end and stores the runs, nobody need watch) and, once it
-has runs, registered in :data:`app_shared.registry.REGISTRY` (read at each call: tests
-swap it) under an id that the page writes into its URL as ``?run=<id>``. A reloaded page
+A page's :class:`~app_shared.training_session.TrainingSession` lists its jobs in the
+server's queue (:mod:`dropedge_explorer.jobs`: worker processes train and store them,
+nobody need watch) and, once it has runs, is registered in
+:data:`app_shared.registry.REGISTRY` (read at each call: tests swap it) under an id that the
+page writes into its URL as ``?run=<id>``. A reloaded page
 is a new browser session with an empty ``st.session_state``: :func:`live_session` reads
 the id and shows that session again, finished runs included; an expired or unknown id is
 one warning.
@@ -19,11 +20,11 @@ import streamlit as st
 
 from app_shared import job_links, registry
 from app_shared.registry import is_active
-from app_shared.run_records import RunRecord
 from app_shared.text import plain
 from app_shared.training_session import PollResult, TrainingSession
-from dropedge_core import figures
-from dropedge_core.training import TrainConfig
+from dropedge_explorer import env, figures
+from dropedge_explorer.jobs.records import RunRecord
+from dropedge_explorer.training import TrainConfig
 
 #: The URL parameter that names the page's training session.
 RUN_PARAM = "run"
@@ -63,7 +64,7 @@ def back_to_mine() -> None:
     """Leave the runs watched read-only: show this session's own again (new if none)."""
     mine, job_id = ss.pop("lt_mine", (None, None))
     job_links.leave(PAGE)
-    ss["live_training"] = mine if mine is not None else TrainingSession(idle_timeout=None)
+    ss["live_training"] = mine if mine is not None else TrainingSession()
     ss.pop("lt_cursor", None)
     if job_id is not None:
         job_links.show_in_url(PAGE, RUN_PARAM, job_id)
@@ -80,20 +81,26 @@ def live_session() -> TrainingSession:
         ss["live_training"] = job
         ss.pop("lt_cursor", None)
     if "live_training" not in ss:
-        ss["live_training"] = TrainingSession(idle_timeout=None)
+        ss["live_training"] = TrainingSession()
     return ss["live_training"]
 
 
 def submit(live: TrainingSession, configs: list[TrainConfig], graph) -> bool:
-    """Register the session (its id goes into the URL) and queue ``configs``; ``False``
-    after an ``st.error`` when the server runs too many jobs already or when the runs
-    are another session's (watched read-only: nothing is queued into them)."""
+    """Register the session (its id goes into the URL) and queue ``configs`` as one job in
+    the server's line (never refused for waiting: the registry does not cap it); ``False``
+    after an ``st.error`` when the runs are another session's (watched read-only) or the
+    queue's setting (``DROPEDGE_MAX_WORKERS``) is bad."""
     if not controls():
         st.error("These runs belong to another browser session: you can watch them, not add to them.")
         return False
-    if not job_links.register(live, KIND, PAGE, RUN_PARAM):
+    try:
+        live.queue  # noqa: B018 (made here: a bad setting is one st.error, before registering)
+    except env.EnvError as exc:
+        st.error(f"Cannot start: {exc}")
         return False
-    live.submit(configs, graph)
+    if not job_links.register(live, KIND, PAGE, RUN_PARAM, capped=False):
+        return False
+    live.submit(configs, graph, owner=job_links.shown_id(PAGE))
     return True
 
 
@@ -120,7 +127,7 @@ def read_only_note() -> None:
 
 def poll(live: TrainingSession) -> PollResult:
     """Poll ``live`` with this page's own cursor (several pages may watch one session)."""
-    changes = live.poll(ss.get("lt_cursor", 0))
+    changes = live.poll(ss.get("lt_cursor", {}))
     ss["lt_cursor"] = changes.cursor
     return changes
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
+from dropedge_core import datasets, samplers
 
 from app_shared import upload, urlstate
 from app_shared.text import plain, private
-from dropedge_core import datasets, samplers
-from dropedge_core.figures import sampler_label
-from dropedge_core.training import UPLOAD_DATASET, UPLOAD_SPLITS
+from dropedge_explorer.figures import sampler_label
+from dropedge_explorer.training import UPLOAD_DATASET, UPLOAD_SPLITS
 
 __all__ = ["DATA_SEED", "DATASET_OPTIONS", "DEFAULT_DATASET", "DEFAULT_LAYERS", "DEFAULT_RATES",
-           "DEFAULT_SAMPLER", "UPLOAD", "Selection", "data_id", "dataset_splits", "graph_key", "selection",
-           "sidebar_pickers"]
+           "DEFAULT_SAMPLER", "PICKER_KEYS", "UPLOAD", "Selection", "data_id", "dataset_splits", "graph_key",
+           "selection", "sidebar_pickers"]
 
 DEFAULT_DATASET = "karate"
 DEFAULT_SAMPLER = "dropedge++"
@@ -52,14 +52,52 @@ def _availability_label(name: str, where: dict[str, str]) -> str:
     return f"{name}  ({tag})"
 
 
-def sidebar_pickers() -> Selection:
+#: The shared pickers' session keys (kept on a page that does not draw them).
+PICKER_KEYS: tuple[str, ...] = ("dataset", "split", "sampler", "p_range", "layers", "seed")
+_KEPT = "_kept_"
+
+
+def _value(key: str, default):
+    """A picker's value: its widget's, else the one kept while a page did not draw it."""
+    ss = st.session_state
+    return ss[key] if key in ss else ss.get(_KEPT + key, default)
+
+
+def _restore_kept(ss) -> None:
+    """The pickers' values kept while a page that does not draw them was shown, put back;
+    only after such a page (elsewhere a value another page set, e.g. "Train this", stands)."""
+    if not ss.pop("_pickers_hidden", False):
+        return
+    for key in PICKER_KEYS:
+        if _KEPT + key in ss:
+            value = ss.pop(_KEPT + key)
+            if key not in ss:
+                ss[key] = value
+
+
+def sidebar_pickers(shown: bool = True) -> Selection:
     """Draw the shared pickers in the sidebar and return their values.
 
     Every picker has a key, so its value is in ``st.session_state`` and, because
     ``app.py`` draws the pickers on every page, survives page switches.
+
+    Args:
+        shown (bool, optional): ``False`` on a page that uses none of them (the Lesson picks
+            its own graphs): no picker is drawn, one line says why, and their values are kept
+            for the other pages. (default: :obj:`True`)
     """
-    where = {row["name"]: row["availability"] for row in datasets.available()}
     ss = st.session_state
+    if not shown:
+        # Streamlit drops the value of a keyed widget that a run does not draw (already when the
+        # page changes): every run that draws them keeps a copy (below), which comes back when
+        # the pickers are drawn again
+        ss["_upload_drawn"] = False
+        ss["_pickers_hidden"] = True  # the next run that draws them restores the kept values
+        st.sidebar.caption("**Shared settings** (dataset, sampler, keep rates, layers, seed): not used "
+                           "on this page, which picks its own graphs; they are kept for the other pages.")
+        return selection()
+    _restore_kept(ss)
+    where = {row["name"]: row["availability"] for row in datasets.available()}
     with st.sidebar:
         st.markdown("**Shared settings**")
         problem = datasets.data_dir_problem()
@@ -104,6 +142,8 @@ def sidebar_pickers() -> Selection:
         st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed",
                         help="Seed of the edge samples. Dataset splits (and the csbm "
                              "graph) use their fixed seed 0.")
+    for key in PICKER_KEYS:  # for a page that does not draw them, and the way back
+        ss[_KEPT + key] = ss[key]
     return selection()
 
 
@@ -114,15 +154,14 @@ def dataset_splits(name: str) -> tuple[str, ...]:
 
 def selection() -> Selection:
     """The shared pickers' current values (from ``st.session_state``)."""
-    ss = st.session_state
-    p_min, p_max = ss.get("p_range", DEFAULT_RATES)
-    name = ss.get("dataset", DEFAULT_DATASET)
+    p_min, p_max = _value("p_range", DEFAULT_RATES)
+    name = _value("dataset", DEFAULT_DATASET)
     if name not in DATASET_OPTIONS:
         name = DEFAULT_DATASET
-    return Selection(dataset=name, split=ss.get("split", dataset_splits(name)[0]),
-                     sampler=ss.get("sampler", DEFAULT_SAMPLER), p_min=float(p_min),
-                     p_max=float(p_max), layers=int(ss.get("layers", DEFAULT_LAYERS)),
-                     seed=int(ss.get("seed", 0)))
+    return Selection(dataset=name, split=_value("split", dataset_splits(name)[0]),
+                     sampler=_value("sampler", DEFAULT_SAMPLER), p_min=float(p_min),
+                     p_max=float(p_max), layers=int(_value("layers", DEFAULT_LAYERS)),
+                     seed=int(_value("seed", 0)))
 
 
 def graph_key(sel: Selection) -> tuple:

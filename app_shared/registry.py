@@ -10,8 +10,9 @@ job of a kind that is still in progress.
 
 Memory stays bounded: a finished job is kept ``keep_finished`` seconds after it was seen
 finished and at most ``max_finished`` of them (the oldest go first); at most
-``max_active`` jobs run at once (a new one is refused with :class:`RegistryFull`: a closed
-tab no longer stops its job, so this is the bound on the server's cores).
+``max_active`` capped jobs (sweeps, tuning studies: threads of the server) run at once (a
+new one is refused with :class:`RegistryFull`). Live training is not capped here: its jobs
+wait in the fair queue of :mod:`dropedge_explorer.jobs`, which bounds the workers.
 
 Ids are no secret (the Live training page lists every run with its id) and grant reading
 only. Control — Stop, Clear, queueing more runs — belongs to whoever holds the job's
@@ -74,6 +75,7 @@ class Entry:
     registered_at: float
     finished_at: float | None = None
     owner_token: str = field(default_factory=lambda: secrets.token_urlsafe(TOKEN_BYTES), repr=False)
+    capped: bool = True
 
     @property
     def active(self) -> bool:
@@ -97,24 +99,24 @@ class JobRegistry:
         self._entries: dict[str, Entry] = {}
         self._lock = threading.Lock()
 
-    def register(self, job, kind: str) -> str:
+    def register(self, job, kind: str, capped: bool = True) -> str:
         """The id of ``job``, registering it under a new one the first time.
 
-        Raises :class:`RegistryFull` when a job not yet registered would be the
-        ``max_active + 1``-th running one (check before starting it)."""
+        Raises :class:`RegistryFull` when a ``capped`` job not yet registered would be the
+        ``max_active + 1``-th running capped one (check before starting it)."""
         with self._lock:
             self._prune()
             mine = next((e for e in self._entries.values() if e.job is job), None)
             if mine is not None and mine.finished_at is None:
                 return mine.job_id
-            running = sum(e.finished_at is None for e in self._entries.values())
-            if running >= self.max_active:  # a finished job started again counts as new
+            running = sum(e.finished_at is None and e.capped for e in self._entries.values())
+            if capped and running >= self.max_active:  # a finished job started again counts as new
                 raise RegistryFull(f"{running} jobs are running on this server (at most "
                                    f"{self.max_active}): wait for one to end, or stop one")
             if mine is not None:
                 return mine.job_id
             job_id = secrets.token_hex(4)
-            self._entries[job_id] = Entry(job_id, kind, job, self._clock())
+            self._entries[job_id] = Entry(job_id, kind, job, self._clock(), capped=capped)
             return job_id
 
     def get(self, job_id: str | None, kind: str | None = None):

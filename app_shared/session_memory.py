@@ -30,11 +30,11 @@ import weakref
 from collections.abc import Callable
 
 from app_shared import st_internals
-from dropedge_core import env
+from dropedge_explorer import env
 
 #: Seconds a session may be inactive before its state is released (Streamlit keeps a
 #: disconnected session 120 s for a reconnect: never release before it would); the default
-#: of ``$DROPEDGE_SESSION_GRACE`` (:mod:`dropedge_core.env`).
+#: of ``$DROPEDGE_SESSION_GRACE`` (:mod:`dropedge_explorer.env`).
 GRACE = env.DEFAULTS.session_grace
 #: Seconds between sweeps of the reaper's thread.
 SWEEP_EVERY = 30.0

@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from app_shared.watchdog import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SECONDS, WatchedJob
-from dropedge_core.figures import BACKBONE_LABELS, sampler_label
-from dropedge_core.studies.sweep import SweepOutcome, run_claimed
-from dropedge_core.training import TrainConfig
+from dropedge_explorer.figures import BACKBONE_LABELS, sampler_label
+from dropedge_explorer.studies.sweep import SweepOutcome, run_claimed
+from dropedge_explorer.training import TrainConfig
 
 
 class SweepJob(WatchedJob):
     """Train configs one after another in one background thread and put every finished
-    run into a :class:`~dropedge_core.store.ResultStore` (the Depth study page's "Run
+    run into a :class:`~dropedge_explorer.store.ResultStore` (the Depth study page's "Run
     missing"; the same as ``python -m dropedge_core sweep`` but stoppable and watched).
 
     Runs are never redone: each is claimed in the store before it is trained
-    (:class:`dropedge_core.sweep_workers.ClaimedRuns`), so a run stored meanwhile (another
+    (:class:`dropedge_explorer.sweep_workers.ClaimedRuns`), so a run stored meanwhile (another
     session, a CLI sweep) is skipped, and a run that another worker is training now is
     left to it — the job waits for it (or for its lease to run out, when that worker
     died). A run cut short by :meth:`stop` (or the watchdog) is not stored — a partial
@@ -31,10 +31,10 @@ class SweepJob(WatchedJob):
             required for an uploaded graph); ``None``: each run loads its own.
         idle_timeout, max_seconds: the watchdog's limits (see :class:`Watchdog`).
         train_fn: ``(config, graph, on_event, stop_event) -> RunResult`` (tests pass fakes;
-            default :func:`dropedge_core.training.trainer.train`).
+            default :func:`dropedge_explorer.training.trainer.train`).
         lease: seconds a claim lives without renewal (renewed while a run trains).
         batch_seeds: train the free seeds of a cell together
-            (:func:`~dropedge_core.studies.sweep.run_claimed`'s ``batch_seeds``).
+            (:func:`~dropedge_explorer.studies.sweep.run_claimed`'s ``batch_seeds``).
 
     Progress, for a poller: :attr:`stored`, :attr:`skipped`, :attr:`failures`,
     :attr:`waiting` (runs other workers hold), :attr:`current` (the config training now),
@@ -46,8 +46,8 @@ class SweepJob(WatchedJob):
                  idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
                  max_seconds: float | None = DEFAULT_MAX_SECONDS, train_fn: Callable | None = None,
                  start: bool = True, lease: float | None = None, batch_seeds: bool = False):
-        from dropedge_core.sweep_workers import DEFAULT_LEASE, ClaimedRuns
-        from dropedge_core.training import train
+        from dropedge_explorer.sweep_workers import DEFAULT_LEASE, ClaimedRuns
+        from dropedge_explorer.training import train
 
         super().__init__("dropedge-sweep", idle_timeout, max_seconds)
         self.configs = list(configs)  # frozen, validated configs

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dropedge_core import samplers
-from dropedge_core.data import presets
-from dropedge_core.training import UPLOAD_DATASET, TrainConfig, recipes
+
+from dropedge_explorer.data import presets
+from dropedge_explorer.training import UPLOAD_DATASET, TrainConfig, recipes
 
 #: The point a tuned or linked run brings, used instead of the sidebar's.
 OVERRIDE_KEYS = ("sampler", "num_layers", "p_min", "p_max", "seed")
@@ -128,7 +129,7 @@ def study_name(data_id: str, split: str, sampler: str, backbone: str, layers: in
 def tuning_config(dataset: str, split: str | None, sampler: str, num_layers: int, seed: int,
                   backbone: str, hidden: int, epochs: int, kernel: str, directed: bool) -> TrainConfig:
     """The run a tuning form describes (the study's base; "Train this" builds on it when
-    the study is not this session's). Raises :class:`~dropedge_core.training.ConfigError`."""
+    the study is not this session's). Raises :class:`~dropedge_explorer.training.ConfigError`."""
     kernel, directed = sampler_options(sampler, kernel, directed)
     return TrainConfig(dataset=dataset, split=split, backbone=backbone, num_layers=num_layers,
                        sampler=sampler, hidden=int(hidden), epochs=int(epochs), seed=seed, kernel=kernel,

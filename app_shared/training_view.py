@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import streamlit as st
+from dropedge_core import normalization, samplers
 
 from app_shared import live_runs, registry, urlstate
-from app_shared.run_records import history_frame, runs_frame
 from app_shared.training_form import OVERRIDE_KEYS, sampler_options
 from app_shared.training_session import TrainingSession
-from dropedge_core import figures, normalization, samplers
-from dropedge_core.training import UPLOAD_DATASET, ConfigError, TrainConfig
+from dropedge_explorer import figures
+from dropedge_explorer.jobs.records import history_frame, runs_frame
+from dropedge_explorer.training import UPLOAD_DATASET, ConfigError, TrainConfig
 
 __all__ = [
     "DIAGNOSTICS", "SMOOTHING_SIGN", "FORM_KEYS", "DEFAULTS", "BOUNDS", "ss",
@@ -84,7 +85,7 @@ def run_link_values(query: Mapping[str, str]) -> dict:
 
 
 def take_train_request() -> None:
-    """"Train this" on the Tuning page (:func:`dropedge_core.studies.tuned.train_request` in
+    """"Train this" on the Tuning page (:func:`dropedge_explorer.studies.tuned.train_request` in
     ``train_request``): pre-fill the form, take its point over the sidebar's
     (``lt_override``). A bad request is a message, not a traceback."""
     request = ss.pop("train_request", None)
@@ -139,6 +140,17 @@ def _status_line(live: TrainingSession) -> None:
                          f"{run.device or '…'}: {run.message}" + (f" · {gpu}" if gpu else "")
                          + (f" · {len(live.queued)} queued" if live.queued else ""))
         return
+    place = live.place()
+    if place is None and live.queued:  # its job has its place: the worker process is starting
+        st.info(f"{live.queued[0].label} on {live_runs.data_name(live.queued[0].config)}: starting its "
+                "worker process (a fresh Python loads torch first) …")
+        return
+    if place is not None:
+        running = len(live.queue.running())
+        st.info(f"Waiting for a free place: **{place}{_ordinal(place)} in line** ({running} of "
+                f"{live.queue.max_running} places training; jobs take turns by owner). Stop takes "
+                "it out of the line; closing this tab does not.")
+        return
     last = live.runs[-1]
     box = {"finished": st.success, "early_stop": st.success, "stopped": st.warning}.get(
         last.status, st.error)
@@ -147,6 +159,10 @@ def _status_line(live: TrainingSession) -> None:
     stored = " Stored in the results store." if last.stored_key else ""
     box(f"{last.label} on {live_runs.data_name(last.config)}: **{last.status.replace('_', ' ')}** — "
         f"{last.message} (device {last.device_name or '?'}{pace}{', ' + gpu if gpu else ''}).{stored}")
+
+
+def _ordinal(n: int) -> str:
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
 def _diagnostic_views(live: TrainingSession, with_diag: list, labels: dict) -> None:
@@ -206,6 +222,8 @@ def _runs_table(live: TrainingSession) -> None:
                                 "epoch_s": num("s / epoch", format="%.3f"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f")})
     runs = list(live.runs)  # built on a click only (a deferred download): the page polls every 0.7 s
+    if not any(r.history for r in runs):  # a job still waiting for its worker: nothing to download yet
+        return
     st.download_button("Download the runs' history (CSV)", lambda: history_frame(runs).to_csv(index=False),
                        file_name="live_training_history.csv", mime="text/csv", key="lt_download",
                        help="One row per run and epoch: losses and accuracies (fractions) as trained.")

@@ -1,19 +1,19 @@
-"""A tuning study (:func:`dropedge_core.studies.tuning.tune`) in a watched background
+"""A tuning study (:func:`dropedge_explorer.studies.tuning.tune`) in a watched background
 thread (the Tuning page)."""
 from __future__ import annotations
 
 import pandas as pd
 
 from app_shared.watchdog import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SECONDS, WatchedJob
-from dropedge_core.training import TrainConfig
+from dropedge_explorer.training import TrainConfig
 
 
 class TuningJob(WatchedJob):
-    """:func:`dropedge_core.studies.tuning.tune` in a background thread, stoppable, watched.
+    """:func:`dropedge_explorer.studies.tuning.tune` in a background thread, stoppable, watched.
 
     Args:
         base, n_trials, study_name, storage, search, seed, space, graph: as for
-            :func:`~dropedge_core.studies.tuning.tune` (``include_base=True``: the base
+            :func:`~dropedge_explorer.studies.tuning.tune` (``include_base=True``: the base
             config's own ``p_min``/``p_max`` is the first trial of a new study).
         idle_timeout, max_seconds: the watchdog's limits.
 
@@ -30,7 +30,7 @@ class TuningJob(WatchedJob):
                  max_seconds: float | None = DEFAULT_MAX_SECONDS, start: bool = True):
         import optuna
 
-        from dropedge_core.studies import tuning
+        from dropedge_explorer.studies import tuning
 
         super().__init__("dropedge-tune", idle_timeout, max_seconds)
         optuna.logging.set_verbosity(optuna.logging.WARNING)  # no INFO line per trial in the app's log
@@ -41,6 +41,7 @@ class TuningJob(WatchedJob):
         checked = tuning.check_job(n_trials, space)  # tune()'s own checks, raised here at once
         self.study = tuning.open_study(study_name, self.storage, search, seed)
         tuning.check_study(self.study, checked)  # someone else's: refused now
+        tuning.check_basis(self.study, base, graph, checked)  # ours, of other settings: refused now
         self.trials_before = len(self.study.get_trials(deepcopy=False))
         self.finished = 0
         if start:

@@ -1,5 +1,5 @@
 """The Tuning page's best-point panel: the best trial with its uncertainty, and the
-"Train this" hand-off to Live training (:func:`dropedge_core.studies.tuned.train_request`)."""
+"Train this" hand-off to Live training (:func:`dropedge_explorer.studies.tuned.train_request`)."""
 from __future__ import annotations
 
 import re
@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
+from dropedge_core import samplers
 
 from app_shared import job_links
 from app_shared.text import plain
-from dropedge_core import samplers
-from dropedge_core.studies import tuned, tuning, tuning_noise
-from dropedge_core.training import TrainConfig
+from dropedge_explorer.studies import tuned, tuning, tuning_noise
+from dropedge_explorer.training import TrainConfig
 
 __all__ = [
     "LIVE_PAGE", "ss", "controls", "current_job", "leave_job", "read_only_note", "start_job", "stop_button",
@@ -83,13 +83,12 @@ def start_job(job) -> bool:
 def surface_note(trials: pd.DataFrame, num_val: int | None = None) -> str:
     """The caption under the contour: which of the study's trials it is drawn from (the
     finished ones only: a pruned trial stopped early, its accuracy is not comparable), and,
-    given ``num_val`` validation nodes, its colour range against one standard error of the
-    best accuracy (:func:`dropedge_core.studies.tuning_noise.colour_range_caption`)."""
+    given ``num_val`` validation nodes, its colour range against the standard error of the
+    difference between its ends (:func:`dropedge_explorer.studies.tuning_noise.colour_range_caption`)."""
     noise = ""
     complete = trials.loc[trials["state"] == "COMPLETE", "val_acc"].dropna() if num_val else ()
     if len(complete):
-        p = float(complete.max())
-        noise = " " + tuning_noise.colour_range_caption(complete.tolist(), (p * (1 - p) / num_val) ** 0.5)
+        noise = " " + tuning_noise.colour_range_caption(complete.tolist(), int(num_val))
     done, pruned = int((trials["state"] == "COMPLETE").sum()), int((trials["state"] == "PRUNED").sum())
     return (f"Validation accuracy interpolated between the {done} finished trials of {len(trials)} "
             "(white dots; star: the best)"
@@ -113,15 +112,13 @@ def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfi
                        f"{u['chance']:.1%}). These trials did not learn; the best point is noise. "
                        "More epochs (the depth recipe's lr 0.001 needs ~100 at L = 8), fewer "
                        "layers or another backbone first.")
-        if u["tiny"]:
-            st.warning(f"**Tiny validation set**: {num_val} nodes, so one node is "
-                       f"{1 / num_val:.1%} of the accuracy and one standard error is "
-                       f"{u['se']:.1%}; the ranking of the trials is mostly chance. Use a "
-                       "dataset with a bigger validation split.")
+        if u["tiny"]:  # the same verdict as the contour's caption (tuning_noise.colour_range)
+            st.warning(tuning_noise.tiny_validation_line(num_val, complete["val_acc"].dropna().tolist()))
         m = st.columns([2.4, 1.4, 1, 1, 1, 1.4])  # the first holds "79.8% ± 1.8%" unclipped
         m[0].metric("validation accuracy", f"{best['val_acc']:.1%} ± {u['se']:.1%}",
-                    help=f"± one binomial standard error, √(p(1−p)/n) with n = {num_val} "
-                         "validation nodes.")
+                    help=f"± one standard error on n = {num_val} validation nodes: the half-width "
+                         "of the one-sigma Wilson interval, √(p(1−p)/n + 1/(4n²)) / (1 + 1/n), about "
+                         "√(p(1−p)/n) and never 0 (a perfect score on few nodes is not exact).")
         m[1].metric("test accuracy", "—" if best["test_acc"] is None else f"{best['test_acc']:.1%}",
                     help="At the trial's best validation epoch; not used for the search.")
         m[2].metric("p_min", f"{best['p_min']:.3f}")
@@ -149,7 +146,7 @@ def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfi
 
 def seed_check(study, start, graph, name: str, base: TrainConfig) -> None:
     """The best trial and the start point trained again on
-    :data:`~dropedge_core.studies.tuning_noise.DEFAULT_SEEDS` (on request: each is a full
+    :data:`~dropedge_explorer.studies.tuning_noise.DEFAULT_SEEDS` (on request: each is a full
     training run), their spread and whether the gap between them exceeds it."""
     best = study.best_trial
     seeds = tuning_noise.DEFAULT_SEEDS

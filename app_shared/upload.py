@@ -1,7 +1,7 @@
 """The user's own graph: the sidebar's file uploaders and their parse, kept in the
 browser session.
 
-:func:`dropedge_core.data.csv_graph.parse_graph` reads the files; the parsed graph (or the
+:func:`dropedge_explorer.data.csv_graph.parse_graph` reads the files; the parsed graph (or the
 one-line error) is kept in this browser session's ``st.session_state`` under the files'
 content hashes — never in a module global, so two sessions each keep their own upload.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import streamlit as st
 
 from app_shared.text import plain
-from dropedge_core.data import csv_graph, csv_reader
+from dropedge_explorer.data import csv_graph, csv_reader
 
 #: (role, uploader label, help) of the upload widgets; keys ``upload_<role>``.
 UPLOAD_FILES = (

@@ -26,12 +26,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from dropedge_core.data import datasets
+from dropedge_core import datasets, models, normalization, samplers
 from dropedge_core.echo import bounded
-from dropedge_core.method import models, normalization, samplers
-from dropedge_core.studies.depth import DEPTHS
-from dropedge_core.studies.sampling import MEN_DEPTHS
-from dropedge_core.studies.tuning import MAX_TRIALS, OPTIONAL_PARAMS
+
+from dropedge_explorer.studies.depth import DEPTHS
+from dropedge_explorer.studies.sampling import MEN_DEPTHS
+from dropedge_explorer.studies.tuning import MAX_TRIALS, OPTIONAL_PARAMS
 
 __all__ = [
     "APP_MAX_LAYERS", "MAX_LIST_ITEMS", "RATE_STEP", "UrlError", "Param", "choice", "multi", "integer",
@@ -41,7 +41,7 @@ __all__ = [
 
 #: The app's layer limit (the sidebar's slider, the layer picker): the paper's deepest
 #: model, the last of the depth study's depths. Deliberately below the package's bound
-#: (:data:`dropedge_core.training.MAX_LAYERS`, 256: the CLI and the API), because a
+#: (:data:`dropedge_explorer.training.MAX_LAYERS`, 256: the CLI and the API), because a
 #: page redraws its samples and figures on every change.
 APP_MAX_LAYERS = max(DEPTHS)
 RATE_STEP = 0.05
@@ -201,7 +201,8 @@ PAGES: dict[str, dict[str, Param]] = {
                                          "propagation", "session")),
                     "cm_layer": integer(0, 255), "cm_epochs": integer(50, 400), "cm_steps": integer(2, 64)},
     "theory": {"th_samplers": multi(samplers.NAMES)},
-    "lesson": {"lesson_step": choice(("propagation", "depth", "dropping", "lid_ldd", "fd", "result")),
+    "lesson": {"lesson_step": choice(("propagation", "depth", "dropping", "lid_ldd", "fd", "result",
+                                      "verdicts")),
                "lesson_dataset": choice(("csbm", "karate")), "lesson_keep": number(0.05, 1.0),
                "lesson_kernel": choice(samplers.KERNELS), "lesson_recipe": choice(("deep", "old-defaults")),
                "lesson_rates": span(0.0, 1.0), "lesson_layers_depth": integer(2, 64),

@@ -6,11 +6,11 @@ polls it. A page that is left stops polling, but a thread keeps running until it
 to stop. A :class:`Watchdog` closes that gap where a job should not outlive its page:
 every poll stamps a heartbeat, and a small daemon thread calls the job's ``stop()`` once
 no heartbeat came for ``idle_timeout`` seconds, or once the job has run for
-``max_seconds``. Jobs meant to outlive the browser tab (the Live training runs, sweeps
-and tuning studies in :mod:`app_shared.registry`) run with ``idle_timeout=None`` and keep
-the wall-time limit. The rule itself is :func:`limit_passed`: the sweep and tuning jobs
-apply it from a watchdog thread, the Live training session from its own driver thread
-(no third thread per run). Nothing here imports Streamlit.
+``max_seconds``. Sweeps and tuning studies, meant to outlive the browser tab
+(:mod:`app_shared.registry`), run with ``idle_timeout=None`` and keep the wall-time limit.
+The rule itself is :func:`limit_passed`, applied from a watchdog thread. (Live training is
+not watched here: its jobs run in worker processes, which apply their wall-time limit
+themselves, :mod:`dropedge_explorer.jobs`.) Nothing here imports Streamlit.
 """
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ import time
 from collections.abc import Callable
 
 from app_shared.background import ThreadedJob
-from dropedge_core import env
+from dropedge_explorer import env
 
 #: Seconds without a poll after which a job is stopped (``$DROPEDGE_IDLE_TIMEOUT``).
 #: Two minutes: a hidden browser tab still polls (Chrome throttles a background tab's
 #: timers to about once a minute), a closed one does not.
 #: A bad value falls back to the default here (an import must not fail); the app checks
-#: every variable at start and refuses to run with one message (:mod:`dropedge_core.env`).
+#: every variable at start and refuses to run with one message (:mod:`dropedge_explorer.env`).
 DEFAULT_IDLE_TIMEOUT = env.settings_or_defaults().idle_timeout
 #: Longest wall time of one job, polled or not (``$DROPEDGE_MAX_JOB_SECONDS``).
 DEFAULT_MAX_SECONDS = env.settings_or_defaults().max_job_seconds
@@ -35,8 +35,7 @@ def limit_passed(idle_seconds: float, elapsed: float, idle_timeout: float | None
                  max_seconds: float | None) -> str | None:
     """Which limit a job has passed: ``"idle"`` (no poll for more than ``idle_timeout``
     seconds), ``"max_seconds"`` (running for more than ``max_seconds``) or ``None``; a
-    limit of ``None`` never passes. The one rule of :class:`Watchdog` and of the Live
-    training session's driver (:class:`~app_shared.training_session.TrainingSession`).
+    limit of ``None`` never passes. The one rule of :class:`Watchdog`.
 
     Example:
         >>> limit_passed(11, 20, idle_timeout=10, max_seconds=60)

@@ -7,7 +7,7 @@ GCN-32 and GCN-8), printed as a ratio. Single and batched alternate within one p
 Epochs are cut (``--epochs``, patience off, diagnostics off) so that a row takes minutes:
 every run then trains exactly ``--epochs`` epochs, single or batched.
 
-Memory per seed: the estimate (:func:`dropedge_core.training.check_memory`) and, on CUDA,
+Memory per seed: the estimate (:func:`dropedge_explorer.training.check_memory`) and, on CUDA,
 the measured peak of the batch divided by its seeds beside a single run's peak.
 
 Target (a benchmark, not a test): batched >= 1.5x single throughput at 10 seeds, Cora
@@ -23,10 +23,11 @@ import statistics
 import time
 
 import torch
+from dropedge_core import datasets
 
-from dropedge_core import datasets, memory
-from dropedge_core.training import TrainConfig, check_memory, train
-from dropedge_core.training.seed_batch import train_seeds
+from dropedge_explorer import memory
+from dropedge_explorer.training import TrainConfig, check_memory, train
+from dropedge_explorer.training.seed_batch import train_seeds
 
 TARGET = 1.5
 TARGET_LAYERS = 32

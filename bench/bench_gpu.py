@@ -28,9 +28,10 @@ import time
 from pathlib import Path
 
 import torch
+from dropedge_core import datasets, samplers
 
-from dropedge_core import datasets, memory, samplers
-from dropedge_core.training import AdjacencyBuilder, TrainConfig, train
+from dropedge_explorer import memory
+from dropedge_explorer.training import AdjacencyBuilder, TrainConfig, train
 
 WARMUP = 5
 

@@ -16,7 +16,6 @@ import argparse
 import time
 
 import torch
-
 from dropedge_core import datasets, metrics, samplers
 
 

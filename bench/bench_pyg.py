@@ -6,7 +6,7 @@ a fresh sample, one training step, a full-graph evaluation (the trainer's epoch)
 ways, interleaved in one process (rounds), each timed per epoch in process CPU time (the
 machine is shared; wall time is printed beside it):
 
-* ``trainer``: :func:`dropedge_core.training.train` (clock: its epoch events);
+* ``trainer``: :func:`dropedge_explorer.training.train` (clock: its epoch events);
 * ``pyg``: PyG ``GCNConv(cached=False)`` layers on ``LayerDropEdge``'s kept ``edge_index``
   (``gcn_norm`` in every layer) — the plain PyG way;
 * ``pyg-adj``: the same layers with ``normalize=False`` on ``LayerDropEdge(normalization="AN")``'s
@@ -33,11 +33,11 @@ import time
 from pathlib import Path
 
 import torch
-
 from dropedge_core import datasets
 from dropedge_core.pyg import to_pyg
-from dropedge_core.training import TrainConfig, train
-from dropedge_core.training.trainer import prepare_features
+
+from dropedge_explorer.training import TrainConfig, train
+from dropedge_explorer.training.trainer import prepare_features
 
 TARGET = 1.10
 WARMUP = 2  # first epochs of each run left out (allocations, caches)
@@ -79,9 +79,8 @@ def _per_call(fn, calls: int) -> tuple[float, float]:
 
 def cache_and_batch(layers: int, calls: int) -> None:
     """What a cache hit, an equal new tensor, a miss and the batch path cost per call."""
-    from torch_geometric.data import Batch, Data
-
     from dropedge_core.pyg import LayerDropEdge
+    from torch_geometric.data import Batch, Data
 
     data = to_pyg(datasets.load("cora", split="semi"))
     ei, x = data.edge_index, data.x

@@ -23,9 +23,9 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 import torch
-
 from dropedge_core import datasets, samplers
-from dropedge_core.training import AdjacencyBuilder
+
+from dropedge_explorer.training import AdjacencyBuilder
 
 TARGETS = {8: 10.0, 64: 30.0}
 

@@ -23,9 +23,9 @@ import statistics
 import time
 
 import torch
-
 from dropedge_core import datasets, samplers
-from dropedge_core.training import AdjacencyBuilder
+
+from dropedge_explorer.training import AdjacencyBuilder
 
 RATIO_TARGET, SETUP_TARGET, MEMORY_TARGET_GB = 0.25, 3.0, 4.0
 

@@ -1,7 +1,7 @@
 """Benchmark: a sweep with and without ``--batch-seeds``, through the sweep's own loop.
 
 Runs per minute of one grid (samplers x ``--seeds`` seeds at one depth) trained by
-:func:`dropedge_core.studies.sweep.run_claimed` into a fresh SQLite store, one run after
+:func:`dropedge_explorer.studies.sweep.run_claimed` into a fresh SQLite store, one run after
 another and each cell's seeds in one batch, alternating ``--rounds`` times in one process
 (so both see the same machine noise). Claims, renewals and store writes are counted, as a
 sweep pays them. Every run trains exactly ``--epochs`` epochs (patience = epochs,
@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 
 import torch
-
 from dropedge_core import datasets
-from dropedge_core.store import ResultStore
-from dropedge_core.studies.sweep import run_claimed
-from dropedge_core.sweep_workers import ClaimedRuns
-from dropedge_core.training import TrainConfig
+
+from dropedge_explorer.store import ResultStore
+from dropedge_explorer.studies.sweep import run_claimed
+from dropedge_explorer.sweep_workers import ClaimedRuns
+from dropedge_explorer.training import TrainConfig
 
 
 def _sweep(grid: list[TrainConfig], graph, batch: bool, folder: str) -> float:

@@ -16,9 +16,9 @@ import argparse
 import statistics
 
 import torch
-
 from dropedge_core import datasets
-from dropedge_core.training import TrainConfig, train
+
+from dropedge_explorer.training import TrainConfig, train
 
 TARGET = 1.10
 TARGET_LAYERS = 8  # the depth the target is set at (issue 7)

@@ -2,7 +2,7 @@
 
 For every cell of a grid (graph × backbone × L × hidden) one DropEdge++ run of the depth
 recipe (2 epochs; with diagnostics at the last, or none) is measured and set beside
-:func:`dropedge_core.memory.training_bytes`; the target is 0.7 <= estimate / peak <= 1.5.
+:func:`dropedge_explorer.memory.training_bytes`; the target is 0.7 <= estimate / peak <= 1.5.
 
 * CPU: each cell in a fresh process (``MALLOC_MMAP_THRESHOLD_`` fixed, so that freed
   tensors go back to the system and the resident set follows the tensors), after a
@@ -37,12 +37,13 @@ import sys
 from pathlib import Path
 
 import torch
+from dropedge_core import datasets
+from dropedge_core.models import BACKBONES
 
-from dropedge_core import datasets, memory
-from dropedge_core.method.models import BACKBONES
-from dropedge_core.training import TrainConfig, train
-from dropedge_core.training.checks import keep_share
-from dropedge_core.training.seed_batch import train_seeds
+from dropedge_explorer import memory
+from dropedge_explorer.training import TrainConfig, train
+from dropedge_explorer.training.checks import keep_share
+from dropedge_explorer.training.seed_batch import train_seeds
 
 REPO = Path(__file__).resolve().parent.parent
 LOW, HIGH = 0.7, 1.5

@@ -1,7 +1,7 @@
-"""Make the bundled MEN analysis (``dropedge_core/assets/snapshots/men_analysis_cora_gcn16.csv``): the
+"""Make the bundled MEN analysis (``dropedge_explorer/assets/snapshots/men_analysis_cora_gcn16.csv``): the
 paper's MEN figure (MEN against the validation loss and the "Distance" of a 16-layer
 Cora GCN, across DropEdge / LI / LID / LDD), with the deep recipe
-(:data:`dropedge_core.studies.teaching.DEEP_RECIPE`) and the keep rates of the paper's MEN table
+(:data:`dropedge_explorer.studies.teaching.DEEP_RECIPE`) and the keep rates of the paper's MEN table
 (p_min 0.05, p_max 1.0; DropEdge at their mean, 0.525).
 
 The bundled file was made with (2-core CPU, no GPU)::
@@ -19,10 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
-
 from dropedge_core import datasets  # noqa: E402
-from dropedge_core.studies import paper_views, teaching
-from dropedge_core.training import TrainConfig  # noqa: E402
+
+from dropedge_explorer.studies import paper_views, teaching
+from dropedge_explorer.training import TrainConfig  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

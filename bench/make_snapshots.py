@@ -1,33 +1,22 @@
-"""Make the bundled class-merging snapshots (``dropedge_core/assets/snapshots/*.npz``).
+"""Make the bundled class-merging snapshots (``dropedge_explorer/assets/snapshots/*.npz``).
 
-Trains a GCN once per sampler (NoDrop, DropEdge, DropEdge++) with the deep recipe
-(:data:`dropedge_core.studies.teaching.DEEP_RECIPE`: lr 1e-3, dropout 0, weight decay 0, the
-self-feature term, hidden 128, AN) and stores every hidden layer's 2-D projection, the
-silhouette and the subspace distance per layer (:func:`dropedge_core.studies.teaching.save_snapshots`).
-The settings are stored inside the file (``load_snapshots(...).settings``).
+Trains a GCN once per sampler (NoDrop, DropEdge, DropEdge++) and stores every hidden layer's
+2-D picture (:func:`dropedge_explorer.studies.teaching.class_picture`), the class separation, the
+subspace distance and the silhouette per layer, the test accuracies, the settings and each
+run's stream fingerprint (:func:`dropedge_explorer.studies.teaching.save_snapshots`; read back
+with ``load_snapshots(...).settings``). ``tests/studies/test_teaching_snapshots.py`` recomputes
+the fingerprints at the code that ships: a file of an older stream fails it.
 
-The bundled files were made with (2-core CPU, no GPU)::
+The two bundled files were made with (2-core CPU, no GPU, 6-7 CPU-minutes each)::
 
     DROPEDGE_DATA=/work/shared/data python bench/make_snapshots.py \
         --dataset cora --split semi --layers 16 --epochs 300 --p-min 0.3 --p-max 0.8 --seed 0 \
-        --out dropedge_core/assets/snapshots/cora_semi_gcn16.npz
+        --out dropedge_explorer/assets/snapshots/cora_semi_gcn16.npz
 
-the same with ``--recipe old-defaults``
-``--out dropedge_core/assets/snapshots/cora_semi_gcn16_old_defaults.npz``
-(lr 0.01, dropout 0.5, weight decay 5e-4, no self-feature term: the settings under which a
-16-layer GCN does not learn), and the 8-layer views under the shallow settings::
-
-    DROPEDGE_DATA=/work/shared/data python bench/make_snapshots.py --layers 8 --epochs 200 \
-        --recipe old-defaults --seed 1 --out dropedge_core/assets/snapshots/cora_semi_gcn8_shallow_seed1.npz
-
-and the same with ``--seed 0 --out .../cora_semi_gcn8_shallow_seed0.npz``; the 32-layer one::
-
-    DROPEDGE_DATA=/work/shared/data python bench/make_snapshots.py --layers 32 --epochs 200 \
-        --seed 0 --out dropedge_core/assets/snapshots/cora_semi_gcn32.npz
-
-The training is
-deterministic on a CPU: a rerun writes the same numbers (checked for both 16-layer files:
-the silhouettes and accuracies came back identical).
+and the same with ``--recipe old-defaults``
+``--out dropedge_explorer/assets/snapshots/cora_semi_gcn16_old_defaults.npz`` (lr 0.01, dropout
+0.5, weight decay 5e-4, no self-feature term). The training is deterministic on a CPU: a rerun
+writes the same numbers.
 """
 from __future__ import annotations
 
@@ -39,10 +28,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
-
 from dropedge_core import datasets  # noqa: E402
-from dropedge_core.studies import teaching
-from dropedge_core.training import TrainConfig  # noqa: E402
+
+from dropedge_explorer.studies import teaching
+from dropedge_explorer.training import TrainConfig  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +44,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--p-max", type=float, default=0.8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--recipe", default="deep", choices=list(teaching.RECIPES))
-    ap.add_argument("--fit", default="all", choices=teaching.FIT_CHOICES)
     ap.add_argument("--samplers", nargs="+", default=list(teaching.VIEW_SAMPLERS))
     ap.add_argument("--out", default=None, help="default: the bundled file of the recipe")
     args = ap.parse_args(argv)
@@ -65,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                        p_min=args.p_min, p_max=args.p_max, epochs=args.epochs, patience=0,
                        seed=args.seed, diag_every=0, device="cpu", **teaching.RECIPES[args.recipe])
     t0 = time.perf_counter()
-    snaps = teaching.class_snapshots(graph, base, args.samplers, fit=args.fit,
+    snaps = teaching.class_snapshots(graph, base, args.samplers,
                                      progress=lambda s: print(f"training {s} ...", flush=True))
     out = args.out or (teaching.BUNDLED_SNAPSHOT if args.recipe == "deep" else teaching.BUNDLED_FAILING)
     path = teaching.save_snapshots(snaps, out)

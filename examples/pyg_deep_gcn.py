@@ -1,7 +1,7 @@
 """A 16-layer stack of PyG's own ``GCNConv`` trained with DropEdge++, beside the project's trainer.
 
 Cora (semi-supervised split) under the project's depth recipe
-(``dropedge_core.training.recipes``: at 16 layers lr 1e-3, no dropout, no weight decay,
+(``dropedge_explorer.training.recipes``: at 16 layers lr 1e-3, no dropout, no weight decay,
 the self-feature term "Loop" on, hidden 128, AN normalisation, 300 epochs with patience
 150, keep rates 0.3 -> 0.8). The PyG model mirrors the project's GCN:
 
@@ -56,13 +56,13 @@ import time
 
 import torch
 import torch.nn.functional as F
+from dropedge_core import datasets, samplers
+from dropedge_core.models import feature_dropout
+from dropedge_core.pyg import LayerDropEdge, to_pyg
 from torch import nn
 
-from dropedge_core import datasets, samplers
-from dropedge_core.method.models import feature_dropout
-from dropedge_core.pyg import LayerDropEdge, to_pyg
-from dropedge_core.training import TrainConfig, train
-from dropedge_core.training.trainer import prepare_features
+from dropedge_explorer.training import TrainConfig, train
+from dropedge_explorer.training.trainer import prepare_features
 
 
 class DeepPyG(nn.Module):

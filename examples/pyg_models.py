@@ -26,10 +26,9 @@ import statistics
 
 import torch
 import torch.nn.functional as F
-from torch_geometric.nn.models import GAT, GCN, GraphSAGE
-
 from dropedge_core import datasets
 from dropedge_core.pyg import LayerDropEdge, LayerWiseEdges, to_pyg
+from torch_geometric.nn.models import GAT, GCN, GraphSAGE
 
 MODELS = {"gcn": GCN, "sage": GraphSAGE, "gat": GAT}
 

@@ -21,11 +21,23 @@ if not os.environ.get("DROPEDGE_DATA") and _default_data.is_dir():
 MAX_WORKERS = 4
 
 
-def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: a worker per core this process may use, at most :data:`MAX_WORKERS` (2 on
-    this project's machine)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(MAX_WORKERS, cores))
+class _XdistWorkers:
+    """xdist's ``-n auto`` hook, in a plugin object registered only where xdist is loaded: a
+    conftest function of that name is an unknown hook under ``-p no:xdist`` (INTERNALERROR)."""
+
+    @staticmethod
+    def pytest_xdist_auto_num_workers(config):
+        """``-n auto``: a worker per core this process may use, at most :data:`MAX_WORKERS` (2
+        on this project's machine)."""
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return max(1, min(MAX_WORKERS, cores))
+
+
+def pytest_addhooks(pluginmanager):
+    """Register :class:`_XdistWorkers` when xdist (which declares its hook) is loaded; this
+    runs as the conftest is registered, before xdist reads ``-n auto``."""
+    if pluginmanager.has_plugin("xdist"):
+        pluginmanager.register(_XdistWorkers(), "dropedge-xdist-workers")
 
 
 @pytest.fixture(autouse=True, scope="session")

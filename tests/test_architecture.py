@@ -11,7 +11,10 @@ from pathlib import Path
 
 from tests.helpers import REPO
 
-CORE = REPO / "dropedge_core"
+LIBRARY = REPO / "library" / "dropedge_core"
+EXPLORER = REPO / "dropedge_explorer"
+#: What the library may import besides itself and the standard library.
+LIBRARY_MAY_IMPORT = ("torch", "numpy", "scipy", "torch_geometric")
 PAGES = REPO / "app_pages"
 #: A module's code, its docstrings aside.
 MAX_MODULE_LINES = 400
@@ -22,29 +25,30 @@ MAX_PAGE_LINES = 150
 #: below. Keys are module names or packages (a package ranks everything under it); the
 #: bare package name ``dropedge_core`` is its public facade (``__init__``: method + data).
 RANKS: dict[str, int] = {
-    "dropedge_core.method": 0,                                 # the method: torch only, the bottom
-    "dropedge_core._lazy": 0,                                  # importlib only: heavy libraries on first use
-    "dropedge_core.env": 1, "dropedge_core.memory": 1,        # infrastructure: settings, limits,
-    "dropedge_core.paths": 1, "dropedge_core.locations": 1,   # where assets and stores are,
-    "dropedge_core.databases": 1,                              # what a database holds,
-    "dropedge_core._privileges": 1, "dropedge_core._sqlite_locks": 1,  # a role's grants, a file's locks,
-    "dropedge_core.echo": 1,                                   # refused values shown cut
-    "dropedge_core.data": 2, "dropedge_core": 2,
-    "dropedge_core.figures": 3,                                # tables in, Figure out: data and method only
-    "dropedge_core.training": 4,
-    "dropedge_core.pyg": 5,                                    # for PyG users' code: nothing here imports it
-    "dropedge_core.store": 6,                                  # schema, versions, runs, claim SQL
-    "dropedge_core.sweep_workers": 7,
-    "dropedge_core.studies": 8,
-    "dropedge_core.cli": 9, "dropedge_core.__main__": 9,
+    "dropedge_core": 0,                                   # the library: torch, numpy, scipy, PyG
+    "dropedge_explorer._lazy": 0,                         # importlib only: heavy libraries on first use
+    "dropedge_explorer.env": 1, "dropedge_explorer.memory": 1,         # infrastructure: settings, limits,
+    "dropedge_explorer.paths": 1, "dropedge_explorer.locations": 1,    # where assets and stores are,
+    "dropedge_explorer.databases": 1,                                  # what a database holds,
+    "dropedge_explorer._privileges": 1, "dropedge_explorer._sqlite_locks": 1,  # a role's grants, locks
+    "dropedge_explorer": 0,                               # the package itself: a docstring, no imports
+    "dropedge_explorer.data": 2,
+    "dropedge_explorer.figures": 3,                       # tables in, Figure out: data and method only
+    "dropedge_explorer.training": 4,
+    "dropedge_explorer.store": 6,                         # schema, versions, runs, claim SQL
+    "dropedge_explorer.sweep_workers": 7,
+    "dropedge_explorer.studies": 8,
+    "dropedge_explorer.studies.tuned": 8,                 # a study read back
+    "dropedge_explorer.jobs": 8.5,                        # the fair queue: worker processes run studies
+    # the command line; the library's __main__ hands over to it (the one place that reaches up)
+    "dropedge_explorer.cli": 9, "dropedge_explorer.__main__": 9, "dropedge_core.__main__": 9,
     "app_shared": 10,
-    # the app's jobs, one idea each (issue 27): the thread, the watchdog, a run, a session,
+    # the app's jobs, one idea each: the thread, the watchdog, a run, a session,
     # a sweep, a study, the server-wide registry and the job ids in the URL
-    "app_shared.background": 10, "app_shared.watchdog": 10, "app_shared.run_records": 10,
+    "app_shared.background": 10, "app_shared.watchdog": 10,
     "app_shared.training_session": 10, "app_shared.sweep_job": 10, "app_shared.tuning_job": 10,
     "app_shared.registry": 10, "app_shared.job_links": 10, "app_shared.live_runs": 10,
     "app_shared.upload": 10, "app_shared.text": 10,
-    "dropedge_core.studies.tuned": 8,                           # a study read back
     "app_pages": 11, "app": 11,
 }
 #: App plumbing: none of it belongs in the package.
@@ -58,9 +62,12 @@ def _modules(root: Path) -> list[Path]:
 
 
 def _imports(path: Path, repo: Path = REPO) -> set[str]:
-    """Every absolute module name ``path`` imports (relative imports resolved)."""
+    """Every absolute module name ``path`` imports (relative imports resolved; an
+    ``importlib.import_module("x")`` or ``lazy_import("x")`` of a constant counts)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    package = ".".join(path.relative_to(repo).with_suffix("").parts[:-1])
+    rel = path.relative_to(repo)
+    rel = rel.relative_to("library") if rel.parts[0] == "library" else rel
+    package = ".".join(rel.with_suffix("").parts[:-1])
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -73,26 +80,32 @@ def _imports(path: Path, repo: Path = REPO) -> set[str]:
                 module = node.module or ""
             out.add(module)
             out.update(f"{module}.{alias.name}" for alias in node.names)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_import"
-              and node.args and isinstance(node.args[0], ast.Constant)):
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and (isinstance(node.func, ast.Name) and node.func.id in ("lazy_import", "import_module")
+                   or isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")):
             out.add(node.args[0].value)  # an import on first use is an import all the same
     return out
 
 
 def _rank(module: str) -> int | None:
-    """The rank of ``module`` (longest key of :data:`RANKS` that is it or a package above it);
-    ``None`` for modules outside the project (torch, pandas, ...)."""
-    keys = [k for k in RANKS if module == k or (module.startswith(k + ".") and k != "dropedge_core")]
+    """The rank of ``module`` (longest key of :data:`RANKS` that is it or a package above it;
+    the bare ``dropedge_explorer`` ranks its ``__init__`` alone, every module under it has its
+    own key); ``None`` for modules outside the project (torch, pandas, ...)."""
+    keys = [k for k in RANKS if module == k or (module.startswith(k + ".") and k != "dropedge_explorer")]
     return RANKS[max(keys, key=len)] if keys else None
 
 
 def _module_name(path: Path, repo: Path = REPO) -> str:
-    parts = path.relative_to(repo).with_suffix("").parts
+    """``dropedge_core.samplers`` for ``library/dropedge_core/samplers.py`` (the library's
+    distribution lives in ``library/``), ``app_shared.x`` for ``app_shared/x.py``."""
+    rel = path.relative_to(repo)
+    parts = (rel.relative_to("library") if rel.parts[0] == "library" else rel).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _project_files(repo: Path = REPO) -> list[Path]:
-    roots = [repo / "dropedge_core", repo / "app_shared", repo / "app_pages"]
+    roots = [repo / "library" / "dropedge_core", repo / "dropedge_explorer", repo / "app_shared",
+             repo / "app_pages"]
     return [p for root in roots if root.is_dir() for p in _modules(root)] + \
         [p for p in [repo / "app.py"] if p.is_file()]
 
@@ -136,9 +149,9 @@ def _too_long(roots: list[Path], repo: Path = REPO) -> dict[str, object]:
 
 
 def test_modules_and_functions_are_split_by_idea():
-    """Issue 27: every module of ``dropedge_core`` and ``app_shared`` <= 400 lines, every
+    """Every module of the library, the explorer and ``app_shared`` <= 400 lines, every
     function's code <= 60."""
-    assert _too_long([CORE, REPO / "app_shared"]) == {}
+    assert _too_long([LIBRARY, EXPLORER, REPO / "app_shared"]) == {}
 
 
 def test_the_size_check_counts_code_not_docstrings(tmp_path):
@@ -162,20 +175,20 @@ def test_no_page_is_over_150_lines():
 def test_the_package_never_imports_streamlit_or_the_app():
     app = ("streamlit", "app_shared", "app_pages", "app")
     bad = {str(p.relative_to(REPO)): sorted(m for m in _imports(p) if m.split(".")[0] in app)
-           for p in _modules(CORE)}
+           for p in _modules(LIBRARY) + _modules(EXPLORER)}
     assert not {k: v for k, v in bad.items() if v}
 
 
 def test_no_app_plumbing_in_the_package():
     found = {}
-    for p in _modules(CORE):
+    for p in _modules(LIBRARY) + _modules(EXPLORER):
         text = p.read_text(encoding="utf-8").lower()
         for name in OPTUNA_NAMES:  # a library's option, not app plumbing
             text = text.replace(name, "")
         words = [w for w in APP_WORDS if w in text]
         if words:
             found[str(p.relative_to(REPO))] = words
-    assert not found, f"app plumbing words in dropedge_core: {found}"
+    assert not found, f"app plumbing words in the library or the explorer: {found}"
 
 
 def _upward_imports(repo: Path = REPO) -> dict[str, list[str]]:
@@ -183,8 +196,7 @@ def _upward_imports(repo: Path = REPO) -> dict[str, list[str]]:
     bad = {}
     for p in _project_files(repo):
         own = _rank(_module_name(p, repo))
-        above = sorted(m for m in _imports(p, repo)
-                       if m != "dropedge_core" and (r := _rank(m)) is not None and r > own)
+        above = sorted(m for m in _imports(p, repo) if (r := _rank(m)) is not None and r > own)
         if above:
             bad[str(p.relative_to(repo))] = above
     return bad
@@ -201,49 +213,87 @@ def test_a_module_imports_only_modules_of_its_rank_or_below():
 
 
 def test_the_cli_and_the_pages_call_the_studies():
-    cli = set().union(*(_imports(p) for p in _modules(CORE / "cli")))
-    assert any(m.startswith("dropedge_core.studies") for m in cli)
+    cli = set().union(*(_imports(p) for p in _modules(EXPLORER / "cli")))
+    assert any(m.startswith("dropedge_explorer.studies") for m in cli)
     pages = set().union(*(_imports(p) for p in [*_modules(PAGES), *_modules(REPO / "app_shared")]))
-    assert any(m.startswith("dropedge_core.studies") for m in pages)
+    assert any(m.startswith("dropedge_explorer.studies") for m in pages)
 
 
 def test_the_rank_check_catches_an_upward_import(tmp_path):
-    """The checker itself, on a made-up tree: a method module importing the studies
-    (absolute and relative) or a database module, a data module importing the store, the
-    app's plumbing imported by the package, a figure importing the studies or training, are
-    seen; downward imports are not."""
+    """The checker itself, on a made-up tree: a library module importing the explorer
+    (absolute, through ``import_module``) or a database module, an explorer module importing
+    a higher one relatively, a data module importing the store, the app's plumbing imported
+    by the explorer, a figure importing the studies or training, are seen; downward imports
+    are not."""
     files = {
-        "dropedge_core/method/a.py": "from dropedge_core.studies import sweep\n",
-        "dropedge_core/method/b.py": "from ..figures import style\n",
-        "dropedge_core/method/c.py": "from .graph import Graph\nimport torch\n",
-        "dropedge_core/method/d.py": "def f():\n    return lazy_import('dropedge_core.store').ResultStore\n",
-        "dropedge_core/method/graph.py": "from dropedge_core import databases\n",
-        "dropedge_core/data/presets.py": "from dropedge_core.store import ResultStore\n",
-        "dropedge_core/store/_runs.py": "import app_shared\nfrom dropedge_core.training import TrainConfig\n",
-        "app_shared/__init__.py": "from dropedge_core.studies import run_tables as runs\n",
-        "dropedge_core/figures/men.py": ("from ..studies.sampling import men_runs\n"
-                                         "from dropedge_core.data import x\n"),
-        "dropedge_core/figures/teaching.py": "import dropedge_core.training.trainer\n",
+        "library/dropedge_core/a.py": "from dropedge_explorer.studies import sweep\n",
+        "library/dropedge_core/c.py": "from .graph import Graph\nimport torch\n",
+        "library/dropedge_core/d.py": ("def f():\n"
+                                       "    return import_module('dropedge_explorer.store').ResultStore\n"),
+        "library/dropedge_core/graph.py": "from dropedge_explorer import databases\n",
+        "dropedge_explorer/data/presets.py": "from dropedge_explorer.store import ResultStore\n",
+        "dropedge_explorer/data/b.py": "from ..figures import style\nfrom dropedge_core import samplers\n",
+        "dropedge_explorer/store/_runs.py": ("import app_shared\n"
+                                             "from dropedge_explorer.training import TrainConfig\n"),
+        "app_shared/__init__.py": "from dropedge_explorer.studies import run_tables as runs\n",
+        "dropedge_explorer/figures/men.py": ("from ..studies.sampling import men_runs\n"
+                                             "from dropedge_explorer.data import x\n"),
+        "dropedge_explorer/figures/teaching.py": "import dropedge_explorer.training.trainer\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
+    _write_tree(tmp_path, files)
     assert _upward_imports(tmp_path) == {
-        "dropedge_core/method/a.py": ["dropedge_core.studies", "dropedge_core.studies.sweep"],
-        "dropedge_core/method/b.py": ["dropedge_core.figures", "dropedge_core.figures.style"],
-        "dropedge_core/method/d.py": ["dropedge_core.store"],
-        "dropedge_core/method/graph.py": ["dropedge_core.databases"],
-        "dropedge_core/data/presets.py": ["dropedge_core.store", "dropedge_core.store.ResultStore"],
-        "dropedge_core/store/_runs.py": ["app_shared"],
+        "library/dropedge_core/a.py": ["dropedge_explorer.studies", "dropedge_explorer.studies.sweep"],
+        "library/dropedge_core/d.py": ["dropedge_explorer.store"],
+        "library/dropedge_core/graph.py": ["dropedge_explorer.databases"],
+        "dropedge_explorer/data/presets.py": ["dropedge_explorer.store",
+                                              "dropedge_explorer.store.ResultStore"],
+        "dropedge_explorer/data/b.py": ["dropedge_explorer.figures", "dropedge_explorer.figures.style"],
+        "dropedge_explorer/store/_runs.py": ["app_shared"],
         # a figure draws a table the caller built: it imports neither the studies nor training
-        "dropedge_core/figures/men.py": ["dropedge_core.studies.sampling",
-                                         "dropedge_core.studies.sampling.men_runs"],
-        "dropedge_core/figures/teaching.py": ["dropedge_core.training.trainer"]}
+        "dropedge_explorer/figures/men.py": ["dropedge_explorer.studies.sampling",
+                                             "dropedge_explorer.studies.sampling.men_runs"],
+        "dropedge_explorer/figures/teaching.py": ["dropedge_explorer.training.trainer"]}
 
 
-#: Test folders beside the package's own (dropedge_core/<layer>/ -> tests/<layer>/): the app's
-#: AppTests, the real-browser tests and the shared helpers.
-TEST_FOLDERS_BESIDE = ("app", "browser", "helpers")
+def _library_foreign_imports(repo: Path = REPO) -> dict[str, list[str]]:
+    """Each library module's imports of anything but itself, the standard library and
+    :data:`LIBRARY_MAY_IMPORT` (its ``__main__`` aside: the one place that hands over to
+    the explorer's command line)."""
+    import sys
+
+    allowed = set(LIBRARY_MAY_IMPORT) | set(sys.stdlib_module_names) | {"dropedge_core", "__future__"}
+    bad = {}
+    for p in _modules(repo / "library" / "dropedge_core"):
+        if p.name == "__main__.py":
+            continue
+        foreign = sorted(m for m in _imports(p, repo) if m and m.split(".")[0] not in allowed)
+        if foreign:
+            bad[str(p.relative_to(repo))] = foreign
+    return bad
+
+
+def test_the_library_imports_only_torch_numpy_scipy_and_pyg():
+    assert _library_foreign_imports() == {}
+
+
+def test_the_library_import_check_sees_a_foreign_import(tmp_path):
+    _write_tree(tmp_path, {
+        "library/dropedge_core/a.py": "import pandas as pd\nimport os\nimport numpy as np\n",
+        "library/dropedge_core/b.py": "def f():\n    return importlib.import_module('sqlalchemy.engine')\n",
+        "library/dropedge_core/pyg/c.py": ("from torch_geometric.utils import dropout_edge\n"
+                                           "import scipy.sparse\n"),
+        "library/dropedge_core/__main__.py": "from dropedge_explorer.cli import main\n",
+        "library/dropedge_core/d.py": "from dropedge_explorer import memory\n"})
+    assert _library_foreign_imports(tmp_path) == {
+        "library/dropedge_core/a.py": ["pandas"],
+        "library/dropedge_core/b.py": ["sqlalchemy.engine"],
+        "library/dropedge_core/d.py": ["dropedge_explorer", "dropedge_explorer.memory"]}
+
+
+#: Test folders beside the explorer's layers (dropedge_explorer/<layer>/ -> tests/<layer>/): the
+#: library's tests (``core``: its modules; ``pyg``: its PyG front end), the app's AppTests, the
+#: real-browser tests and the shared helpers.
+TEST_FOLDERS_BESIDE = ("core", "pyg", "app", "browser", "helpers")
 #: Tests of the whole project, not of one layer: they stay at the top of tests/.
 TOP_LEVEL_TESTS = ("test_architecture.py", "test_ci_skips.py", "test_cuda.py", "test_docstrings.py",
                    "test_mutation_records.py", "test_packaging.py", "test_public_surface.py")
@@ -254,9 +304,9 @@ def _test_tree_problems(repo: Path = REPO) -> list[str]:
     code lives in ``tests/helpers``), a test folder that is not a layer of the package, a
     layer's test left at the top of ``tests/``."""
     tests = repo / "tests"
-    core = repo / "dropedge_core"
-    layers = {p.name for p in core.iterdir() if (p / "__init__.py").is_file()}
-    layers |= {p.stem for p in core.glob("*.py")}
+    explorer = repo / "dropedge_explorer"
+    layers = {p.name for p in explorer.iterdir() if (p / "__init__.py").is_file()}
+    layers |= {p.stem for p in explorer.glob("*.py")}
     problems = []
     for path in _modules(tests):
         rel = path.relative_to(repo).as_posix()
@@ -266,7 +316,7 @@ def _test_tree_problems(repo: Path = REPO) -> list[str]:
                 problems.append(f"{rel} imports {module}")
         folder = path.relative_to(tests).parts
         if len(folder) > 1 and folder[0] not in layers | set(TEST_FOLDERS_BESIDE):
-            problems.append(f"{rel}: tests/{folder[0]}/ is not a layer of dropedge_core")
+            problems.append(f"{rel}: tests/{folder[0]}/ is not a layer of the project")
         if len(folder) == 1 and path.name.startswith("test_") and path.name not in TOP_LEVEL_TESTS:
             problems.append(f"{rel}: a layer's test at the top of tests/")
     return sorted(set(problems))
@@ -278,11 +328,11 @@ def test_tests_mirror_the_package_and_share_code_only_through_helpers():
 
 def test_the_test_tree_check_catches_test_to_test_imports_and_stray_folders(tmp_path):
     files = {
-        "dropedge_core/method/__init__.py": "",
-        "dropedge_core/studies/__init__.py": "",
-        "tests/method/test_a.py": "from tests.method.test_b import helper\n",
-        "tests/method/test_b.py": "from .test_c import x\nfrom tests.helpers import REPO\n",
-        "tests/method/test_c.py": "from ..conftest import random_graph\n",
+        "library/dropedge_core/__init__.py": "",
+        "dropedge_explorer/studies/__init__.py": "",
+        "tests/core/test_a.py": "from tests.core.test_b import helper\n",
+        "tests/core/test_b.py": "from .test_c import x\nfrom tests.helpers import REPO\n",
+        "tests/core/test_c.py": "from ..conftest import random_graph\n",
         "tests/studies/test_d.py": "from tests.helpers.app import _ok\n",
         "tests/misc/test_e.py": "",
         "tests/test_f.py": "",
@@ -290,13 +340,13 @@ def test_the_test_tree_check_catches_test_to_test_imports_and_stray_folders(tmp_
     }
     _write_tree(tmp_path, files)
     assert _test_tree_problems(tmp_path) == [
-        "tests/method/test_a.py imports tests.method.test_b",
-        "tests/method/test_a.py imports tests.method.test_b.helper",
-        "tests/method/test_b.py imports tests.method.test_c",
-        "tests/method/test_b.py imports tests.method.test_c.x",
-        "tests/method/test_c.py imports tests.conftest",
-        "tests/method/test_c.py imports tests.conftest.random_graph",
-        "tests/misc/test_e.py: tests/misc/ is not a layer of dropedge_core",
+        "tests/core/test_a.py imports tests.core.test_b",
+        "tests/core/test_a.py imports tests.core.test_b.helper",
+        "tests/core/test_b.py imports tests.core.test_c",
+        "tests/core/test_b.py imports tests.core.test_c.x",
+        "tests/core/test_c.py imports tests.conftest",
+        "tests/core/test_c.py imports tests.conftest.random_graph",
+        "tests/misc/test_e.py: tests/misc/ is not a layer of the project",
         "tests/test_f.py: a layer's test at the top of tests/",
     ]
 def _write_tree(root: Path, files: dict[str, str]) -> None:
@@ -323,20 +373,21 @@ def _layer_limit_homes(repo: Path = REPO) -> list[str]:
 
 
 def test_the_layer_limit_has_one_home(tmp_path):
-    """``method.limits.MAX_LAYERS`` is the one number; the app's lower limit is derived from
+    """``dropedge_core.limits.MAX_LAYERS`` is the one number; the app's lower limit is derived from
     the depth study's depths. The checker sees a copy and a hard-coded default."""
-    assert [h.split(":")[0] for h in _layer_limit_homes()] == ["dropedge_core/method/_limits.py"]
+    assert [h.split(":")[0] for h in _layer_limit_homes()] == ["library/dropedge_core/limits.py"]
+    from dropedge_core import limits
+
     from app_shared import urlstate
-    from dropedge_core.method import _limits as limits
-    from dropedge_core.studies.depth import DEPTHS
+    from dropedge_explorer.studies.depth import DEPTHS
 
     assert urlstate.APP_MAX_LAYERS == max(DEPTHS) <= limits.MAX_LAYERS
-    files = {"dropedge_core/training/config.py": "MAX_LAYERS = 256\n",
-             "dropedge_core/method/samplers.py": "def check_layers(n, max_layers=256):\n    pass\n",
+    files = {"dropedge_explorer/training/config.py": "MAX_LAYERS = 256\n",
+             "library/dropedge_core/samplers.py": "def check_layers(n, max_layers=256):\n    pass\n",
              "app_shared/urlstate.py": "APP_MAX_LAYERS = max(DEPTHS)\n"}
     _write_tree(tmp_path, files)
-    assert sorted(_layer_limit_homes(tmp_path)) == ["dropedge_core/method/samplers.py:1",
-                                                    "dropedge_core/training/config.py:1"]
+    assert sorted(_layer_limit_homes(tmp_path)) == ["dropedge_explorer/training/config.py:1",
+                                                    "library/dropedge_core/samplers.py:1"]
 
 
 #: An issue number in prose ("issue 37", "issues 16, 24", "issue #39"): history, which belongs
@@ -361,7 +412,7 @@ def _issue_numbers(roots: list[Path], repo: Path = REPO) -> list[str]:
 
 
 def test_no_docstring_names_an_issue_number():
-    bad = _issue_numbers([CORE, REPO / "app_shared", REPO / "app_pages"])
+    bad = _issue_numbers([LIBRARY, EXPLORER, REPO / "app_shared", REPO / "app_pages"])
     assert not bad, f"say what the code does, not which issue asked for it: {bad}"
 
 
@@ -376,19 +427,26 @@ def test_the_issue_number_check_sees_one(tmp_path):
 
 
 #: The packages whose imports are all at the top: a heavy library (or a module that would
-#: make an import cycle) used by few calls comes through ``dropedge_core._lazy.lazy_import``
-#: instead of an ``import`` inside a function. Every package but ``cli``, whose commands
-#: import what they run only once the signal handlers are set (importing torch takes
-#: seconds, and Ctrl-C in them must be one line), and the top-level modules (``""``).
-TOP_IMPORT_PACKAGES = ("method", "training", "data", "store", "pyg", "studies", "figures", "")
+#: make an import cycle) used by few calls comes through ``dropedge_explorer._lazy.lazy_import``
+#: (the library: ``importlib.import_module``) instead of an ``import`` inside a function. Every
+#: package but the explorer's ``cli``, whose commands import what they run only once the signal
+#: handlers are set (importing torch takes seconds, and Ctrl-C in them must be one line), and
+#: the library's ``__main__`` (the same reason).
+TOP_IMPORT_PACKAGES = ("library/dropedge_core", "dropedge_explorer/training", "dropedge_explorer/data",
+                       "dropedge_explorer/store", "dropedge_explorer/studies", "dropedge_explorer/figures",
+                       "dropedge_explorer")
 
 
 def _function_imports(repo: Path = REPO) -> list[str]:
-    """``"path:line"`` of every ``import`` inside a function of :data:`TOP_IMPORT_PACKAGES`."""
+    """``"path:line"`` of every ``import`` inside a function of :data:`TOP_IMPORT_PACKAGES`
+    (the explorer itself: its top-level modules only)."""
     found = []
     for package in TOP_IMPORT_PACKAGES:
-        folder = repo / "dropedge_core" / package
-        for p in _modules(folder) if package else sorted(folder.glob("*.py")):
+        folder = repo / package
+        files = sorted(folder.glob("*.py")) if package == "dropedge_explorer" else _modules(folder)
+        for p in files:
+            if p.name == "__main__.py":
+                continue
             for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     found += [f"{p.relative_to(repo).as_posix()}:{inner.lineno}" for inner in ast.walk(node)
@@ -401,14 +459,15 @@ def test_imports_are_at_the_top_or_through_the_lazy_helper():
 
 
 def test_the_import_check_finds_an_import_inside_a_function(tmp_path):
-    files = {"dropedge_core/data/a.py": "import torch\n\n\ndef f():\n    from scipy import sparse\n"
-                                        "    return sparse\n",
-             "dropedge_core/pyg/b.py": "class C:\n    def m(self):\n        import pandas as pd\n",
-             "dropedge_core/data/c.py": "from dropedge_core._lazy import lazy_import\n\n\n"
-                                        "def f():\n    return lazy_import('scipy.sparse')\n",
-             "dropedge_core/studies/d.py": "def f():\n    import optuna\n",
-             "dropedge_core/e.py": "def f():\n    import resource\n",
-             "dropedge_core/cli/f.py": "def f():\n    from dropedge_core.store import ResultStore\n"}
+    files = {"dropedge_explorer/data/a.py": "import torch\n\n\ndef f():\n    from scipy import sparse\n"
+                                            "    return sparse\n",
+             "library/dropedge_core/pyg/b.py": "class C:\n    def m(self):\n        import pandas as pd\n",
+             "dropedge_explorer/data/c.py": "from dropedge_explorer._lazy import lazy_import\n\n\n"
+                                            "def f():\n    return lazy_import('scipy.sparse')\n",
+             "dropedge_explorer/studies/d.py": "def f():\n    import optuna\n",
+             "dropedge_explorer/e.py": "def f():\n    import resource\n",
+             "dropedge_explorer/cli/f.py": "def f():\n    from dropedge_explorer.store import ResultStore\n"}
     _write_tree(tmp_path, files)
-    assert _function_imports(tmp_path) == ["dropedge_core/data/a.py:5", "dropedge_core/e.py:2",
-                                           "dropedge_core/pyg/b.py:3", "dropedge_core/studies/d.py:2"]
+    assert _function_imports(tmp_path) == ["dropedge_explorer/data/a.py:5", "dropedge_explorer/e.py:2",
+                                           "dropedge_explorer/studies/d.py:2",
+                                           "library/dropedge_core/pyg/b.py:3"]

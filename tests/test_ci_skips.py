@@ -57,3 +57,30 @@ def test_the_count_holds_when_xdist_workers_run_the_tests(suite, monkeypatch):
     result.stdout.fnmatch_lines(["*skips by reason*", "*1 skipped: needs a CUDA GPU*",
                                  "*1 FAILED (a skip under CI=true): chromium not found*",
                                  "*1 FAILED (a skip under CI=true): no PostgreSQL server binaries*"])
+
+
+def test_the_conftest_loads_without_xdist(suite, monkeypatch):
+    """``-p no:xdist`` (one process): the conftest's ``-n auto`` hook is xdist's, so it is
+    registered only when xdist is loaded (was: ``INTERNALERROR ... unknown hook
+    'pytest_xdist_auto_num_workers'`` before any test ran)."""
+    monkeypatch.delenv("CI", raising=False)
+    result = suite.runpytest("-p", "no:cacheprovider", "-p", "no:xdist")
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=1, skipped=3)
+
+
+def test_auto_workers_are_bounded_by_the_conftest(suite, monkeypatch):
+    """With xdist loaded, ``-n auto`` still asks the conftest: one worker per usable core, at
+    most MAX_WORKERS = 4 (xdist's own answer would be all 8 cores)."""
+    import os
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    config = suite.parseconfigure("-p", "no:cacheprovider")
+    assert config.hook.pytest_xdist_auto_num_workers(config=config) == 4
+
+
+def test_readme_names_a_one_process_command_that_works():
+    """README's one-process flag is one the project's addopts accept (``-p no:xdist`` alone
+    is not: addopts passes xdist's ``-n auto``)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "`-n 0` for one process" in readme

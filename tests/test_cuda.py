@@ -5,7 +5,7 @@ memory.
 
 Skipped, with the reason, where ``torch.cuda.is_available()`` is False (CI has no GPU).
 The CPU-side guard for the same class of bug (draws on another device than their
-generator) is ``tests/method/test_devices.py``, which runs everywhere.
+generator) is ``tests/core/test_devices.py``, which runs everywhere.
 
 ``DROPEDGE_TEST_DEVICE=cpu pytest -m cuda tests/test_cuda.py`` runs the same test bodies
 on the CPU: that is how each test was seen to fail on the breakage it guards without a
@@ -18,11 +18,11 @@ import os
 
 import pytest
 import torch
-
+from dropedge_core import _nested_draws as nested_draws
 from dropedge_core import normalization, samplers
-from dropedge_core.method import _nested_draws as nested_draws
-from dropedge_core.method.models import BACKBONES
-from dropedge_core.training import TrainConfig, train
+from dropedge_core.models import BACKBONES
+
+from dropedge_explorer.training import TrainConfig, train
 from tests.helpers.references import WEIGHTS, nested_marginals, successive_subset_probs
 
 DEVICE = os.environ.get("DROPEDGE_TEST_DEVICE", "cuda").strip() or "cuda"

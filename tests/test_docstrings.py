@@ -14,9 +14,12 @@ from pathlib import Path
 
 from tests.helpers import REPO
 
-#: The packages whose public API is documented in PyG's format (their ``_private`` modules
-#: aside: no public names), and the top-level modules of ``dropedge_core`` documented too.
-DOCUMENTED = ("method", "training", "data", "store", "pyg", "studies", "figures")
+#: The folders whose public API is documented in PyG's format (their ``_private`` modules
+#: aside: no public names): the whole library, and the explorer's packages; and the
+#: explorer's top-level modules documented too.
+DOCUMENTED = ("library/dropedge_core", "library/dropedge_core/pyg", "dropedge_explorer/training",
+              "dropedge_explorer/data", "dropedge_explorer/store", "dropedge_explorer/studies",
+              "dropedge_explorer/figures")
 DOCUMENTED_MODULES = ("memory", "sweep_workers", "locations", "databases", "paths")
 #: An ``Args:`` entry: the name (``*args``/``**kwargs`` with their stars), then its type.
 _ENTRY = re.compile(r"^(\*{0,2}\w+) \(")
@@ -77,8 +80,8 @@ def _docstring_problems(repo: Path = REPO) -> list[str]:
     packages and top-level modules whose ``Args:`` section is missing or does not name each
     parameter."""
     problems = []
-    root = repo / "dropedge_core"
-    paths = [p for package in DOCUMENTED for p in sorted((root / package).glob("*.py"))]
+    root = repo / "dropedge_explorer"
+    paths = [p for package in DOCUMENTED for p in sorted((repo / package).glob("*.py"))]
     paths += [root / f"{name}.py" for name in DOCUMENTED_MODULES if (root / f"{name}.py").is_file()]
     for path in paths:
         rel = path.relative_to(repo).as_posix()
@@ -104,7 +107,7 @@ def _docstring_problems(repo: Path = REPO) -> list[str]:
 
 def test_every_public_function_documents_each_parameter():
     # a documented module renamed or moved must not drop out of the check unseen
-    assert [m for m in DOCUMENTED_MODULES if not (REPO / "dropedge_core" / f"{m}.py").is_file()] == []
+    assert [m for m in DOCUMENTED_MODULES if not (REPO / "dropedge_explorer" / f"{m}.py").is_file()] == []
     assert _docstring_problems() == []
 
 
@@ -122,33 +125,33 @@ def test_the_docstring_check_catches_a_missing_parameter_and_a_missing_section(t
             '        **options (dict): passed on.\n\n'
             '    Returns:\n        p (int): not a parameter entry: another section.\n    """\n')
     files = {
-        "dropedge_core/method/a.py": "__all__ = ['keep', 'Box', 'Record']\n" + good
+        "library/dropedge_core/a.py": "__all__ = ['keep', 'Box', 'Record']\n" + good
         + "class Box:\n    \"\"\"A box.\n\n    Args:\n        size (int): its size.\n    \"\"\"\n"
         "    def __init__(self, size, colour):\n        pass\n"
         + "from dataclasses import dataclass\n@dataclass\nclass Record:\n"
         "    \"\"\"A record.\"\"\"\n    value: float\n    _cache: dict = None\n",
         # ``seen`` is documented in the prose only, and ``Returns:`` is no ``Args:``
-        "dropedge_core/data/b.py": "__all__ = ['load', '_hidden']\n"
+        "dropedge_explorer/data/b.py": "__all__ = ['load', '_hidden']\n"
         'def load(name, seen):\n    """Load ``seen``.\n\n    Args:\n        name (str): a name.\n'
         '            seen (bool): indented as a continuation line, so not an entry.\n\n'
         '    Returns:\n        seen (bool): an entry of another section.\n    """\n'
         "def _hidden(x):\n    pass\n"
         "def unlisted(x):\n    pass\n",
-        "dropedge_core/store/c.py": "__all__ = ['f']\ndef f(x):\n    \"\"\"No sections.\"\"\"\n",
-        "dropedge_core/figures/d.py": "__all__ = ['plot']\ndef plot(df):\n    \"\"\"A figure.\"\"\"\n",
+        "dropedge_explorer/store/c.py": "__all__ = ['f']\ndef f(x):\n    \"\"\"No sections.\"\"\"\n",
+        "dropedge_explorer/figures/d.py": "__all__ = ['plot']\ndef plot(df):\n    \"\"\"A figure.\"\"\"\n",
         # left out: a private module, and a top-level module not in DOCUMENTED_MODULES
-        "dropedge_core/studies/_stopping.py": "__all__ = ['g']\ndef g(x):\n    pass\n",
-        "dropedge_core/echo.py": "__all__ = ['g']\ndef g(x):\n    pass\n",
-        "dropedge_core/paths.py": "__all__ = ['h']\ndef h(target):\n    pass\n",
+        "dropedge_explorer/studies/_stopping.py": "__all__ = ['g']\ndef g(x):\n    pass\n",
+        "dropedge_explorer/env.py": "__all__ = ['g']\ndef g(x):\n    pass\n",
+        "dropedge_explorer/paths.py": "__all__ = ['h']\ndef h(target):\n    pass\n",
     }
     for rel, text in files.items():
         _write(tmp_path, rel, text)
     assert _docstring_problems(tmp_path) == [
-        "dropedge_core/method/a.py: Box lacks Args: colour",
-        "dropedge_core/method/a.py: Record has no Args:",
-        "dropedge_core/data/b.py: load lacks Args: seen",
-        "dropedge_core/data/b.py: _hidden has no Args:",
-        "dropedge_core/store/c.py: f has no Args:",
-        "dropedge_core/figures/d.py: plot has no Args:",
-        "dropedge_core/paths.py: h has no Args:",
+        "library/dropedge_core/a.py: Box lacks Args: colour",
+        "library/dropedge_core/a.py: Record has no Args:",
+        "dropedge_explorer/data/b.py: load lacks Args: seen",
+        "dropedge_explorer/data/b.py: _hidden has no Args:",
+        "dropedge_explorer/store/c.py: f has no Args:",
+        "dropedge_explorer/figures/d.py: plot has no Args:",
+        "dropedge_explorer/paths.py: h has no Args:",
     ]

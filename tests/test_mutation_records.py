@@ -73,7 +73,7 @@ def test_the_check_names_stale_killed_and_hand_edited_judgements():
 
 
 def test_counts_follow_the_judgements_and_the_table_marks_a_record_of_other_code():
-    module = {"source": "dropedge_core/studies/cells.py", "tests": [],
+    module = {"source": "dropedge_explorer/studies/cells.py", "tests": [],
               "equivalent": {"f 1": {"change": "", "why": ""}},
               "out_of_reach": {"f 2": {"change": "", "why": ""}}}
     record = {"run": "2026-01-01", "commit": "abc1234", "source": "0" * 16, "mutants": 10, "killed": 6,

@@ -1,6 +1,9 @@
-"""``pip install .`` into a fresh virtual environment, then the package's data from outside
-the repository: the paper's presets and tables, the bundled runs and the teaching snapshots
-must come from the installed package (package data), never from the checkout.
+"""The two distributions installed by pip into fresh virtual environments: the library
+(``library/``: ``dropedge-core``) alone, and the explorer (``.``: ``dropedge-explorer``) on it.
+The library declares torch, numpy and scipy only (torch_geometric under ``[pyg]``), and
+``import dropedge_core.pyg`` there loads none of the explorer's libraries; the explorer's data
+from outside the repository: the paper's presets and tables, the bundled runs and the teaching
+snapshots come from the installed package (package data), never from the checkout.
 
 The venv sees the system's site-packages (torch, pandas, ... are not installed again) and
 the build runs without isolation or an index, so the test works offline. The sources are
@@ -24,9 +27,9 @@ from tests.helpers import REPO
 #: What both sides compute: in the venv (the installed package) and here (the checkout).
 SUMMARY = r"""
 def summary():
-    from dropedge_core import paths
-    from dropedge_core.data import presets, reference
-    from dropedge_core.studies import cell_search, paper_views, run_tables as runs, teaching
+    from dropedge_explorer import paths
+    from dropedge_explorer.data import presets, reference
+    from dropedge_explorer.studies import cell_search, paper_views, run_tables as runs, teaching
 
     return {
         "preset": presets.paper_preset("cora", "semi", "gcn"),
@@ -55,13 +58,16 @@ import json, sys
 from pathlib import Path
 
 import dropedge_core
-from dropedge_core import paths
-from dropedge_core.studies import cells
+import dropedge_explorer
+from dropedge_explorer import paths
+from dropedge_explorer.studies import cells
 
 venv, repo = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
-package = Path(dropedge_core.__file__).resolve().parent
-assert package.is_relative_to(venv), f"dropedge_core imported from {package}, not from {venv}"
-assert not package.is_relative_to(repo), f"dropedge_core imported from the checkout {package}"
+for module in (dropedge_core, dropedge_explorer):
+    where = Path(module.__file__).resolve().parent
+    assert where.is_relative_to(venv), f"{module.__name__} imported from {where}, not from {venv}"
+    assert not where.is_relative_to(repo), f"{module.__name__} imported from the checkout {where}"
+package = Path(dropedge_explorer.__file__).resolve().parent
 assert not any(Path(p or ".").resolve().is_relative_to(repo) for p in sys.path), sys.path
 assert paths.REPO is None, paths.REPO
 assert paths.ASSETS.resolve().is_relative_to(package), paths.ASSETS
@@ -83,9 +89,9 @@ def _run(argv: list, cwd: Path, env: dict, timeout: int = 120) -> subprocess.Com
                           timeout=timeout)
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """``(venv, python, env, outside)``: the package installed by pip into a fresh venv."""
+def _venv(tmp_path_factory, dists: tuple[str, ...]) -> tuple[Path, Path, dict, Path]:
+    """``(venv, python, env, outside)``: the distributions ``dists`` (``"library"``, ``"."``)
+    installed by pip (``--no-deps``) into a fresh venv."""
     if importlib.util.find_spec("pip") is None:
         pytest.skip("pip is not installed for this Python: cannot test `pip install .`")
     root = tmp_path_factory.mktemp("packaging")
@@ -108,16 +114,32 @@ def installed(tmp_path_factory):
                            capture_output=True, text=True, env=env, check=True).stdout.strip()
     Path(inner).mkdir(parents=True, exist_ok=True)
     (Path(inner) / "outer_site.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):  # what the project metadata may name
-        if (REPO / name).is_file():
-            shutil.copy2(REPO / name, src / name)
-    shutil.copytree(REPO / "dropedge_core", src / "dropedge_core",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    pip = _run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-                "--disable-pip-version-check", src], outside, env, timeout=180)
-    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    for dist, package in (("library", "library/dropedge_core"), (".", "dropedge_explorer")):
+        if dist not in dists:
+            continue
+        here = src / dist
+        here.mkdir(parents=True, exist_ok=True)
+        for name in ("pyproject.toml", "README.md", "LICENSE"):  # what the project metadata may name
+            if (REPO / dist / name).is_file():
+                shutil.copy2(REPO / dist / name, here / name)
+        shutil.copytree(REPO / package, here / Path(package).name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        pip = _run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
+                    "--disable-pip-version-check", here], outside, env, timeout=180)
+        assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
     return venv, python, env, outside
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The library and the explorer installed into one fresh venv."""
+    return _venv(tmp_path_factory, ("library", "."))
+
+
+@pytest.fixture(scope="module")
+def library_only(tmp_path_factory):
+    """The library alone installed into a fresh venv."""
+    return _venv(tmp_path_factory, ("library",))
 
 
 def test_installed_package_data_loads_outside_the_repository(installed):
@@ -153,7 +175,7 @@ print(json.dumps({"requires": reqs, "kept": [k.size(1) for k in kept]}))
 
 
 def test_installed_metadata_declares_the_tested_ranges_and_keeps_the_app_optional(installed):
-    """``pip install .`` is the library: torch and torch_geometric in the range CI tests
+    """``pip install .`` is the explorer: torch and torch_geometric in the range CI tests
     (the pins of requirements.txt inside it, older and newer releases outside), the app's
     Streamlit only under the ``app`` extra; the PyG front end runs from the install."""
     from packaging.requirements import Requirement
@@ -176,3 +198,80 @@ def test_installed_metadata_declares_the_tested_ranges_and_keeps_the_app_optiona
         spec = core[name].specifier
         assert spec.contains(pins[name]), (name, str(spec), pins[name])
         assert not any(spec.contains(v) for v in outside_range), (name, str(spec))
+
+
+# runs in the venv's python: the library's declared needs, and what `import dropedge_core.pyg` loads
+#: What a PyG user must not get with the library.
+EXPLORER_ONLY = ("pandas", "pyarrow", "optuna", "alembic", "sqlalchemy", "plotly", "streamlit",
+                 "dropedge_explorer")
+#: Prepended to a child process: the explorer cannot be imported (this machine's site-packages,
+#: which the venv sees, hold the checkout's explorer as an editable install)
+BLOCKER = """
+import importlib.abc, sys
+class _Blocked(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "dropedge_explorer":
+            raise ModuleNotFoundError("No module named " + repr(name), name=name)
+sys.meta_path.insert(0, _Blocked())
+"""
+LIBRARY_CHILD = BLOCKER + f"EXPLORER_ONLY = {EXPLORER_ONLY!r}\n" + r"""
+import sys
+# The venv sees this machine's site-packages, which hold the explorer's libraries; a PyG user
+# with the library alone has none of them (the closure below says so), and torch_geometric
+# imports pandas where it is installed (torch_geometric.llm). So they are made absent: an import
+# raises ImportError and importlib's find_spec finds nothing, as in a lean environment.
+for _name in EXPLORER_ONLY:
+    sys.modules.setdefault(_name, None)
+
+import json
+from importlib.metadata import PackageNotFoundError, requires
+
+import dropedge_core.pyg  # noqa: F401
+from packaging.requirements import Requirement
+
+declared = [Requirement(r) for r in requires("dropedge-core")]
+# every distribution the library's own requirements bring, followed through their metadata
+seen, todo = set(), [r.name for r in declared]
+while todo:
+    name = todo.pop().lower().replace("_", "-")
+    if name in seen:
+        continue
+    seen.add(name)
+    try:
+        todo += [Requirement(r).name for r in (requires(name) or []) if "extra" not in r]
+    except PackageNotFoundError:
+        pass
+print(json.dumps({"declared": sorted(str(r) for r in declared), "closure": sorted(seen),
+                  "loaded": sorted({m.split(".")[0] for m, mod in sys.modules.items() if mod is not None}
+                                 & set(EXPLORER_ONLY)),
+                  "library_modules": sorted(m for m in sys.modules if m.split(".")[0] == "dropedge_core"),
+                  "where": dropedge_core.__file__}))
+"""
+
+
+def test_the_library_alone_declares_torch_numpy_scipy_and_imports_pyg_lean(library_only):
+    """The library's distribution declares torch, numpy and scipy (torch_geometric under
+    ``[pyg]``); none of the explorer's libraries is among what those bring; there, with the
+    explorer and its libraries absent (as without them installed), ``import dropedge_core.pyg``
+    works, loads none of them and at most
+    20 of the library's modules; ``python -m dropedge_core`` says in one line where the
+    command line is."""
+    venv, python, env, outside = library_only
+    proc = _run([python, "-c", LIBRARY_CHILD], outside, env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert Path(got["where"]).resolve().is_relative_to(venv.resolve())
+    names = sorted(d.split(";")[0].split(">")[0].split("<")[0].split("=")[0].split("[")[0].strip()
+                   .lower().replace("_", "-") for d in got["declared"])
+    assert names == ["numpy", "scipy", "torch", "torch-geometric"]
+    assert [d for d in got["declared"] if d.replace("_", "-").startswith("torch-geometric")][0].endswith(
+        'extra == "pyg"')
+    assert not set(got["closure"]) & set(EXPLORER_ONLY), got["closure"]
+    assert got["loaded"] == []
+    assert 0 < len(got["library_modules"]) <= 20, got["library_modules"]
+    run_main = "import runpy; runpy.run_module('dropedge_core', run_name='__main__')"
+    cli = _run([python, "-c", BLOCKER + run_main, "--help"], outside, env)
+    assert cli.returncode == 2 and cli.stdout == ""
+    assert cli.stderr.strip().splitlines() == [
+        "error: the command line is the explorer's: pip install dropedge-explorer "
+        "(this is the dropedge_core library alone)"]

@@ -10,9 +10,13 @@ from pathlib import Path
 
 from tests.helpers import REPO
 
-PACKAGE = REPO / "dropedge_core"
-#: Code outside ``dropedge_core`` that is its client: the app, the benchmarks, the doc tools.
-CLIENTS = ("app.py", "app_pages", "app_shared", "bench", "docs/tools")
+LIBRARY = REPO / "library" / "dropedge_core"
+EXPLORER = REPO / "dropedge_explorer"
+PACKAGE = LIBRARY
+#: The library's clients (the explorer, the app, the benchmarks, the doc tools, the examples)
+#: and the explorer's (the same but itself): each reaches only public modules of the other.
+CLIENTS = ("app.py", "app_pages", "app_shared", "bench", "docs/tools", "examples")
+LIBRARY_CLIENTS = (*CLIENTS, "dropedge_explorer")
 _MOD = re.compile(r":mod:`~?([\w.]+)`")
 
 
@@ -37,8 +41,10 @@ def _children(package: Path) -> tuple[set[str], set[str]]:
 
 
 def _dotted(package: Path) -> str:
-    """``dropedge_core.studies`` for the folder ``.../dropedge_core/studies``."""
-    return ".".join(package.parts[package.parts.index("dropedge_core"):])
+    """``dropedge_explorer.studies`` for the folder ``.../dropedge_explorer/studies`` (the
+    outermost folder named like one of the two packages is the root)."""
+    start = next(i for i, part in enumerate(package.parts) if part in ("dropedge_core", "dropedge_explorer"))
+    return ".".join(package.parts[start:])
 
 
 def stated_modules(package: Path) -> set[str]:
@@ -105,8 +111,8 @@ def surface_problems(root: Path = PACKAGE) -> list[str]:
     return problems
 
 
-def private_imports(paths: list[Path], repo: Path = REPO) -> list[str]:
-    """``"file:line module"`` for every import of a private ``dropedge_core`` module (or of a
+def private_imports(paths: list[Path], repo: Path = REPO, package: str = "dropedge_core") -> list[str]:
+    """``"file:line module"`` for every import of a private module of ``package`` (or of a
     ``_name`` from one of its packages) in ``paths``."""
     found = []
     for path in paths:
@@ -118,21 +124,21 @@ def private_imports(paths: list[Path], repo: Path = REPO) -> list[str]:
                 modules = [f"{node.module}.{a.name}" for a in node.names]
             for name in modules:
                 parts = name.split(".")
-                if parts[0] == "dropedge_core" and any(p.startswith("_") for p in parts[1:]):
+                if parts[0] == package and any(p.startswith("_") for p in parts[1:]):
                     found.append(f"{path.relative_to(repo).as_posix()}:{node.lineno} {name}")
     return found
 
 
-def _client_files() -> list[Path]:
+def _client_files(names: tuple[str, ...] = CLIENTS) -> list[Path]:
     out = []
-    for name in CLIENTS:
+    for name in names:
         target = REPO / name
         out += [target] if target.is_file() else sorted(target.rglob("*.py"))
     return out
 
 
 def test_each_package_names_its_public_modules_and_only_its_public_modules_state_all():
-    assert surface_problems() == []
+    assert surface_problems(LIBRARY) + surface_problems(EXPLORER) == []
 
 
 def test_app_shared_modules_state_what_they_export():
@@ -142,7 +148,11 @@ def test_app_shared_modules_state_what_they_export():
 
 
 def test_the_app_and_the_tools_import_only_public_modules():
-    assert private_imports(_client_files()) == []
+    assert private_imports(_client_files(), package="dropedge_explorer") == []
+
+
+def test_the_explorer_and_the_app_import_only_the_librarys_public_face():
+    assert private_imports(_client_files(LIBRARY_CLIENTS)) == []
 
 
 def test_the_checks_see_a_package_that_breaks_the_rules(tmp_path):

@@ -85,8 +85,8 @@ def change_text(diff: str) -> str:
 
 def function_of(mutant: str) -> str:
     """``depth_table`` or ``EdgeSampler.layer_counts`` from mutmut's names
-    ``dropedge_core.studies.cells.x_depth_table__mutmut_117`` and
-    ``dropedge_core.method.samplers.xǁEdgeSamplerǁlayer_counts__mutmut_9``."""
+    ``dropedge_explorer.studies.cells.x_depth_table__mutmut_117`` and
+    ``dropedge_core.samplers.xǁEdgeSamplerǁlayer_counts__mutmut_9``."""
     mangled = mutant.rpartition(".")[2].partition("__mutmut_")[0]
     if mangled.startswith("xǁ"):
         return ".".join(mangled[2:].split("ǁ"))
@@ -143,13 +143,24 @@ print(json.dumps(out))
 '''
 
 
+#: The two packages mutmut copies and mutates (the library lives in library/; the tests find the
+#: mutated copy first through pytest's ``pythonpath``, pyproject.toml)
+SOURCE_PATHS = ["library", "dropedge_explorer"]
+
+
+def shown_source(source: str) -> str:
+    """A module's source as the score tables name it: its package and path
+    (``dropedge_core/samplers.py``, ``dropedge_explorer/training/trainer.py``)."""
+    return source.removeprefix("library/")
+
+
 def current_mutants(name: str, cfg: dict) -> dict[str, tuple[str, str]]:
     """``{mutmut name: (key, change)}`` of every mutant mutmut makes of MODULE's source now.
     Generated without running a test (seconds), cached per source hash in the workspace."""
     # a workspace of its own: a run in progress must keep its module's workspace as it is
     ws = WORK / "keys"
     ws.mkdir(parents=True, exist_ok=True)
-    settings = {"source_paths": ["dropedge_core"], **cfg.get("mutmut", {})}
+    settings = {"source_paths": SOURCE_PATHS, **cfg.get("mutmut", {})}
     text = "[tool.mutmut]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in settings.items())
     (ws / "pyproject.toml").write_text(text, encoding="utf-8")
     cache = ws / f"{name}.json"
@@ -289,12 +300,12 @@ def table(cfg: dict, records: dict, style: str) -> str:
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, module in cfg["modules"].items():
         if name not in records:
-            rows.append(f"| {module['source'].removeprefix('dropedge_core/')} |" + " — |" * (len(head) - 2)
+            rows.append(f"| {shown_source(module['source'])} |" + " — |" * (len(head) - 2)
                         + " no record yet |")
             continue
         c = counts(records[name], module)
         all_, reach = score(c)
-        cells = [module["source"].removeprefix("dropedge_core/"), c["mutants"], c["killed"], c["equivalent"],
+        cells = [shown_source(module["source"]), c["mutants"], c["killed"], c["equivalent"],
                  c["out_of_reach"], c["not_killed"], c["not_checked"], f"{all_:.1f}% / {reach:.1f}%",
                  when(name, records[name], cfg)]
         if style == "long":
@@ -378,7 +389,7 @@ def workspace(name: str, cfg: dict) -> Path:
     tests = list(dict.fromkeys([*module["tests"], str(core)]))
     ws = WORK / name
     ws.mkdir(parents=True, exist_ok=True)
-    for part in ("dropedge_core", *cfg.get("mutmut", {}).get("also_copy", [])):
+    for part in (*SOURCE_PATHS, *cfg.get("mutmut", {}).get("also_copy", [])):
         link = ws / part
         if not link.is_symlink():
             link.symlink_to(REPO / part)
@@ -393,7 +404,7 @@ def workspace(name: str, cfg: dict) -> Path:
     if not (REPO / core).exists():  # written in the workspace only, never through a link into the checkout
         real_folder(ws, core.parent)
         (ws / core).write_text('"""Stand-in: no core tests yet."""\n', encoding="utf-8")
-    settings = {"source_paths": ["dropedge_core"], "only_mutate": [module["source"]],
+    settings = {"source_paths": SOURCE_PATHS, "only_mutate": [module["source"]],
                 "pytest_add_cli_args_test_selection": tests, **cfg.get("mutmut", {})}
     with open(REPO / "pyproject.toml", "rb") as f:
         pytest_ini = tomllib.load(f)["tool"]["pytest"]["ini_options"]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The API reference of dropedge_core.pyg, warnings as errors (issue 36 (h)).
+# The API reference of the library dropedge_core (its face and its PyG front end), warnings as errors.
 # Needs sphinx (pip install "sphinx>=7,<9"); writes HTML outside the repository.
 #   sh docs/api/build.sh [OUTPUT_DIR]
 set -e

@@ -1,4 +1,4 @@
-"""Sphinx configuration of the API reference of ``dropedge_core.pyg`` (issue 36 (h)).
+"""Sphinx configuration of the API reference of the library ``dropedge_core`` and its PyG front end.
 
 Build (warnings are errors, as CI should run it):
 
@@ -10,9 +10,10 @@ style: Args, Raises, Example) through napoleon; nothing is written into the repo
 import os
 import sys
 
-sys.path.insert(0, os.path.abspath(os.path.join(__file__, "..", "..", "..")))
+# the library (library/dropedge_core) ahead of any installed copy
+sys.path.insert(0, os.path.abspath(os.path.join(__file__, "..", "..", "..", "library")))
 
-project = "DropEdge++ Explorer: dropedge_core.pyg"
+project = "dropedge_core: the DropEdge++ library"
 extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.intersphinx"]
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # the docstrings give each type (PyG's way)

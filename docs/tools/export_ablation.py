@@ -4,7 +4,7 @@ cell (NoDrop, DropEdge, DropEdge++ at the recipe's keep rates):
 
     python docs/tools/export_ablation.py STORE [STORE ...]
 
-Writes ``dropedge_core/assets/ablation/gcn32_cora_semi.csv``: one row per run with the keep rates
+Writes ``dropedge_explorer/assets/ablation/gcn32_cora_semi.csv``: one row per run with the keep rates
 (``p_min``, ``p_max``, ``p``: the bundled depth CSVs leave them out, as every run there has the
 recipe's), ``directed``, the seed, the accuracies and the store key. A run is taken once (by key).
 """
@@ -18,9 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import pandas as pd
 
-from dropedge_core import paths
-from dropedge_core.store import ResultStore
-from dropedge_core.studies import run_tables as bundled
+from dropedge_explorer import paths
+from dropedge_explorer.store import ResultStore
+from dropedge_explorer.studies import run_tables as bundled
 
 CELL = {"dataset": "cora", "split": "semi", "backbone": "gcn", "layers": 32}
 OUT = Path(paths.BUNDLED_RESULTS_DIR).parent / "ablation" / "gcn32_cora_semi.csv"

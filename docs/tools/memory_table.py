@@ -3,7 +3,7 @@
 The peaks are measurements (``bench/calibrate_memory.py --grid diagnostics --device cpu
 --json bench/measured/memory_cpu.json``: each cell in a fresh process, the growth of the
 resident set's high-water mark); the estimate beside each is computed now, by the shipped
-:func:`dropedge_core.memory.training_bytes`, so a change of the estimate shows here once
+:func:`dropedge_explorer.memory.training_bytes`, so a change of the estimate shows here once
 the block is regenerated (``tests/training/test_memory_diagnostics.py`` checks both the
 band and that the block is current).
 

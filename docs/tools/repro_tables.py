@@ -1,5 +1,5 @@
 """Print every number of docs/REPRODUCTION.md from the bundled run CSVs
-(``dropedge_core/assets/results/``, the search and the ablation files) and the paper's tables, so
+(``dropedge_explorer/assets/results/``, the search and the ablation files) and the paper's tables, so
 that the document is regenerated, never edited, after a sweep:
 
     python docs/tools/repro_tables.py --write docs/REPRODUCTION.md  # every block, in place
@@ -10,11 +10,11 @@ that the document is regenerated, never edited, after a sweep:
 A block is the text between ``<!-- repro_tables: NAME -->`` and ``<!-- /repro_tables: NAME -->``
 (each on a line of its own); ``tests/studies/test_reproduction_doc.py`` fails on a number outside
 the blocks and on a block the bundled data no longer give. Only runs of today's sampler streams
-(:func:`dropedge_core.studies.fingerprints.current`) enter a table, a count or a verdict; the
+(:func:`dropedge_explorer.studies.fingerprints.current`) enter a table, a count or a verdict; the
 ``older`` block lists the others, beside today's runs of the same cell.
 
 Cells: mean ± sample std of the test accuracy over the seeds (n = seeds), in %, beside
-the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_core.studies.ordering`,
+the paper's number; claims: the paired t-test over seeds of :mod:`dropedge_explorer.studies.ordering`,
 with its 95% interval and its Holm-corrected p over the claim's depths in one table.
 """
 from __future__ import annotations
@@ -29,13 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import pandas as pd
 
-from dropedge_core import paths
-from dropedge_core.data import reference
-from dropedge_core.figures import BACKBONE_LABELS
-from dropedge_core.method.models import BACKBONES
-from dropedge_core.studies import authors, cell_search, fingerprints, ordering, reproduce
-from dropedge_core.studies.cells import paper_rows
-from dropedge_core.studies.run_tables import bundled_results, empty_runs, read_runs
+from dropedge_explorer import paths
+from dropedge_explorer.data import reference
+from dropedge_explorer.figures import BACKBONE_LABELS
+from dropedge_core.models import BACKBONES
+from dropedge_explorer.studies import authors, cell_search, fingerprints, ordering, reproduce
+from dropedge_explorer.studies.cells import paper_rows
+from dropedge_explorer.studies.run_tables import bundled_results, empty_runs, read_runs
 
 LABELS = {"nodrop": "NoDrop", "dropedge": "DropEdge", "dropedge++": "DropEdge++"}
 BACKBONES_BY_LABEL = {label: key for key, label in BACKBONE_LABELS.items()}
@@ -56,7 +56,7 @@ def every_best_run() -> pd.DataFrame:
 
 def current_runs() -> pd.DataFrame:
     """The bundled runs of today's sampler streams: the only rows any table or verdict uses
-    (:func:`dropedge_core.studies.fingerprints.current`; older-stream rows are listed apart,
+    (:func:`dropedge_explorer.studies.fingerprints.current`; older-stream rows are listed apart,
     :func:`older_text`)."""
     return fingerprints.current(_every()).copy()
 
@@ -159,7 +159,7 @@ def _seeds(counts) -> str:
 
 
 def reproduce_command(dataset: str, split: str, backbone: str) -> str:
-    """The command that runs the missing cells of a depth table (:mod:`dropedge_core.studies.reproduce`)."""
+    """The command that runs the missing cells of a depth table (:mod:`dropedge_explorer.studies.reproduce`)."""
     table = next(t for t in reproduce.TABLES.values()
                  if (t.dataset, t.split) == (dataset, split) and backbone in t.backbones)
     return f"reproduce --table {table.name}"
@@ -177,7 +177,7 @@ def remaining_on_gpu() -> dict[tuple[str, str, str], tuple[int, float]]:
     """``{(dataset, split, backbone): (runs, seconds)}``: the runs each depth table lacks to
     :data:`TARGET_SEEDS` seeds a cell beside its bundled runs of today's stream, and their
     estimated time as single runs on an H200-class GPU
-    (:func:`dropedge_core.studies.reproduce.remaining_gpu_plan`)."""
+    (:func:`dropedge_explorer.studies.reproduce.remaining_gpu_plan`)."""
     out: dict[tuple[str, str, str], tuple[int, float]] = {}
     for table in reproduce.TABLES.values():
         plan = reproduce.remaining_gpu_plan(table, TARGET_SEEDS)
@@ -446,6 +446,29 @@ def authors_text() -> str:
     return "\n".join(lines) + f"\n\n{summary}"
 
 
+def authors_code_text() -> str:
+    """Section 3c: the authors' own code's runs (``assets/authors_code/runs.csv``) beside the
+    paper, our ``authors`` recipe and our ``depth`` recipe, cell by cell, and which gap is which."""
+    code = authors.code_runs()
+    table = authors.code_comparison(code, current_runs(), reference.paper_accuracy_by_depth())
+    lines = ["| dataset | L | sampler | paper | authors' code | ours, authors recipe | ours, depth recipe |",
+             "|" + " --- |" * 7]
+    for r in table.itertuples():
+        lines.append(f"| {r.dataset} {r.split} {BACKBONE_LABELS[r.backbone]} | {r.layers} | "
+                     f"{LABELS[r.sampler]} | {r.paper:g} | {_pct(r.code_mean, r.code_std, r.code_n)} | "
+                     f"{_pct(r.authors_mean, r.authors_std, r.authors_n)} | "
+                     f"{_pct(r.depth_mean, r.depth_std, r.depth_n)} |")
+    source = code.drop_duplicates(["repository", "commit", "script"])
+    scripts = ", ".join(f"`{s}`" for s in source["script"])
+    seeds = ", ".join(f"{int(s)}" for s in sorted(code["seed"].unique()))
+    plural = "" if len(code) == 1 else "s"
+    head = (f"Their code: `{source['repository'].iloc[0]}` at commit `{source['commit'].iloc[0]}`, "
+            f"`src/train_semi.py` with the settings of {scripts}; {len(code)} run{plural}, seeds {seeds} "
+            "(a cell lists the runs it has). Accuracy in %, mean ± sample std (n = runs).")
+    return (head + "\n\n" + "\n".join(lines) + "\n\n" + authors.code_summary(table) + "\n\n"
+            + authors.code_depth_summary(table))
+
+
 def _groups(runs) -> list[tuple[str, str, str]]:
     order = {b: i for i, b in enumerate(BACKBONES)}
     return sorted(runs.groupby(["dataset", "split", "backbone"]).groups,
@@ -617,7 +640,7 @@ def verdict_rules_text() -> str:
             seeds += claims["n"].dropna().astype(int).tolist()
     span = f"{min(seeds)}-{max(seeds)}" if seeds else "few"
     return (f"**Verdicts.** Every ordering claim below (is DropEdge++ ≥ DropEdge ≥ NoDrop at a depth?) is a "
-            f"paired t-test over the seeds both samplers ran (`dropedge_core.studies.ordering`), reported as "
+            f"paired t-test over the seeds both samplers ran (`dropedge_explorer.studies.ordering`), reported as "
             f"the mean paired difference with its {ordering.LEVEL:.0%} t-interval, the uncorrected p and the "
             f"**Holm-corrected p over the claim's family**: one claim (say DropEdge++ ≥ DropEdge) at every "
             f"depth of one table — {'; '.join(sizes) or 'no family yet'} tests; each table's closing "
@@ -631,8 +654,8 @@ def verdict_rules_text() -> str:
 
 
 def recipes_text() -> str:
-    """The settings each recipe gives by depth, from :func:`dropedge_core.training.recipes.describe`."""
-    from dropedge_core.training import TrainConfig, recipes
+    """The settings each recipe gives by depth, from :func:`dropedge_explorer.training.recipes.describe`."""
+    from dropedge_explorer.training import TrainConfig, recipes
 
     def line(label: str, **fields) -> str:
         config = TrainConfig(dataset="cora", split="semi", **fields)
@@ -796,7 +819,7 @@ def men_text() -> str:
              f"keep rates {men['p_min'].iloc[0]:g} → {men['p_max'].iloc[0]:g} (DropEdge at their mean, "
              f"{(men['p_min'].iloc[0] + men['p_max'].iloc[0]) / 2:g}). Ours / the paper's MEN over the "
              f"{len(men)} cells: {ratio.min():.2f} to {ratio.max():.2f} "
-             "(`dropedge_core/assets/men/men_table.csv`). Lowest MEN first, ours (the paper's where it "
+             "(`dropedge_explorer/assets/men/men_table.csv`). Lowest MEN first, ours (the paper's where it "
              "differs):",
              ""]
     for key in sorted(ours):
@@ -809,7 +832,7 @@ def men_text() -> str:
 def best_text() -> str:
     """Section 3: DropEdge++ with the paper's presets per backbone against the paper's
     best-accuracy table, and the cells more than :data:`NEAR` points below it."""
-    from dropedge_core.data import presets
+    from dropedge_explorer.data import presets
 
     runs = current_runs()
     runs = runs[(runs["settings"] == "paper") & (runs["sampler"] == "dropedge++")]
@@ -961,7 +984,7 @@ def older_text() -> str:
                           for r in stale.sort_values(["sampler", "num_layers"]).itertuples()) + "."
               if len(stale) else "")
     return (f"{len(old)} bundled runs of an older stream in {old.groupby(keys).ngroups} cells (today's "
-            "streams: `dropedge_core.method._streams.STREAMS`). **Not used in any table or verdict of "
+            "streams: `dropedge_core.STREAMS`). **Not used in any table or verdict of "
             f"this document**; listed for comparison only.{trials}\n\n" + "\n".join(lines))
 
 
@@ -979,7 +1002,8 @@ BLOCKS = {
     "verdict_rules": verdict_rules_text, "recipes": recipes_text, "depth_changed": depth_changed_text,
     "near_paper": near_paper_text, "search_vs_recipe": search_vs_recipe_text, "ordering": ordering_text,
     "backbones": backbones_text, "ablation": ablation_text, "men": men_text, "best": best_text,
-    "authors": authors_text, "quick": quick_text, "batchnorm": batchnorm_text, "samplers": samplers_text,
+    "authors": authors_text, "authors_code": authors_code_text,
+    "quick": quick_text, "batchnorm": batchnorm_text, "samplers": samplers_text,
     "claims": claims7_text, "older": older_text, "facts": facts_text,
 }
 #: A block opens on a line of its own (the marker quoted in prose is not one).
@@ -1065,7 +1089,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settings", default="depth", help="the settings column to keep (default depth)")
     parser.add_argument("--search", action="store_true",
-                        help="print the per-cell search (dropedge_core/assets/search/) instead")
+                        help="print the per-cell search (dropedge_explorer/assets/search/) instead")
     parser.add_argument("--block", metavar="NAME", help="print one named block (see BLOCKS)")
     parser.add_argument("--write", metavar="DOC", type=Path,
                         help="regenerate every generated block of DOC (docs/REPRODUCTION.md) in place")

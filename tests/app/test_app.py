@@ -3,9 +3,9 @@ read back the Plotly figures it produced (the chart protos' JSON ``spec``)."""
 from __future__ import annotations
 
 import numpy as np
-
 from dropedge_core import datasets
-from dropedge_core.figures import SAMPLER_COLORS
+
+from dropedge_explorer.figures import SAMPLER_COLORS
 from tests.helpers.app import EDGE_PAGE, MEN_PAGE, _app, _charts, _ok, _values
 
 

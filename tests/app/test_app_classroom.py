@@ -5,6 +5,8 @@ server's list — and watches it read-only; only A's owner link controls it. Lin
 bounded values and open a run with its own settings; no page shows a server path."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.helpers.app import (
@@ -49,7 +51,11 @@ def _long_run(at):
     at.button(key="lt_start").click().run()
     _ok(at)
     live = at.session_state["live_training"]
-    assert live.active
+    deadline = time.monotonic() + 300  # ends a hung test only: the loop waits on the job's state
+    while live.current is None:  # queued until its worker process has started
+        assert live.active and time.monotonic() < deadline, "the run never started"
+        at.run()
+        time.sleep(0.1)
     return live, query_param(at, "run")
 
 
@@ -155,7 +161,7 @@ def test_a_visitor_cannot_stop_a_tuning_study(tmp_path, monkeypatch):
 def test_a_visitor_cannot_stop_a_sweep(tmp_path, monkeypatch):
     """B opens A's sweep by ``?sweep=<id>``: its progress, no Stop; A's sweep goes on."""
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
-    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_explorer.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     a = depth_page(depths=(2, 4), seeds=3, epochs=3000)
     a.button(key="ds_run").click().run()
     _ok(a)
@@ -213,7 +219,7 @@ def test_no_page_shows_a_server_path(tmp_path, monkeypatch):
     secret.mkdir()
     monkeypatch.setenv("DROPEDGE_RESULTS", str(secret / "results.sqlite"))
     monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", str(secret / "tuning.sqlite"))
-    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_explorer.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     for page in ("app.py", LIVE_PAGE, TUNING_PAGE, DEPTH_PAGE):
         at = open_page(page) if page != "app.py" else _app()
         texts = _texts(at)
@@ -225,7 +231,7 @@ def test_no_page_shows_a_server_path(tmp_path, monkeypatch):
 def test_the_data_line_names_the_data_folder_not_its_path(cora):
     """Cora from ``DROPEDGE_DATA`` or the cache: the data line says which (the folder's
     name), never the folder's path on the server."""
-    from dropedge_core.data import datasets
+    from dropedge_core import datasets
 
     at = open_page("app.py", dataset="cora")
     line = next(c.value for c in at.caption if c.value.startswith("Data:"))

@@ -8,14 +8,14 @@ import time
 
 import numpy as np
 import pytest
+from dropedge_core import datasets
 from scipy import stats
 
 from app_shared.sweep_job import SweepJob
-from dropedge_core import datasets
-from dropedge_core.figures import SAMPLER_COLORS, SAMPLER_LABELS
-from dropedge_core.store import ResultStore, run_key
-from dropedge_core.studies import depth as depth_study
-from dropedge_core.studies.run_tables import bundled_results, cached_runs, export_runs, store_runs
+from dropedge_explorer.figures import SAMPLER_COLORS, SAMPLER_LABELS
+from dropedge_explorer.store import ResultStore, run_key
+from dropedge_explorer.studies import depth as depth_study
+from dropedge_explorer.studies.run_tables import bundled_results, cached_runs, export_runs, store_runs
 from tests.helpers.app import _app, _charts, _ok, _values, depth_page, open_page, query_param
 
 PAGE = "app_pages/depth_study.py"
@@ -26,7 +26,7 @@ EPOCHS = 4
 def store(tmp_path, monkeypatch):
     """An empty results store the page uses, and no bundled runs."""
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
-    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_explorer.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     return ResultStore(tmp_path / "results.sqlite")
 
 
@@ -208,7 +208,7 @@ def test_cora_paper_overlay(store, cora):
 
 def test_unusable_store_and_unavailable_dataset(tmp_path, monkeypatch):
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path))  # a directory: no store
-    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_explorer.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     (tmp_path / "bundled").mkdir()
     (tmp_path / "bundled" / "bad.csv").write_text("dataset,split\nkarate,per-class\n")
     at = depth_page(depths=(2,), seeds=1)
@@ -293,7 +293,7 @@ def test_a_sweep_outlives_its_tab_and_a_reloaded_page_finds_it(store):
 
 
 def test_run_missing_can_train_a_cells_seeds_together(store, monkeypatch):
-    from dropedge_core.studies import sweep as sweep_module
+    from dropedge_explorer.studies import sweep as sweep_module
 
     sizes, go, real = [], threading.Event(), sweep_module.train_seeds
 

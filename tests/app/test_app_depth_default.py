@@ -5,8 +5,8 @@ Cora semi GCN table (:func:`ordering.leader_sentence` of today's-stream rows).""
 from __future__ import annotations
 
 from app_shared import DEFAULT_RATES
-from dropedge_core.studies import depth, fingerprints, ordering
-from dropedge_core.studies.run_tables import bundled_results, cached_runs, empty_runs
+from dropedge_explorer.studies import depth, fingerprints, ordering
+from dropedge_explorer.studies.run_tables import bundled_results, cached_runs, empty_runs
 from tests.helpers.app import _app, _ok
 
 DEPTH_PAGE = "app_pages/depth_study.py"

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from dropedge_core.figures import SAMPLER_COLORS
+from dropedge_explorer.figures import SAMPLER_COLORS
 from tests.helpers.app import (
     _app,
     _charts,
@@ -41,17 +41,27 @@ def _legend(fig: dict) -> list[str]:
     return [t["name"] for t in fig["data"] if t.get("showlegend", True)]
 
 
-def test_live_training_shows_the_gpu_memory_of_a_gpu_run(monkeypatch):
+def test_live_training_shows_the_gpu_memory_of_a_gpu_run():
     """A run whose epochs report device memory (a CUDA run: the trainer's
-    ``device_memory``, faked here on the CPU) shows it in use and at its peak; a CPU run
-    shows none (the first test's page). The real GPU: ``tests/test_cuda.py``."""
-    from dropedge_core.training import trainer
+    ``device_memory``; its events made here by the trainer on the CPU, with the two
+    figures added as a CUDA run's worker would send them) shows it in use and at its peak;
+    a CPU run shows none (the next test's page). The real GPU: ``tests/test_cuda.py``."""
+    from app_shared.training_session import TrainingSession
+    from dropedge_explorer.jobs.records import RunRecord, run_label
+    from dropedge_explorer.training import TrainConfig, train
 
-    monkeypatch.setattr(trainer, "device_memory", lambda device: {"memory_in_use": 3 << 29,
-                                                                  "memory_peak": 5 << 30})
     at = _live(layers=2, epochs=2)
-    at.button(key="lt_start").click().run()
-    _until_idle(at)
+    config = TrainConfig(dataset="karate", num_layers=2, epochs=2, diag_every=0)
+    events: list[dict] = []
+    train(config, on_event=events.append)
+    for event in events:
+        if event["type"] == "epoch":
+            event.update(memory_in_use=3 << 29, memory_peak=5 << 30)
+    live = TrainingSession()
+    live.runs.append(RunRecord(1, config, run_label(config, 1), events=events, status="finished"))
+    at.session_state["live_training"] = live
+    at.run()
+    _ok(at)
     assert "GPU memory 1.5 GiB in use, peak 5 GiB" in at.success[0].value, at.success[0].value
 
 
@@ -63,6 +73,9 @@ def test_live_training_one_run_draws_every_figure():
     at.button(key="lt_start").click().run()
     _ok(at)
     assert at.button(key="lt_start").disabled or not at.session_state["live_training"].active
+    # while its worker process starts (or the job waits in line) the page says so, never an error
+    assert not at.error, [e.value for e in at.error]
+    assert at.get("progress") or any("worker process" in i.value or "in line" in i.value for i in at.info)
     _until_idle(at)
     assert at.success and "finished" in at.success[0].value and "device cpu" in at.success[0].value
     assert "GPU memory" not in at.success[0].value
@@ -115,12 +128,14 @@ def test_stop_ends_a_long_run():
     at.button(key="lt_start").click().run()
     _ok(at)
     session = at.session_state["live_training"]
+    run = session.runs[0]  # queued until its worker process has started, then running
     deadline = time.monotonic() + 120  # ends a hung test only: the loop waits on the run's epochs
-    while session.current is not None and session.current.epochs_done < 3:
+    while run.epochs_done < 3:
+        assert not run.over, "the long run ended by itself"
         assert time.monotonic() < deadline, "the run never reached its third epoch"
         at.run()
         time.sleep(0.1)
-    assert session.current is not None, "the long run ended by itself"
+    assert session.current is run, "the long run ended by itself"
     assert not at.button(key="lt_stop").disabled
     at.button(key="lt_stop").click().run()
     _until_idle(at, 30)
@@ -265,7 +280,7 @@ def test_a_bad_train_request_is_a_message():
 def test_a_run_outlives_its_tab_and_a_reloaded_page_finds_it(tmp_path, monkeypatch):
     """Start a run, then nobody polls (the tab closed): it trains to its end and is stored
     all the same; a new session with the run's id in its URL shows it finished, stored."""
-    from dropedge_core.store import ResultStore
+    from dropedge_explorer.store import ResultStore
 
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
     at = _live(layers=2, epochs=30)
@@ -276,7 +291,7 @@ def test_a_run_outlives_its_tab_and_a_reloaded_page_finds_it(tmp_path, monkeypat
     assert run_id == at.session_state["_job_live_training"] and live.active
     del at  # the tab is gone: nothing polls from here on
     deadline = time.monotonic() + 120
-    while live.active:  # the session's own driver thread, not a poll, moves it on
+    while live.active:  # the worker process and the queue's reader thread, not a page, move it on
         assert time.monotonic() < deadline, "the run did not end without a page"
         time.sleep(0.2)
     (record,) = live.runs
@@ -302,6 +317,11 @@ def test_switching_the_dataset_mid_run_keeps_the_runs_data_named():
     _ok(at)
     live = at.session_state["live_training"]
     try:
+        deadline = time.monotonic() + 120  # ends a hung test only: the loop waits on the run's start
+        while live.current is None:  # queued until its worker process has started
+            assert live.active and time.monotonic() < deadline, "the run never started"
+            at.run()
+            time.sleep(0.1)
         at.selectbox(key="dataset").set_value("csbm").run()
         _ok(at)
         assert "csbm" in at.caption[0].value  # the page's header: the sidebar's dataset

@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dropedge_core import figures
-from dropedge_core.figures import style as figure_style
-from dropedge_core.store import run_key
-from dropedge_core.studies import depth as depth_study
-from dropedge_core.studies.cells import paper_gaps, reproduction_notes
-from dropedge_core.studies.run_tables import RUN_COLUMNS, cached_runs, run_row
+from dropedge_explorer import figures
+from dropedge_explorer.figures import style as figure_style
+from dropedge_explorer.store import run_key
+from dropedge_explorer.studies import depth as depth_study
+from dropedge_explorer.studies.cells import paper_gaps, reproduction_notes
+from dropedge_explorer.studies.run_tables import RUN_COLUMNS, cached_runs, run_row
 from tests.helpers.app import _app, _charts, _ok, _values
 
 DEPTH_PAGE = "app_pages/depth_study.py"
@@ -31,7 +31,7 @@ def _bundle(tmp_path, monkeypatch, configs, accs) -> None:
     folder = tmp_path / "bundled"
     folder.mkdir()
     pd.DataFrame(rows)[list(RUN_COLUMNS)].to_csv(folder / "runs.csv", index=False)
-    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", folder)
+    monkeypatch.setattr("dropedge_explorer.studies.run_tables.BUNDLED_DIR", folder)
     monkeypatch.setenv("DROPEDGE_RESULTS", str(tmp_path / "results.sqlite"))
 
 
@@ -161,7 +161,7 @@ def test_home_shows_the_spread_over_draws_and_says_what_it_does_not_show():
 
 
 def test_smoothing_spread_summarises_independent_draws(karate):
-    from dropedge_core.studies import sampling
+    from dropedge_explorer.studies import sampling
 
     df = sampling.smoothing_spread(karate, ["nodrop", "dropedge"], 4, 0.3, 0.8, seed=0, samples=3)
     one = sampling.smoothing_curves(karate, sampling.masks_by_sampler(
@@ -256,10 +256,11 @@ def test_edge_sampler_on_cora_draws_a_small_neighbourhood(cora):
 
 
 def test_best_uncertainty_says_when_the_best_point_is_noise():
-    from dropedge_core.studies import tuning
+    from dropedge_explorer.studies import tuning
 
     cora = tuning.best_uncertainty(0.254, 500, 7, [0.254, 0.25, 0.2, 0.13])
-    assert cora["se"] == pytest.approx((0.254 * 0.746 / 500) ** 0.5)
+    # one-sigma Wilson half-width: sqrt(p(1-p)/n + 1/(4n^2)) / (1 + 1/n), about sqrt(p(1-p)/n)
+    assert cora["se"] == pytest.approx((0.254 * 0.746 / 500 + 1 / 1e6) ** 0.5 / 1.002)
     assert not cora["near_chance"] and not cora["tiny"] and cora["ties"] == 1  # 0.25 within 2 SE
     karate = tuning.best_uncertainty(0.375, 8, 4, [0.375, 0.25])
     assert karate["near_chance"] and karate["tiny"] and karate["ties"] == 1

@@ -16,10 +16,10 @@ import json
 import re
 
 import pytest
+from dropedge_core import datasets
 from streamlit.testing.v1 import AppTest
 
-from dropedge_core import datasets
-from dropedge_core.figures.style import log_axis
+from dropedge_explorer.figures.style import log_axis
 from tests.helpers.app import APP, TIMEOUT, _ok
 
 #: Characters per title line that fit a chart across the main area at 1280 px (Plotly's

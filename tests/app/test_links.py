@@ -33,6 +33,8 @@ EXEMPT = {
     "ds_batch": "how \"Run missing\" trains (the runs it makes are the same), not what the view shows",
     "ds_show_mine": "applies settings that are themselves in the link",
     "ds_use_bundled": "applies settings that are themselves in the link",
+    "ds_open_bundled": "sets the sidebar's dataset and split, which are themselves in the link",
+    "home_lesson": "opens the Lesson page (a page change, its own link)",
     "ds_list_mine": "shown only when the store holds this user's runs",
     "cm_train": "trains three models (the settings it trains with are in the link)",
     "pt_measure": "times the samplers on this machine (a measurement, not view state)",
@@ -196,6 +198,6 @@ def test_every_widget_round_trips_through_the_link(page, dataset, before, skip):
 
 
 def test_the_tuning_link_knows_every_optional_parameter():
-    from dropedge_core.studies import tuning
+    from dropedge_explorer.studies import tuning
 
     assert urlstate.PAGES["tuning"]["tune_extra"].options == tuning.OPTIONAL_PARAMS

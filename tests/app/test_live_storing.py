@@ -1,17 +1,16 @@
 """Live training stores by the one rule (``studies.sweep.store_result``) the command line
-uses: a run that ended on its own is stored, a NaN run included (the Depth study then
-shows it measured and does not offer it again); a run on an uploaded graph never reaches
-the shared store, however it ended. Real runs on karate, trained by the app's own worker
-(:class:`~app_shared.background.TrainingWorker`); the store read with ``sqlite3`` itself."""
+uses, in the job's worker process (:mod:`dropedge_explorer.jobs`): a run that ended on its
+own is stored; a run on an uploaded graph never reaches the shared store, however it
+ended. Real runs on karate; the store read with ``sqlite3`` itself. (A NaN run is stored
+by the same call, ``train_and_store``: ``tests/cli/test_cli_storing.py`` makes one.)"""
 from __future__ import annotations
 
 import sqlite3
 
-import torch
-
 from app_shared.training_session import TrainingSession
-from dropedge_core.store import ResultStore, run_key
-from dropedge_core.training import TrainConfig
+from dropedge_explorer.jobs.queue import JobQueue
+from dropedge_explorer.store import run_key
+from dropedge_explorer.training import TrainConfig
 
 
 def _stored(path) -> dict[str, str]:
@@ -20,30 +19,17 @@ def _stored(path) -> dict[str, str]:
         return dict(db.execute("SELECT key, reason FROM runs"))
 
 
-def _session(store: ResultStore) -> TrainingSession:
-    return TrainingSession(idle_timeout=None, max_seconds=None, store=lambda: store)
-
-
-def test_a_nan_live_run_is_stored_as_the_command_line_stores_it(tmp_path, karate, monkeypatch):
-    loss = torch.nn.functional.nll_loss
-    monkeypatch.setattr(torch.nn.functional, "nll_loss", lambda *a, **k: loss(*a, **k) * float("nan"))
-    path = tmp_path / "results.sqlite"
-    session = _session(ResultStore(path))
-    config = TrainConfig(dataset="karate", num_layers=2, hidden=8, epochs=5, diag_every=0)
-    (record,) = session.submit([config], karate)
-    assert session.wait(60)
-    assert record.status == "nan" and record.stored_key == run_key(config)
-    assert _stored(path) == {run_key(config): "nan"}
-
-
 def test_an_uploaded_graphs_live_run_is_never_stored(tmp_path, karate):
     """Karate's graph passed as an upload: it trains to the end (a result the rule would
-    store under a dataset's name), and the shared store stays empty."""
+    store under a dataset's name), and the shared store stays empty; the same run under
+    karate's name is stored, once."""
     path = tmp_path / "results.sqlite"
-    session = _session(ResultStore(path))
+    jobs = JobQueue(max_running=1, store=str(path))
+    session = TrainingSession(queue=lambda: jobs)
     upload = TrainConfig(dataset="upload", num_layers=2, hidden=8, epochs=5, patience=0, diag_every=0)
     named = upload.replace(dataset="karate", split=None)
-    uploaded, measured = session.submit([upload], karate) + session.submit([named], karate)
-    assert session.wait(60)
+    uploaded, measured = session.submit([upload, named], karate, owner="me").runs
+    assert session.wait(300)
     assert uploaded.status == "finished" and uploaded.stored_key is None and not uploaded.note
-    assert measured.status == "finished" and _stored(path) == {run_key(named): "finished"}
+    assert measured.status == "finished" and measured.stored_key == run_key(named)
+    assert _stored(path) == {run_key(named): "finished"}

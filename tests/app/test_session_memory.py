@@ -3,16 +3,18 @@ session weakly, and once a session has been inactive for the grace period its st
 dropped, so its uploaded graph is garbage once no job trains on it (checked with a weak
 reference to the graph, the way a closed tab's upload would be). Releasing never stops a
 job (issue 35): a run ends by its owner's Stop or its own limits. Real objects: a graph,
-and real background training whose thread holds the graph."""
+and a real Live training job (in a worker process) whose queue holds the graph while it runs."""
 from __future__ import annotations
 
 import gc
 import weakref
 
-from app_shared import session_memory
-from app_shared.background import TrainingWorker
 from dropedge_core import datasets
-from dropedge_core.training import TrainConfig
+
+from app_shared import session_memory
+from app_shared.training_session import TrainingSession
+from dropedge_explorer.jobs.queue import JobQueue
+from dropedge_explorer.training import TrainConfig
 
 
 class _Session:
@@ -24,11 +26,13 @@ class _Session:
 
 def _session_with_a_training_graph(epochs: int = 300):
     graph = datasets.load("karate")
-    worker = TrainingWorker(TrainConfig(dataset="karate", num_layers=2, epochs=epochs, patience=0,
-                                        diag_every=0), graph=graph)
-    session = _Session({"upload_parsed": {"graph": graph, "notes": []}, "live_training": worker,
+    jobs = JobQueue(max_running=1, store=None)
+    live = TrainingSession(queue=lambda: jobs)
+    live.submit([TrainConfig(dataset="karate", num_layers=2, epochs=epochs, patience=0, diag_every=0)],
+                graph, owner="s1")
+    session = _Session({"upload_parsed": {"graph": graph, "notes": []}, "live_training": live,
                         "dataset": "upload"})
-    return session, weakref.ref(graph), worker
+    return session, weakref.ref(graph), live
 
 
 def test_an_inactive_session_is_released_after_the_grace_and_its_graph_is_freed():
@@ -43,8 +47,8 @@ def test_an_inactive_session_is_released_after_the_grace_and_its_graph_is_freed(
     assert reaper.sweep() == [] and session.session_state  # within the grace: a reconnect finds it
     now["t"] = 111.0
     assert reaper.sweep() == ["s1"] and session.session_state == {} and len(reaper) == 0
-    assert worker.join(timeout=120)  # trained to its end: the release did not stop it
-    assert worker.result is not None and worker.result.reason == "finished"
+    assert worker.wait(300)  # trained to its end: the release did not stop it
+    assert worker.runs[0].status == "finished"
     del worker
     gc.collect()
     assert graph_ref() is None  # nothing holds the closed session's graph any more
@@ -108,18 +112,19 @@ def test_a_live_run_survives_its_sessions_release(tmp_path):
     with the tab's state: its run trains on to its own end, is stored, and stays in the
     registry where its link finds it; the state that held it is empty."""
     from app_shared.registry import JobRegistry
-    from app_shared.training_session import TrainingSession
-    from dropedge_core.store import ResultStore
+    from dropedge_explorer.store import ResultStore
 
-    store = ResultStore(tmp_path / "results.sqlite")
+    jobs = JobQueue(max_running=1, store=str(tmp_path / "results.sqlite"))
     registry = JobRegistry()
-    live = TrainingSession(idle_timeout=None, store=lambda: store)
-    job_id = registry.register(live, "training")
+    live = TrainingSession(queue=lambda: jobs)
+    job_id = registry.register(live, "training", capped=False)
     live.submit([TrainConfig(dataset="karate", num_layers=2, epochs=200, patience=0, diag_every=0)],
-                datasets.load("karate"))
+                datasets.load("karate"), owner=job_id)
     state = {"live_training": live, "_job_live_training": job_id}
     assert session_memory.release(state) == 2 and state == {}
-    assert live.wait(120)
+    assert live.wait(300)
     (record,) = live.runs
+    store = ResultStore(tmp_path / "results.sqlite")
     assert record.status == "finished" and record.note is None, (record.status, record.note)
     assert record.stored_key and registry.get(job_id) is live
+    assert store.get(record.config)["test_acc"] == record.end["test_acc"]

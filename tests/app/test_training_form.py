@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app_shared import training_form as tf
-from dropedge_core.training import UPLOAD_DATASET, ConfigError, TrainConfig
+from dropedge_explorer.training import UPLOAD_DATASET, ConfigError, TrainConfig
 
 SIDEBAR = {"sampler": "dropedge++", "num_layers": 8, "p_min": 0.3, "p_max": 0.8, "seed": 0}
 

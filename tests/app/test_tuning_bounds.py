@@ -10,8 +10,8 @@ import re
 import pytest
 
 from app_shared.tuning_job import TuningJob
-from dropedge_core.studies import tuning
-from dropedge_core.training import TrainConfig
+from dropedge_explorer.studies import tuning
+from dropedge_explorer.training import TrainConfig
 from tests.helpers.app import TUNING_PAGE, open_page
 
 
@@ -53,3 +53,35 @@ def test_a_tuning_job_is_checked_in_one_place_before_its_storage_is_opened(tmp_p
     assert said[0] == said[1] and list(tmp_path.iterdir()) == []
     with pytest.raises(tuning.TuningError, match="space must be a SearchSpace"):
         TuningJob(base, 1, "s", storage, space={"lr": (0.1, 0.2)}, start=False)
+
+
+def test_the_tuning_page_refuses_a_study_of_other_epochs_in_one_error(tmp_path, monkeypatch):
+    """Issue 48: another visitor, given a study's name, added trials of other epochs to it.
+    Session A runs a 1-trial study (waited for by its job's own state); session B, same name,
+    other epochs: one ``st.error`` naming the study and the setting on Start, no job."""
+    import time
+
+    from tests.helpers.app import _app, _ok, _texts
+
+    monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", str(tmp_path / "tuning.sqlite"))
+    sessions = []
+    for epochs in (5, 6):
+        at = _app()
+        at.selectbox(key="dataset").select("karate").run()
+        at.switch_page(TUNING_PAGE).run()
+        at.number_input(key="tune_trials").set_value(1).run()
+        at.number_input(key="tune_epochs").set_value(epochs).run()
+        at.text_input(key="tune_study").input("shared").run()
+        at.button(key="tune_start").click().run()
+        _ok(at)
+        sessions.append(at)
+        if epochs == 5:
+            job = at.session_state["tune_job"]
+            deadline = time.monotonic() + 600  # ends a hung test only: the job's state decides
+            while not job.done and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert job.done and job.finished == 1, job.status
+    b = sessions[1]
+    errors = [e for e in _texts(b.error) if "holds trials of other settings" in e]
+    assert len(errors) == 1 and "study 'shared'" in errors[0] and "epochs 5, not 6" in errors[0], errors
+    assert "tune_job" not in b.session_state

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -10,19 +11,25 @@ from tests.helpers.servers import free_port, streamlit_server
 
 
 @pytest.fixture(scope="module")
-def server():
-    """A Streamlit server on a free port, stopped (by its pid) after the module."""
+def server_stores(tmp_path_factory, request) -> dict[str, Path]:
+    """The module's server's own results store and study storage, fresh, in a folder of its
+    own: modules run at once under xdist, each with a server, and a shared file would be
+    deleted under one server by the next module's setup."""
+    folder = tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1])
+    return {"results": folder / "results.sqlite", "tuning": folder / "tuning.sqlite"}
+
+
+@pytest.fixture(scope="module")
+def server(server_stores, request):
+    """A Streamlit server on a free port, stopped (by its pid) after the module; its log in
+    ``tests/screenshots/streamlit_<module>.log``."""
     port = free_port()
     SHOTS.mkdir(parents=True, exist_ok=True)
-    tuning_storage = SHOTS / "tuning.sqlite"  # a fresh study store for the Tuning page
-    tuning_storage.unlink(missing_ok=True)
-    results_store = SHOTS / "results.sqlite"  # a fresh results store for the Depth study page
-    for path in SHOTS.glob("results.sqlite*"):
-        path.unlink()
-    env = dict(os.environ, DROPEDGE_TORCH_THREADS="1", DROPEDGE_TUNING_STORAGE=str(tuning_storage),
-               DROPEDGE_RESULTS=str(results_store))
-    with streamlit_server(port, env, SHOTS / "streamlit.log", "--server.headless", "true",
-                          "--server.address", "localhost") as url:
+    env = dict(os.environ, DROPEDGE_TORCH_THREADS="1", DROPEDGE_TUNING_STORAGE=str(server_stores["tuning"]),
+               DROPEDGE_RESULTS=str(server_stores["results"]))
+    log = SHOTS / f"streamlit_{request.module.__name__.rsplit('.', 1)[-1]}.log"
+    flags = ("--server.headless", "true", "--server.address", "localhost")
+    with streamlit_server(port, env, log, *flags) as url:
         yield url
 
 

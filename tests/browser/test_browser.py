@@ -21,8 +21,10 @@ from tests.helpers.browser import (
     TIMEOUT_MS,
     _no_exception,
     _screenshot,
+    _set_number,
     _wait_idle,
     _wait_main_text,
+    _wait_state,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -184,14 +186,6 @@ CURVE_POINTS = (  # points drawn in the first chart (Plotly keeps decoded traces
     " return g && g._fullData ? g._fullData.reduce((n, t) => n + (t.x ? t.x.length : 0), 0) : 0 }")
 
 
-def _set_number(pg, label: str, value: int) -> None:
-    """Type ``value`` into the main area's number input labelled ``label`` (Enter commits)."""
-    box = pg.get_by_test_id("stMain").get_by_label(label, exact=True)
-    box.fill(str(value))
-    box.press("Enter")
-    _wait_idle(pg, 0)
-
-
 def test_live_training_updates_while_it_trains(page, server):
     """Compare samplers on karate: the curves grow while the runs train (the fragment
     polls), the page answers clicks meanwhile, and the finished runs are overlaid."""
@@ -203,11 +197,12 @@ def test_live_training_updates_while_it_trains(page, server):
     _set_number(page, "Epochs", 300)
     _set_number(page, "Diagnostics every", 10)
     page.get_by_role("button", name="Compare samplers").click()
-    page.wait_for_selector("[data-testid=stProgress]", timeout=TIMEOUT_MS)
-    page.wait_for_function(f"() => ({CURVE_POINTS})() > 0", timeout=TIMEOUT_MS)
+    # the job's own state, however slow the machine: it trains, then its curves have points
+    _wait_state(page, "() => !!document.querySelector('[data-testid=stProgress]')")
+    _wait_state(page, f"() => ({CURVE_POINTS})() > 0")
     first = page.evaluate(CURVE_POINTS)
     # the curves grow without a click: the fragment polls the training thread
-    page.wait_for_function(f"n => ({CURVE_POINTS})() > n", arg=first, timeout=TIMEOUT_MS)
+    _wait_state(page, f"n => ({CURVE_POINTS})() > n", arg=first)
     _no_exception(page)
     page.wait_for_selector("[data-testid=stAlertContentSuccess]", timeout=JOB_TIMEOUT_MS)  # the run ended
     _wait_idle(page, 4)
@@ -220,12 +215,12 @@ def test_live_training_updates_while_it_trains(page, server):
     _screenshot(page, "live_training", docs=True)
 
 
-def test_live_training_survives_a_reload(page, server):
+def test_live_training_survives_a_reload(page, server, server_stores):
     """Reload mid-run: the run keeps training on the server, the reloaded page (a new
     browser session; its URL names the run) shows it again, and it ends and is stored."""
-    from dropedge_core.store import ResultStore
+    from dropedge_explorer.store import ResultStore
 
-    stored_before = len(ResultStore(SHOTS / "results.sqlite"))
+    stored_before = len(ResultStore(server_stores["results"]))
     page.goto(f"{server}/live_training")
     _wait_main_text(page, "Live training")
     _wait_idle(page, 0)
@@ -234,8 +229,8 @@ def test_live_training_survives_a_reload(page, server):
     _set_number(page, "Epochs", 3000)
     _set_number(page, "Diagnostics every", 0)
     page.get_by_role("button", name="Start", exact=True).click()
-    page.wait_for_selector("[data-testid=stProgress]", timeout=TIMEOUT_MS)  # it trains
-    page.wait_for_function("() => new URL(location.href).searchParams.get('run')", timeout=TIMEOUT_MS)
+    _wait_state(page, "() => !!document.querySelector('[data-testid=stProgress]')")  # it trains
+    _wait_state(page, "() => new URL(location.href).searchParams.get('run')")
     run_id = page.evaluate("() => new URL(location.href).searchParams.get('run')")
     page.reload()
     _wait_main_text(page, "Runs on karate")  # found again, by the id in the URL
@@ -245,7 +240,7 @@ def test_live_training_survives_a_reload(page, server):
     _wait_idle(page, 1)
     success = page.get_by_test_id("stAlertContentSuccess").first.inner_text()
     assert "#1 DropEdge++" in success and "Stored in the results store" in success, success
-    assert len(ResultStore(SHOTS / "results.sqlite")) == stored_before + 1
+    assert len(ResultStore(server_stores["results"])) == stored_before + 1
 
 
 def test_tuning_study_and_train_this(page, server):
@@ -266,37 +261,6 @@ def test_tuning_study_and_train_this(page, server):
     _no_exception(page)
     assert "/live_training" in page.url
     _screenshot(page, "live_training_from_tuning")
-
-
-def test_depth_study_run_missing(page, server):
-    """Depth study on karate: "Run missing" trains in the background, the progress bar
-    moves, the figure fills in as runs are stored; then every cell is measured. Kept
-    small (6 runs of 30 epochs at L = 2 and 4) so that it ends in seconds even on busy
-    cores: the deep runs of the full grid took minutes there."""
-    page.goto(f"{server}/depth_study")
-    _wait_main_text(page, "Depth study")
-    _wait_idle(page, 0)
-    depths = page.get_by_test_id("stMultiSelect").filter(has_text="Depths")
-    for depth in (64, 32, 16, 8):  # the deep ones are the slow ones
-        depths.get_by_role("button", name=f"Remove {depth}", exact=True).click()
-        _wait_idle(page, 0)
-    _set_number(page, "Seeds", 2)
-    _set_number(page, "Epochs", 30)
-    page.get_by_role("button", name="Run missing (12)").click()
-    page.wait_for_selector("[data-testid=stProgress]", timeout=TIMEOUT_MS)
-    _no_exception(page)
-    page.wait_for_selector("[data-testid=stPlotlyChart] .js-plotly-plot", timeout=TIMEOUT_MS)  # first runs in
-    _wait_main_text(page, "finished · 12 of 12 runs trained and stored", timeout=JOB_TIMEOUT_MS)
-    # the page reruns once more after the fragment sees the job end (a loaded machine can
-    # take seconds): wait for that rerun's counts instead of reading the page at once
-    _wait_main_text(page, "12 from the results store")
-    _wait_idle(page, 1)
-    _no_exception(page)
-    main = page.get_by_test_id("stMain").inner_text()
-    assert "12 from the results store" in main and "Every requested cell is measured" in main
-    legend = page.locator("[data-testid=stPlotlyChart]").first.inner_text()
-    assert all(name in legend for name in ("NoDrop", "DropEdge", "DropEdge++"))
-    _screenshot(page, "depth_study", docs=True)
 
 
 def _uploader(pg, label: str):

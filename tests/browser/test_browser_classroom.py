@@ -12,6 +12,7 @@ from tests.helpers.browser import (
     _no_exception,
     _wait_idle,
     _wait_main_text,
+    _wait_state,
     sync_playwright,
 )
 
@@ -53,8 +54,8 @@ def test_a_visitor_watches_read_only_and_the_owner_link_controls(server):
             _set_number(a, "Patience", 0)  # no early stop: karate's run would end within the test
             _set_number(a, "Diagnostics every", 0)
             a.get_by_role("button", name="Start", exact=True).click()
-            a.wait_for_selector("[data-testid=stProgress]", timeout=TIMEOUT_MS)
-            a.wait_for_function("() => new URL(location.href).searchParams.get('owner')", timeout=TIMEOUT_MS)
+            _wait_state(a, "() => !!document.querySelector('[data-testid=stProgress]')")  # the job's state
+            _wait_state(a, "() => new URL(location.href).searchParams.get('owner')")
             run_id, token = _param(a, "run"), _param(a, "owner")
             assert len(token) >= 22
 

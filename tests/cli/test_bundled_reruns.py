@@ -14,10 +14,10 @@ import os
 import pandas as pd
 import pytest
 
-from dropedge_core.store import ResultStore
-from dropedge_core.studies import fingerprints
-from dropedge_core.studies import run_tables as runs
-from dropedge_core.training import TrainConfig
+from dropedge_explorer.store import ResultStore
+from dropedge_explorer.studies import fingerprints
+from dropedge_explorer.studies import run_tables as runs
+from dropedge_explorer.training import TrainConfig
 from tests.helpers.runs import run_module
 
 #: Shallow bundled runs, one per sampler family and both datasets: (file, dataset, split,

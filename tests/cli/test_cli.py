@@ -10,8 +10,10 @@ import time
 
 import pytest
 
-from dropedge_core import cli
-from dropedge_core.store import ResultStore
+from dropedge_explorer import cli
+from dropedge_explorer.store import ResultStore
+from dropedge_explorer.training import TrainConfig
+from dropedge_explorer.training._fingerprint import RUN_PRINT_FIELDS, masks_fingerprint
 from tests.helpers import REPO
 from tests.helpers.runs import run_cli, run_module
 
@@ -84,7 +86,7 @@ def test_datasets_json(capsys):
     assert code == 0 and "karate" in out
 
 
-def test_train_json_and_text(capsys, tmp_path):
+def test_train_json_and_text(capsys, tmp_path, karate):
     code, out, _ = run_cli(capsys, *KARATE_TRAIN, "--layers", "3", "--sampler", "dropedge++",
                            "--seeds", "0", "1", "--json", "--store", str(tmp_path / "r.sqlite"))
     assert code == 0
@@ -94,6 +96,14 @@ def test_train_json_and_text(capsys, tmp_path):
     accs = [r["test_acc"] for r in report["runs"]]
     assert report["test_acc_mean"] == pytest.approx(sum(accs) / 2)
     assert len(ResultStore(tmp_path / "r.sqlite")) == 2
+    # each run's fingerprint, recorded as it trained: its first epochs' masks drawn again here
+    # by sampling alone, its run-long digest the one the store kept
+    stored = ResultStore(tmp_path / "r.sqlite").to_frame().set_index("seed")
+    for run in report["runs"]:
+        config = TrainConfig.from_dict(run["config"])
+        assert run["fingerprint"]["masks_fp"] == masks_fingerprint(config, karate)
+        assert run["fingerprint"]["run_masks_fp"] == stored.loc[config.seed, "run_masks_fp"]
+        assert set(run["fingerprint"]) == set(RUN_PRINT_FIELDS)
     code, out, _ = run_cli(capsys, *KARATE_TRAIN, "--sampler", "nodrop")
     assert code == 0 and "mean test accuracy" in out and "seed 0" in out
 
@@ -194,3 +204,29 @@ def test_sweep_resumes_after_being_killed(capsys, tmp_path):
 
     code, out, _ = run_cli(capsys, *SWEEP, "--store", str(path))
     assert json.loads(out)["skipped"] == total and json.loads(out)["ran"] == 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "--dataset", "karate", "--epochs", "3", "--seeds", "0", "0", "1"],
+    ["train", "--dataset", "karate", "--epochs", "3", "--seeds", "0", "0", "1", "--batch-seeds"],
+    ["train", "--dataset", "karate", "--epochs", "3", "--seeds", "0", "1", "0", "--json"],
+    ["sweep", "--dataset", "karate", "--layers", "2", "--samplers", "li", "--epochs", "3",
+     "--seeds", "0", "0", "1"],
+])
+def test_a_repeated_seed_is_refused_before_any_run(capsys, tmp_path, argv):
+    """Issue 48: ``train --seeds 0 0 1`` trained seed 0 twice and gave the mean "over 3
+    seed(s)"; refused in one line before the graph is loaded or a store opened."""
+    store = tmp_path / "s.sqlite"
+    code, out, err = run_cli(capsys, *argv, "--store", str(store))
+    assert code == 2 and out == ""
+    assert err == "error: --seeds repeats seed 0 (given 2 times); each seed is one run: give it once\n"
+    assert not store.exists()
+
+
+def test_search_refuses_a_repeated_best_seed(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "search", "--dataset", "karate", "--layers", "2", "--samplers", "li",
+                             "--trials", "1", "--best-seeds", "3", "3", "3",
+                             "--store", str(tmp_path / "s.sqlite"), "--storage", str(tmp_path / "t.sqlite"))
+    assert code == 2 and out == ""
+    assert err == "error: --best-seeds repeats seed 3 (given 3 times); each seed is one run: give it once\n"
+    assert not (tmp_path / "s.sqlite").exists() and not (tmp_path / "t.sqlite").exists()

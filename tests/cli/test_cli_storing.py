@@ -10,9 +10,9 @@ import sqlite3
 import pytest
 import torch
 
-from dropedge_core.store import ResultStore, run_key
-from dropedge_core.studies import sweep
-from dropedge_core.training import TrainConfig
+from dropedge_explorer.store import ResultStore, run_key
+from dropedge_explorer.studies import sweep
+from dropedge_explorer.training import TrainConfig
 from tests.helpers.runs import run_cli
 
 KARATE = ["train", "--dataset", "karate", "--layers", "2", "--hidden", "8", "--epochs", "5",

@@ -9,8 +9,8 @@ import pickle
 
 import pytest
 
-from dropedge_core.data import csv_graph
-from dropedge_core.training import ConfigError, TrainConfig, train
+from dropedge_explorer.data import csv_graph
+from dropedge_explorer.training import ConfigError, TrainConfig, train
 from tests.helpers.app import sbm_csv
 from tests.helpers.runs import run_cli, run_module
 

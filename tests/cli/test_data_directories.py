@@ -1,5 +1,5 @@
 """``DROPEDGE_DATA`` and ``DROPEDGE_CACHE`` are read by the one location parser
-(:func:`dropedge_core.locations.parse`, issue 29): ``~`` expanded; a name longer than the
+(:func:`dropedge_explorer.locations.parse`, issue 29): ``~`` expanded; a name longer than the
 filesystem allows, a NUL byte or a URL is one ``error:`` line naming the variable (exit 2),
 never a traceback. Real CLI processes, as a user starts them."""
 from __future__ import annotations
@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from dropedge_core import datasets
 
-from dropedge_core import datasets, env
+from dropedge_explorer import env
 from tests.helpers import REPO
 
 LONG_NAME = "/tmp/" + "a" * 300  # one component of 300 bytes: NAME_MAX is 255 on ext4, tmpfs, overlayfs

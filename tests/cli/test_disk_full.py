@@ -133,8 +133,8 @@ def test_an_export_to_a_full_disk_is_one_line_and_keeps_the_earlier_file(tmp_pat
     assert first.returncode == 0, first.stderr
     target, kept = tmp_path / "full" / "runs.csv", tmp_path / "kept"
     export = ("import sys\n"
-              "from dropedge_core.store import ResultStore\n"
-              "from dropedge_core.studies import run_tables as runs\n"
+              "from dropedge_explorer.store import ResultStore\n"
+              "from dropedge_explorer.studies import run_tables as runs\n"
               "try:\n"
               f"    runs.export_table(ResultStore({str(made)!r}), {str(target)!r})\n"
               "except runs.ResultsError as exc:\n"

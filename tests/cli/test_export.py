@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dropedge_core.store import ResultStore
-from dropedge_core.studies import run_tables as runs
-from dropedge_core.training import TrainConfig, train
-from dropedge_core.training._fingerprint import masks_fingerprint
+from dropedge_explorer.store import ResultStore
+from dropedge_explorer.studies import run_tables as runs
+from dropedge_explorer.training import TrainConfig, train
+from dropedge_explorer.training._fingerprint import masks_fingerprint
 from tests.helpers.runs import refused_line, run_cli
 
 
@@ -46,3 +46,54 @@ def test_bad_outputs_and_missing_stores_are_one_line(capsys, tmp_path, karate):
     for argv, fragment in cases:
         assert fragment in refused_line(capsys, "export", *argv)
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "none.sqlite").exists()
+
+
+def _digest(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_an_export_onto_its_own_store_is_refused_before_anything_is_written(capsys, tmp_path, karate,
+                                                                           monkeypatch):
+    """Issue 48: ``export st/runs.csv --store st/runs.csv`` (a SQLite store named like a CSV)
+    replaced the store with its own export. Refused, by any name of the file (relative, a
+    symlink, a hard link, ``DROPEDGE_RESULTS``), the store byte for byte as it was."""
+    import os
+
+    folder = tmp_path / "st"
+    folder.mkdir()
+    store = ResultStore(folder / "runs.csv")
+    store.put(train(TrainConfig(dataset="karate", num_layers=2, epochs=3, diag_every=0), graph=karate))
+    store.close()
+    parquet = folder / "runs.parquet"
+    os.link(folder / "runs.csv", parquet)  # the same file under a .parquet name
+    os.symlink(folder / "runs.csv", folder / "link.csv")
+    before = _digest(folder / "runs.csv")
+    monkeypatch.chdir(tmp_path)
+    cases = [
+        ["st/runs.csv", "--store", "st/runs.csv"],
+        ["st/runs.csv", "--store", "st/runs.csv", "--all-columns"],
+        [str(folder / "runs.csv"), "--store", "st/../st/runs.csv"],
+        ["st/link.csv", "--store", "st/runs.csv"],
+        ["st/runs.parquet", "--store", "st/runs.csv", "--all-columns"],
+        ["st/runs.csv", "--store", "sqlite:///st/runs.csv"],
+    ]
+    for argv in cases:
+        line = refused_line(capsys, "export", *argv)
+        assert "is the results store it reads" in line and "nothing was written" in line, line
+        assert _digest(folder / "runs.csv") == before, argv
+    monkeypatch.setenv("DROPEDGE_RESULTS", str(folder / "runs.csv"))
+    assert "is the results store it reads" in refused_line(capsys, "export", "st/runs.csv")
+    assert _digest(folder / "runs.csv") == before
+    assert sorted(p.name for p in folder.iterdir()) == ["link.csv", "runs.csv", "runs.parquet"]
+
+
+def test_an_export_from_an_empty_sqlite_file_creates_no_table(capsys, tmp_path):
+    """Issue 48: ``export`` from a 0-byte SQLite file created the store's tables in it."""
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    line = refused_line(capsys, "export", str(tmp_path / "out.csv"), "--store", str(empty))
+    assert "holds no runs" in line and "nothing was changed" in line, line
+    assert empty.stat().st_size == 0 and not (tmp_path / "out.csv").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.sqlite"]  # no journal either

@@ -14,9 +14,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dropedge_core import env
-from dropedge_core.data import csv_graph
-from dropedge_core.training import MAX_HIDDEN, MAX_LR, MAX_SEED, MAX_WEIGHT_DECAY, ConfigError, TrainConfig
+from dropedge_explorer import env
+from dropedge_explorer.data import csv_graph
+from dropedge_explorer.training import (
+    MAX_HIDDEN,
+    MAX_LR,
+    MAX_SEED,
+    MAX_WEIGHT_DECAY,
+    ConfigError,
+    TrainConfig,
+)
 from tests.helpers import REPO
 from tests.helpers.runs import measured, run_cli
 
@@ -133,7 +140,7 @@ def test_every_bad_variable_is_named_at_once():
 def peak(argv: list[str], tmp_path, extra_env: dict | None = None) -> tuple[int, str, float]:
     """Exit code, stderr and peak resident memory (MiB) of the CLI in a fresh process."""
     code = ("import resource, sys\n"
-            "from dropedge_core.cli import main\n"
+            "from dropedge_explorer.cli import main\n"
             "rc = main(sys.argv[1:])\n"
             "sys.stdout.flush()\n"
             "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr)\n"
@@ -195,7 +202,7 @@ def test_estimate_bounds_what_training_really_holds(tmp_path):
     guard that neither refuses what fits nor lets through what does not."""
     code = ("import re\n"
             "from dropedge_core import datasets\n"
-            "from dropedge_core.training import TrainConfig, check_memory, train\n"
+            "from dropedge_explorer.training import TrainConfig, check_memory, train\n"
             "def kib(field):\n"
             "    return int(re.search(field + r':\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
             "# load the code paths first: a first call's libraries and pools are not the run's\n"
@@ -264,8 +271,8 @@ def test_parse_estimate_bounds_what_reading_an_upload_really_holds():
     app's server by gigabytes): the parse estimate is above the real growth of peak RSS
     and not absurdly so, and under a lower limit the files are refused before splitting."""
     code = ("import re, os\n"
-            "from dropedge_core import memory\n"
-            "from dropedge_core.data import csv_graph\n"
+            "from dropedge_explorer import memory\n"
+            "from dropedge_explorer.data import csv_graph\n"
             "def kib(field):\n"
             "    return int(re.search(field + r':\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
             "text = b'1\\n' * 2_000_000\n"
@@ -295,9 +302,9 @@ def test_men_estimate_bounds_what_the_reach_tables_really_hold():
     peak RSS is below men_bytes, and not absurdly so (the whole table unpacked at once
     was 1226 MiB on a 1M-node ring against a 508 MiB estimate)."""
     code = ("import re, torch\n"
-            "from dropedge_core import memory, samplers\n"
-            "from dropedge_core.method import metrics\n"
-            "from dropedge_core.method.graph import Graph\n"
+            "from dropedge_core import samplers\nfrom dropedge_explorer import memory\n"
+            "from dropedge_core import metrics\n"
+            "from dropedge_core.graph import Graph\n"
             "def kib(field):\n"
             "    return int(re.search(field + r':\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
             "n = 200_000\n"

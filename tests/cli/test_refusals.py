@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 import sys
 
-from dropedge_core.store import ResultStore
+from dropedge_explorer.store import ResultStore
 from tests.helpers import REPO
 from tests.helpers.runs import fake_result, refused_line
 

@@ -14,9 +14,10 @@ import json
 import pandas as pd
 import pytest
 
-from dropedge_core.store import ResultStore
-from dropedge_core.studies import reproduce as rep
-from dropedge_core.studies import run_tables as runs
+from dropedge_explorer.cli import _reproduce as rep_cli
+from dropedge_explorer.store import ResultStore
+from dropedge_explorer.studies import reproduce as rep
+from dropedge_explorer.studies import run_tables as runs
 from tests.helpers.runs import refused_line, run_cli
 
 TABLE = rep.TABLES["gcn-semi-cora"]
@@ -87,7 +88,7 @@ def test_a_dry_run_lists_the_missing_cells_and_writes_nothing(capsys, tmp_path, 
 def test_an_interrupted_reproduction_resumes_where_it_stopped(capsys, tmp_path, cora, monkeypatch):
     """The first cell is stored before the interruption; the second invocation trains only the
     cell that was cut short."""
-    from dropedge_core.cli import _reproduce as command
+    from dropedge_explorer.cli import _reproduce as command
 
     folder, _ = _copy_without(tmp_path, lambda d: (d["layers"] == 2) & (d["seed"] == 0)
                               & (d["sampler"] != "dropedge++"))
@@ -131,8 +132,8 @@ def test_bad_input_is_refused_in_one_line(capsys, tmp_path, argv, fragment):
 def test_a_table_run_never_bundles_runs_of_other_settings(tmp_path, cora):
     """A store run of the table's dataset, depth and sampler under other settings (5 epochs)
     is not the table's: the bundled file is left as it was."""
-    from dropedge_core.store import ResultStore as Store
-    from dropedge_core.training import TrainConfig, train
+    from dropedge_explorer.store import ResultStore as Store
+    from dropedge_explorer.training import TrainConfig, train
 
     folder, _ = _copy_without(tmp_path, lambda d: d["seed"] < 0)
     before = _digest(folder / TABLE.file)
@@ -165,3 +166,75 @@ def test_a_bundle_that_cannot_be_written_is_one_line_and_the_runs_stay_stored(ca
                         "--store", store, "--bundle-dir", folder, "--no-progress")
     assert "cannot write the bundled file" in line and "No space left on device" in line
     assert len(ResultStore(store)) == 1 and _digest(folder / TABLE.file) == before
+
+
+LONG = 10_000
+
+
+@pytest.mark.parametrize("argv", [
+    ["--table", "x" * LONG],
+    ["--table", "gcn-semi-cora", "--doc", "d" * LONG],
+    ["--table", "gcn-semi-cora", "--bundle-dir", "b" * LONG],
+    ["--table", "gcn-semi-cora", "--device", "t" * LONG],
+    ["--table", "gcn-semi-cora", "--seeds", "9" * 4000],
+])
+def test_every_echoed_value_is_bounded(capsys, tmp_path, argv):
+    """Issue 48: a 10,000-character table name was echoed whole; a path that long was an
+    ``OSError`` traceback. One line of at most a few hundred characters, the length said."""
+    store = tmp_path / "never.sqlite"
+    line = refused_line(capsys, "reproduce", *argv, "--store", store, "--dry-run")
+    assert len(line) < 400 and ("characters" in line or "digits" in line), line
+    assert not store.exists()
+
+
+@pytest.mark.parametrize("size", [rep_cli.MAX_DOC_BYTES + 1, 3 * 2**30])
+def test_a_huge_doc_is_refused_by_its_size_without_reading_it(capsys, tmp_path, size):
+    """Issue 48: ``--doc`` of 3 GB was read whole (MemoryError, 3.4 GB peak). A sparse file
+    (``truncate``: no 3 GB written) with the generator's marker at its start is refused by
+    its size; tracemalloc sees far less than one bound allocated."""
+    import os
+    import tracemalloc
+
+    doc = tmp_path / "huge.md"
+    doc.write_text(rep_cli.DOC_MARKER + "x -->\n", encoding="utf-8")
+    os.truncate(doc, size)
+    store = tmp_path / "never.sqlite"
+    tracemalloc.start()
+    try:
+        line = refused_line(capsys, "reproduce", "--table", "gcn-semi-cora", "--doc", doc, "--store", store,
+                            "--dry-run")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert f"is {size} bytes, above the {rep_cli.MAX_DOC_BYTES} bytes" in line, line
+    assert peak < rep_cli.MAX_DOC_BYTES // 4 and not store.exists()
+
+
+def test_the_real_document_fits_the_doc_bound():
+    from tests.helpers import REPO
+
+    assert (REPO / "docs" / "REPRODUCTION.md").stat().st_size * 20 < rep_cli.MAX_DOC_BYTES
+
+
+def test_verdicts_are_read_from_the_bundle_dir(capsys, tmp_path):
+    """Issue 48: ``--bundle-dir DIR`` printed the verdicts of the package's own files. A DIR
+    holding only the depth-2 rows (every cell there, so nothing trains) has verdicts at depth
+    2 only, over DIR's seeds."""
+    df = runs.read_runs(runs.BUNDLED_DIR / TABLE.file)
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    two = df[df["layers"] == 2]
+    two.to_csv(folder / TABLE.file, index=False)
+    current = runs.current(two)
+    seeds = {s: set(current.loc[current["sampler"] == s, "seed"]) for s in current["sampler"].unique()}
+    argv = ["reproduce", "--table", TABLE.name, "--layers", "2", "--seeds", "1", "--no-progress",
+            "--store", str(tmp_path / "runs.sqlite"), "--bundle-dir", str(folder)]
+    code, out, err = run_cli(capsys, *argv, "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["trained"] == 0 and report["verdicts"]
+    assert {v["layers"] for v in report["verdicts"]} == {2}
+    assert all(v["n"] == len(seeds[v["better"]] & seeds[v["worse"]]) for v in report["verdicts"])
+    code, out, err = run_cli(capsys, *argv)
+    lines = [line for line in out.splitlines() if line.startswith("  gcn L=")]
+    assert code == 0 and lines and all(line.startswith("  gcn L=2:") for line in lines), out

@@ -15,7 +15,7 @@ import shutil
 import traceback
 from pathlib import Path
 
-from dropedge_core import paths
+from dropedge_core import files
 
 WORKERS = 4
 
@@ -34,7 +34,7 @@ def _stage(barrier, cache: str, data: str, results) -> None:
 
     shutil.copyfile = copy_then_wait
     try:
-        from dropedge_core.data import datasets
+        from dropedge_core import datasets
 
         datasets.load("cora", "semi")
         results.put(None)
@@ -63,14 +63,14 @@ def test_workers_staging_one_fresh_cache_at_once_all_succeed(tmp_path):
 
 def test_a_part_name_is_unique_per_call_and_removed_on_failure(tmp_path):
     target = tmp_path / "ind.cora.x"
-    assert paths.part_path(target) != paths.part_path(target)
+    assert files.part_path(target) != files.part_path(target)
     try:
-        with paths.replaced(target) as part:
+        with files.replaced(target) as part:
             part.write_text("half")
             raise OSError("disk full")
     except OSError:
         pass
     assert list(tmp_path.iterdir()) == []
-    with paths.replaced(target) as part:
+    with files.replaced(target) as part:
         part.write_text("whole")
     assert target.read_text() == "whole" and list(tmp_path.iterdir()) == [target]

@@ -20,14 +20,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from dropedge_core import _raw_arrays as raw_arrays
+from dropedge_core import _safe_pickle as safe_pickle
 
-from dropedge_core.data import _raw_arrays as raw_arrays
-from dropedge_core.data import _safe_pickle as safe_pickle
 from tests.helpers import REPO
 from tests.helpers.files import FOLDER, _index, copy_raw, crafted_csr, raw_value
 
 PEAK = ("import resource, sys\n"
-        "from dropedge_core.cli import main\n"
+        "from dropedge_explorer.cli import main\n"
         "rc = main(sys.argv[1:])\n"
         "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10, file=sys.stderr)\n"
         "sys.exit(rc)\n")

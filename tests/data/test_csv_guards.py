@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 import torch
 
-from dropedge_core.data import _csv_guards as csv_guards
-from dropedge_core.data.csv_graph import UploadError, parse_graph
+from dropedge_explorer.data import _csv_guards as csv_guards
+from dropedge_explorer.data.csv_graph import UploadError, parse_graph
 
 EDGES = b"0,1\n1,2\n2,0\n"
 OBJECTS = {"list": ["cat", "dog", "cat"], "dict": {"0": "cat", "1": "dog", "2": "cat"}}

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 import torch
-
 from dropedge_core import datasets
-from dropedge_core.data.datasets import DatasetError, DatasetUnavailable
+from dropedge_core.datasets import DatasetError, DatasetUnavailable
+
 from tests.helpers import REPO, raw_dir
 
 
@@ -75,7 +75,7 @@ CSBM_UNDER_A_MEMORY_CAP = r"""
 import json, resource, sys, time
 import torch
 torch.set_num_threads(1)
-from dropedge_core.data import datasets
+from dropedge_core import datasets
 
 def address_space():
     with open("/proc/self/status") as fh:

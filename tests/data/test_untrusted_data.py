@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dropedge_core import _safe_pickle as safe_pickle
+from dropedge_core import datasets
+from dropedge_core.datasets import DatasetError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dropedge_core import datasets
-from dropedge_core.data import _safe_pickle as safe_pickle
-from dropedge_core.data.datasets import DatasetError
 from tests.helpers import raw_dir
 from tests.helpers.files import copy_raw
 
@@ -256,7 +256,7 @@ def test_no_pyg_log_lines_beside_the_error(tmp_path, monkeypatch):
     code = ("import urllib.request, sys\n"
             "def refuse(*a, **k): raise OSError('network unreachable')\n"
             "urllib.request.urlopen = refuse\n"
-            "from dropedge_core.cli import main\n"
+            "from dropedge_explorer.cli import main\n"
             "sys.exit(main(['men', '--dataset', 'pubmed', '--runs', '1', '--layers', '2']))\n")
     env = {**os.environ, "DROPEDGE_DATA": str(tmp_path), "DROPEDGE_CACHE": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from dropedge_core import samplers
+from dropedge_core.graph import Graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dropedge_core import samplers
-from dropedge_core.data.csv_graph import MAX_BYTES, UploadError, load_files, parse_graph
-from dropedge_core.method.graph import Graph
+from dropedge_explorer.data.csv_graph import MAX_BYTES, UploadError, load_files, parse_graph
 
 FAST = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -188,6 +188,20 @@ def test_one_column_class_names_with_spaces_are_names():
     assert g.y.tolist() == [1, -1, 0, 1]
     g, _ = parse_graph(edges, labels=b"node label\n0 cat\n2 dog\n")  # SNAP-style rows still split
     assert g.y.tolist() == [0, -1, 1, -1]
+
+
+@pytest.mark.parametrize("labels, message", [
+    (b"New York\nLos Angeles\nx,y\nLA\n", "labels.csv line 3 has 2 fields; expected 1 (as on line 1)"),
+    (b"San Luis Obispo\nLA\n3,LA\nLA\n", "labels.csv line 3 has 2 fields; expected 1 (as on line 1)"),
+    (b"New York\nLos Angeles\nNew York\n3,Los Angeles\n",
+     "labels.csv line 4 has 2 fields; expected 1 (as on line 1)"),
+])
+def test_a_comma_below_a_one_column_first_line_is_counted_by_commas(labels, message):
+    """A label file with commas is split on commas, whatever its first line holds (issue 48:
+    ``San Luis Obispo`` on line 1 was split on spaces, so a comma row further down was
+    refused as "1 field; expected 3", or ``Los`` read as a node id): the message names the
+    fields the row really has."""
+    assert raises([message], edges=b"0,1\n1,2\n2,3\n", labels=labels) == message
 
 
 def test_a_long_bad_cell_is_echoed_cut_with_its_length():

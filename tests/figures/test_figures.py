@@ -6,11 +6,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 import torch
+from dropedge_core import samplers
 
-from dropedge_core import figures, samplers
-from dropedge_core.data import reference
-from dropedge_core.figures import SAMPLER_COLORS
-from dropedge_core.studies.edge_drawing import EdgeDrawing
+from dropedge_explorer import figures
+from dropedge_explorer.data import reference
+from dropedge_explorer.figures import SAMPLER_COLORS
+from dropedge_explorer.studies.edge_drawing import EdgeDrawing
 
 
 def _segments(trace) -> int:

@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def random_graph(num_nodes: int, num_edges: int, num_features: int = 8, seed: int = 0):
     """A small random simple graph with non-negative features, for property tests."""
-    from dropedge_core.method.graph import Graph, l1_normalize_rows, simple_undirected_edges
+    from dropedge_core.graph import Graph, l1_normalize_rows, simple_undirected_edges
 
     g = torch.Generator().manual_seed(seed)
     raw = torch.randint(num_nodes, (2, num_edges * 3), generator=g)
@@ -25,7 +25,7 @@ def random_graph(num_nodes: int, num_edges: int, num_features: int = 8, seed: in
 def ring_graph(num_nodes: int, ring: bool = True, num_features: int = 1):
     """``num_nodes`` nodes on a ring (``ring``) or with one edge 0-1 only, random features:
     a graph as large as asked that costs nothing to build (memory estimates)."""
-    from dropedge_core.method.graph import Graph, simple_undirected_edges
+    from dropedge_core.graph import Graph, simple_undirected_edges
 
     ids = torch.arange(num_nodes)
     edges = torch.stack([ids, (ids + 1) % num_nodes]) if ring else torch.tensor([[0], [1]])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,29 @@ def _wait_main_text(pg, text: str, timeout: int = TIMEOUT_MS) -> None:
         arg=text, timeout=timeout)
 
 
+def _wait_state(pg, expression: str, arg=None) -> None:
+    """Wait until the JavaScript predicate ``expression`` holds of the app's own state (a
+    job's progress bar, its id in the URL, its curves, its end): as long as the job takes on
+    this machine; :data:`JOB_TIMEOUT_MS` only ends a hung test."""
+    pg.wait_for_function(expression, arg=arg, timeout=JOB_TIMEOUT_MS)
+
+
+#: A background job's state on the page: its progress bar while it runs, or the line its
+#: end leaves (a fast machine may end a short job before a poll draws the bar), or an error box
+#: (a job refused at its start: the test then fails at once with the box's text, not after
+#: :data:`JOB_TIMEOUT_MS`).
+RUNNING_OR_DONE = (
+    "() => !!document.querySelector('[data-testid=stProgress], [data-testid=stAlertContentSuccess],"
+    " [data-testid=stAlertContentError]')"
+    " || (document.querySelector('[data-testid=stMain]')?.innerText || '').includes('finished · ')")
+
+
+def _no_error_box(pg) -> None:
+    """No ``st.error`` box on the page (its text is the failure's message)."""
+    boxes = pg.locator("[data-testid=stAlertContentError]")
+    assert boxes.count() == 0, boxes.first.inner_text()
+
+
 def _no_exception(pg) -> None:
     boxes = pg.locator("[data-testid=stException]")
     assert boxes.count() == 0, boxes.first.inner_text()
@@ -82,3 +106,19 @@ BROWSER_MARKS = [
     pytest.mark.skipif(not Path(CHROMIUM).is_file(),
                        reason=f"chromium not found at {CHROMIUM} (apt-get install chromium)"),
 ]
+
+
+def _set_number(pg, label: str, value: int) -> None:
+    """Type ``value`` into the main area's number input labelled ``label`` (Enter commits),
+    until the box holds it after the page settled: on a loaded machine a rerun still on its
+    way (an earlier click's) can put the old value back, so the box's state decides, not
+    one try."""
+    box = pg.get_by_test_id("stMain").get_by_label(label, exact=True)
+    deadline = time.monotonic() + JOB_TIMEOUT_MS / 1000  # ends a hung test only
+    while True:
+        box.fill(str(value))
+        box.press("Enter")
+        _wait_idle(pg, 0)
+        if box.input_value() == str(value) or time.monotonic() > deadline:
+            break
+    assert box.input_value() == str(value), (label, box.input_value())

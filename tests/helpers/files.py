@@ -5,9 +5,9 @@ import pickle
 from pathlib import Path
 
 import scipy.sparse as sp
+from dropedge_core import _raw_arrays as raw_arrays
+from dropedge_core import _safe_pickle as safe_pickle
 
-from dropedge_core.data import _raw_arrays as raw_arrays
-from dropedge_core.data import _safe_pickle as safe_pickle
 from tests.helpers import raw_dir
 
 FOLDER = {"cora": "Cora", "citeseer": "CiteSeer"}

@@ -6,8 +6,8 @@ import subprocess
 import sys
 import threading
 
-from dropedge_core import cli
-from dropedge_core.training import RunResult, TrainConfig
+from dropedge_explorer import cli
+from dropedge_explorer.training import RunResult, TrainConfig
 from tests.helpers import REPO
 
 

@@ -1,18 +1,23 @@
 """Per-graph keep counts for a batch of graphs (issue 36 (f)): with ``batch``, every graph
-keeps its own share of its own edges, counted here with numpy per graph, and its masks
-are those of sampling it alone (the graphs one after the other, one generator)."""
+keeps its own share of its own edges, counted here by hand per graph. A kernel sampler's
+masks are those of sampling each graph alone (the graphs one after the other, one
+generator); a uniform sampler's come from one pass over the batch (issue 46), checked
+against each graph's law by brute force."""
 from __future__ import annotations
 
+import itertools
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
 import torch
+from dropedge_core.pyg import LayerDropEdge, LayerWiseEdges, layer_dropout_edge
+from dropedge_core.pyg import batch as batch_module
+from dropedge_core.pyg.batch import check_batch
+from scipy.stats import chisquare
 from torch_geometric.data import Batch, Data
 from torch_geometric.nn.models import GCN
-
-from dropedge_core.pyg import LayerDropEdge, LayerWiseEdges, layer_dropout_edge
-from dropedge_core.pyg.batch import check_batch
 
 L = 4
 
@@ -45,26 +50,111 @@ def per_graph_counts(graphs: list[Data], rates: list[float], directed: bool = Fa
 
 
 @pytest.mark.parametrize("sampler, directed", [("lid", False), ("dropedge++", False), ("li", True),
-                                               ("ldd", False), ("dropedge", False)])
-def test_each_graph_keeps_its_own_share_and_is_drawn_as_if_alone(sampler, directed):
+                                               ("ldd", False), ("dropedge", False), ("fd", True),
+                                               ("li", False), ("lid", True), ("nodrop", False)])
+def test_each_graph_keeps_its_own_share(sampler, directed):
+    """Kernel samplers: each graph drawn as if alone (the graphs in turn, one generator);
+    uniform ones: the whole batch in one pass (another stream, the same counts)."""
     graphs = small_graphs()
     batch = Batch.from_data_list(graphs)
-    kw = {"p": 0.5} if sampler == "dropedge" else {"keep_min": 0.2, "keep_max": 0.8}
+    kw = ({"p": 0.5} if sampler in ("dropedge", "fd") else {} if sampler == "nodrop"
+          else {"keep_min": 0.2, "keep_max": 0.8})
     masks = torch.stack([m for _, m in layer_dropout_edge(
         batch.edge_index, L, x=batch.x, sampler=sampler, directed=directed, batch=batch.batch,
         generator=gen(), **kw)])
-    g = gen()
-    alone = torch.cat([torch.stack([m for _, m in layer_dropout_edge(
-        d.edge_index, L, x=d.x, sampler=sampler, directed=directed, num_nodes=d.num_nodes,
-        generator=g, **kw)]) for d in graphs], dim=1)  # Batch keeps the graphs' column order
-    assert torch.equal(masks, alone)
-    rates = [0.5] * L if sampler == "dropedge" else [0.2 + 0.6 * l / (L - 1) for l in range(L)]
+    if sampler in ("dropedge++", "fd"):
+        g = gen()
+        alone = torch.cat([torch.stack([m for _, m in layer_dropout_edge(
+            d.edge_index, L, x=d.x, sampler=sampler, directed=directed, num_nodes=d.num_nodes,
+            generator=g, **kw)]) for d in graphs], dim=1)  # Batch keeps the graphs' column order
+        assert torch.equal(masks, alone)
+    rates = ([1.0] * L if sampler == "nodrop" else [0.5] * L if sampler in ("dropedge", "fd")
+             else [0.2 + 0.6 * l / (L - 1) for l in range(L)])
     counts = per_graph_counts(graphs, rates[::-1] if sampler == "ldd" else rates, directed)
     edge_graph = batch.batch[batch.edge_index[0]]
     for gid, expected in enumerate(counts):
         mine = batch.edge_index[:, edge_graph == gid]
         kept = [len(distinct(mine[:, row], directed)) for row in masks[:, edge_graph == gid]]
         assert kept == expected, gid
+    if sampler in ("lid", "dropedge++"):
+        assert bool((masks[:-1] <= masks[1:]).all())  # nested, the input layer sparsest
+    if sampler == "ldd":
+        assert bool((masks[:-1] >= masks[1:]).all())
+    if sampler in ("dropedge", "fd", "nodrop"):
+        assert bool((masks == masks[:1]).all())  # one sample for every layer
+
+
+#: Two tiny graphs, both directions of each edge: a 4-cycle (4 edges) and a triangle (3).
+CYCLE = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 0], [1, 0, 2, 1, 3, 2, 0, 3]])
+TRIANGLE = torch.tensor([[0, 1, 1, 2, 2, 0], [1, 0, 2, 1, 0, 2]])
+
+
+def _law(relation: str, m: int, counts: list[int]) -> dict[tuple, float]:
+    """Brute force: the probability of every tuple of kept sets (one per layer) of ``m``
+    items, each layer keeping ``counts[l]`` uniformly, the layers related as ``relation``."""
+    def subsets(pool, k):
+        return [frozenset(c) for c in itertools.combinations(sorted(pool), k)]
+
+    if relation == "shared":
+        return {(s,) * len(counts): 1 / math.comb(m, counts[0]) for s in subsets(range(m), counts[0])}
+    if relation == "independent":
+        law = {(): 1.0}
+        for k in counts:
+            law = {t + (s,): p / math.comb(m, k) for t, p in law.items() for s in subsets(range(m), k)}
+        return law
+    order = range(len(counts) - 1, -1, -1) if relation == "increasing" else range(len(counts))
+    law = {(): 1.0}  # tuples in drawing order, each set drawn from the one before
+    for k in (counts[l] for l in order):
+        law = {t + (s,): p / math.comb(len(t[-1]) if t else m, k) for t, p in law.items()
+               for s in subsets(t[-1] if t else range(m), k)}
+    return {(t[::-1] if relation == "increasing" else t): p for t, p in law.items()}
+
+
+@pytest.mark.parametrize("sampler, directed, two_sorts", [
+    ("li", False, False), ("lid", False, False), ("ldd", False, False), ("dropedge", False, False),
+    ("dropedge", True, False), ("li", False, True), ("lid", False, True)])
+def test_the_one_pass_draws_each_graphs_law(sampler, directed, two_sorts, monkeypatch):
+    """The uniform samplers' one-pass batch path against the law by brute force: over 3000
+    draws of each graph (300 copies of a 4-cycle and a triangle per call), the tuple of
+    kept sets (one per layer) of every graph follows the sampler's law on that graph alone
+    (chi-square), so the counts are exact, every edge set equally likely, the layers
+    independent (LI), nested (LID, LDD) or shared (DropEdge). ``two_sorts``: the path of
+    batches of too many graphs for one integer sort (forced here)."""
+    if two_sorts:
+        monkeypatch.setattr(batch_module, "RANDOM_BITS", 63)
+    copies, calls, layers = 300, 10, 3
+    graphs = [Data(edge_index=e, num_nodes=int(e.max()) + 1) for e in (CYCLE, TRIANGLE)] * copies
+    batch = Batch.from_data_list(graphs)
+    kw = {"p": 0.5} if sampler == "dropedge" else {"keep_min": 0.25, "keep_max": 0.75}
+    relation = {"li": "independent", "lid": "increasing", "ldd": "decreasing", "dropedge": "shared"}[sampler]
+    g = gen(7)
+    seen = {"cycle": Counter(), "triangle": Counter()}
+    for _ in range(calls):
+        masks = torch.stack([m for _, m in layer_dropout_edge(batch.edge_index, layers, sampler=sampler,
+                                                              directed=directed, batch=batch.batch,
+                                                              generator=g, **kw)])
+        per_copy = masks.view(layers, copies, CYCLE.size(1) + TRIANGLE.size(1))
+        for name, cols in (("cycle", slice(0, 8)), ("triangle", slice(8, 14))):
+            edges = (CYCLE if name == "cycle" else TRIANGLE)
+            # an item: a column when directed, else an undirected edge (its two columns)
+            item = [j if directed else j // 2 for j in range(edges.size(1))]
+            for c in range(copies):
+                rows = per_copy[:, c, cols]
+                seen[name][tuple(frozenset(item[j] for j in row.nonzero().flatten().tolist())
+                                 for row in rows)] += 1
+    for name, edges in (("cycle", CYCLE), ("triangle", TRIANGLE)):
+        m = edges.size(1) if directed else edges.size(1) // 2
+        rates = ([0.5] * layers if sampler == "dropedge"
+                 else [0.25 + 0.5 * l / (layers - 1) for l in range(layers)])
+        counts = [math.floor(m * r + 1e-9) for r in (rates[::-1] if sampler == "ldd" else rates)]
+        law = _law(relation, m, counts)
+        assert set(seen[name]) <= set(law), (name, set(seen[name]) - set(law))  # only lawful tuples
+        keys = sorted(law, key=repr)
+        observed = [seen[name].get(t, 0) for t in keys]
+        expected = [law[t] * copies * calls for t in keys]
+        assert sum(observed) == copies * calls
+        if len(keys) > 1:
+            assert chisquare(observed, expected).pvalue > 1e-3, (name, observed, expected)
 
 
 def test_the_module_and_the_wrapper_pass_batch_through():
@@ -81,6 +171,22 @@ def test_the_module_and_the_wrapper_pass_batch_through():
     for conv in model.convs:  # after the wrapper's hooks: sees the swapped edges
         conv.register_forward_pre_hook(lambda c, a, k: seen.append(a[1]), with_kwargs=True)
     wrapped(batch.x, batch.edge_index, batch=batch.batch)
+    assert all(torch.equal(e, batch.edge_index[:, m]) for e, m in zip(seen, expected))
+
+
+def test_the_wrapper_finds_batch_by_position_as_basic_gnn_takes_it():
+    """``BasicGNN.forward(x, edge_index, edge_weight, edge_attr, batch)``: a ``batch`` handed by
+    position is the same batch as by keyword (it was ignored: the whole batch's counts)."""
+    graphs = small_graphs(seed=1)
+    batch = Batch.from_data_list(graphs)
+    expected = torch.stack([m for _, m in layer_dropout_edge(batch.edge_index, L, x=batch.x,
+                                                             batch=batch.batch, generator=gen())])
+    model = GCN(5, 8, num_layers=L, out_channels=2)
+    wrapped = LayerWiseEdges(model, LayerDropEdge(L, "dropedge++", generator=gen()))
+    seen = []
+    for conv in model.convs:
+        conv.register_forward_pre_hook(lambda c, a, k: seen.append(a[1]), with_kwargs=True)
+    wrapped(batch.x, batch.edge_index, None, None, batch.batch)
     assert all(torch.equal(e, batch.edge_index[:, m]) for e, m in zip(seen, expected))
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from dropedge_core import samplers
 from dropedge_core.pyg import LayerDropEdge
 

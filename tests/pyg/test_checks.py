@@ -7,8 +7,7 @@ import resource
 
 import pytest
 import torch
-from torch_geometric.data import Data, HeteroData
-
+from dropedge_core import limits
 from dropedge_core.pyg import (
     LayerDropEdge,
     LayerWiseEdges,
@@ -17,6 +16,9 @@ from dropedge_core.pyg import (
     layer_dropout_edge,
     normalize,
 )
+from dropedge_core.pyg.checks import check_features
+from dropedge_core.pyg.edges import normalized_features
+from torch_geometric.data import Data, HeteroData
 
 RING = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 0], [1, 0, 2, 1, 3, 2, 0, 3]])
 
@@ -78,7 +80,7 @@ def test_finite_features_keep_every_node_reachable():
     (torch.tensor([[0, 2**63 - 1], [1, 0]]), None, "node id 9223372036854775807"),
     (torch.tensor([[0, 1], [1, 0]]), 10**30, "num_nodes=10"),
 ])
-def test_huge_ids_and_num_nodes_are_refused_before_allocating(edge_index, num_nodes, size):
+def test_huge_ids_and_num_nodes_are_refused_before_allocating(edge_index, num_nodes, size, sixteen_gib):
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     calls = [
         lambda: layer_dropout_edge(edge_index, 2, sampler="li", num_nodes=num_nodes),
@@ -93,6 +95,16 @@ def test_huge_ids_and_num_nodes_are_refused_before_allocating(edge_index, num_no
             call()
     grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak  # KiB
     assert grown < 200 * 1024, f"peak RSS grew by {grown} KiB"
+
+
+@pytest.fixture
+def sixteen_gib():
+    """A memory limit of the test's own: node id 2e9 needs ~22 GB, under a 24 GiB machine's
+    memory (refused only where the explorer's rule, set when it is imported, was in force)."""
+    before = limits._RULE[0]
+    limits.set_memory_limit(lambda device: (16 * 2**30, "the test's 16 GiB"))
+    yield
+    limits.set_memory_limit(before)
 
 
 @pytest.mark.parametrize("bad", [42, "cuda", torch.Generator().manual_seed(0).get_state()])
@@ -141,3 +153,48 @@ def test_edge_values_that_do_not_match_the_edges_are_named(kwargs, message):
 def test_normalize_refuses_negative_weights():
     with pytest.raises(ValueError, match=r"negative weight \(-1.0\)"):
         normalize(RING, 4, "NA", edge_weight=torch.tensor([1.0] * 7 + [-1.0]))
+
+
+def test_finite_features_whose_row_sums_overflow_pass_and_a_hidden_nan_is_named():
+    """The check clears rows by their sums first (issue 46): a sum that overflows to inf
+    from finite values must not refuse the row; one inf beside a -inf (a NaN sum), or a NaN
+    among huge values, must still be named."""
+    big = torch.full((3, 4), 3e38)  # finite float32, every row sum overflows to inf
+    big[1] = -3e38
+    check_features(big)
+    bad = big.clone()
+    bad[2, 0], bad[2, 1] = float("inf"), -float("inf")
+    with pytest.raises(ValueError, match=r"in 1 row\(s\) \(node 2\)"):
+        check_features(bad)
+    bad = big.clone()
+    bad[0, 3] = float("nan")
+    with pytest.raises(ValueError, match=r"in 1 row\(s\) \(node 0\)"):
+        check_features(bad)
+
+
+def _normalized_by_abs(x: torch.Tensor) -> torch.Tensor:
+    """The reference: rows L1-normalised unless their norm (from ``abs``) is 1 (within 1e-6)
+    or 0, in numpy's float32."""
+    import numpy as np
+
+    a = x.detach().float().numpy()
+    norm = np.abs(a).sum(axis=1, keepdims=True, dtype=np.float32)
+    done = (np.abs(norm - 1.0) <= 1e-6) | (norm == 0)
+    return torch.from_numpy(np.where(done, a, a / np.where(norm == 0, 1, norm)))
+
+
+@pytest.mark.parametrize("shift", [0.0, -0.3])
+def test_normalized_features_read_non_negative_rows_without_abs(shift):
+    """Non-negative features skip the abs copy (issue 46): they must be normalised exactly
+    as rows with negative entries are, through their absolute values (numpy's here):
+    rows already normalised or zero as given, the others divided by their L1 norm."""
+    x = torch.rand(30, 7, generator=gen(4)) + shift
+    x[3] = 0.0
+    x[4] = x[4].abs() / x[4].abs().sum()  # already normalised: kept as it is
+    x[5, 2] = -0.0
+    x[6] = 0.0
+    x[6, :3] = torch.tensor([0.75, 0.5, -0.25])  # sums to 1, but its L1 norm is 1.5
+    got = normalized_features(x)
+    assert torch.allclose(got, _normalized_by_abs(x), rtol=1e-6, atol=0)
+    assert torch.equal(got[3], x[3]) and torch.equal(got[4], x[4])
+    assert torch.allclose(got.abs().sum(1)[torch.arange(30) != 3], torch.ones(29), atol=1e-6)

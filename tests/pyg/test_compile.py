@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from dropedge_core.pyg import layer_dropout_edge
 
 #: Graph breaks per call measured on torch 2.13 (CPU, a 40-node ring, 4 layers), by sampler; a

@@ -10,11 +10,11 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
+from dropedge_core.pyg import LayerDropEdge, LayerWiseEdges, to_pyg
 from torch import nn
 from torch_geometric.nn import GCN2Conv
 from torch_geometric.nn.models import GAT, GCN, GraphSAGE
 
-from dropedge_core.pyg import LayerDropEdge, LayerWiseEdges, to_pyg
 from tests.helpers import REPO
 
 L = 3

@@ -9,9 +9,6 @@ import re
 
 import pytest
 import torch
-from torch_geometric.data import Data
-from torch_geometric.nn import GATConv, GCNConv, SAGEConv
-
 from dropedge_core import datasets, normalization, samplers
 from dropedge_core.pyg import (
     LayerDropEdge,
@@ -21,6 +18,9 @@ from dropedge_core.pyg import (
     normalize,
     to_pyg,
 )
+from torch_geometric.data import Data
+from torch_geometric.nn import GATConv, GCNConv, SAGEConv
+
 from tests.helpers import REPO
 from tests.pyg.references import dense_formula
 
@@ -125,6 +125,26 @@ def test_eval_mode_is_the_identity_and_draws_nothing(csbm):
     assert torch.equal(g.get_state(), before)
     drop.train()
     assert drop(data.edge_index, x=data.x)[0].size(1) < data.edge_index.size(1)
+
+
+@pytest.mark.parametrize("name", ["dropedge", "fd", "nodrop", "li"])
+def test_one_edge_set_for_every_layer_is_selected_once(csbm, name):
+    """DropEdge, FD and NoDrop keep one edge set for every layer: every layer is handed the
+    one tensor (as in eval mode), the columns the mask keeps; LI's layers stay their own."""
+    data = to_pyg(csbm)
+    weights = torch.rand(data.edge_index.size(1), generator=gen(5))
+    masks = LayerDropEdge(L, name, generator=gen(4)).masks(data.edge_index, x=data.x)
+    out = LayerDropEdge(L, name, generator=gen(4))(data.edge_index, x=data.x, edge_weight=weights)
+    functional = layer_dropout_edge(data.edge_index, L, x=data.x, sampler=name, generator=gen(4),
+                                    edge_attr=weights)
+    kept = [(data.edge_index[:, m], weights[m]) for m in masks]  # column by column, by hand
+    for layer in range(L):
+        assert torch.equal(out[layer][0], kept[layer][0]) and torch.equal(out[layer][1], kept[layer][1])
+        assert torch.equal(functional[layer][0], kept[layer][0])
+        assert torch.equal(functional[layer][2], masks[layer])
+    shared = name != "li"
+    assert all((out[layer][0] is out[0][0]) == shared for layer in range(1, L))
+    assert all((functional[layer][0] is functional[0][0]) == shared for layer in range(1, L))
 
 
 def test_training_false_is_a_no_op_after_validation():
@@ -365,3 +385,18 @@ def test_the_example_prints_both_accuracies_and_the_mask_check(cora, capsys):
                      r"masks identical to the Graph path's: True", out), out
     assert "PyG gcn: mean" in out and "project trainer GCN: mean" in out
     assert example.main(["--conv", "sage", "--adjacency"]) == 2  # a flag mistake is named, exit 2
+
+
+def test_the_transform_is_registered_under_its_functional_name():
+    """``SampleLayerEdges`` claims the functional name ``sample_layer_edges``: a data pipe of
+    ``Data`` objects has it, and it draws what the transform draws."""
+    from dropedge_core.pyg import SampleLayerEdges
+    from torch.utils.data.datapipes.iter import IterableWrapper
+    from torch_geometric.data import Data
+
+    data = Data(x=torch.rand(6, 3, generator=torch.Generator().manual_seed(1)),
+                edge_index=torch.tensor([[0, 1, 1, 2, 3, 4], [1, 0, 2, 1, 4, 3]]))
+    pipe = IterableWrapper([data])
+    piped = pipe.sample_layer_edges(num_layers=3, generator=torch.Generator().manual_seed(0))
+    direct = SampleLayerEdges(num_layers=3, generator=torch.Generator().manual_seed(0))(data)
+    assert torch.equal(next(iter(piped)).edge_layer_mask, direct.edge_layer_mask)

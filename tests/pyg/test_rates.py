@@ -7,10 +7,9 @@ import math
 
 import pytest
 import torch
-from torch_geometric.utils import dropout_edge
-
 from dropedge_core import samplers
 from dropedge_core.pyg import LayerDropEdge, SampleLayerEdges, layer_dropout_edge, to_pyg
+from torch_geometric.utils import dropout_edge
 
 
 def gen(seed=0):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch_geometric.nn import GCNConv
-
 from dropedge_core import normalization
 from dropedge_core.pyg import LayerDropEdge, layer_dropout_edge, normalize, to_pyg
+from torch_geometric.nn import GCNConv
+
 from tests.pyg.references import dense_formula
 
 L = 4

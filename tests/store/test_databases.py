@@ -1,5 +1,5 @@
 """Databases that are not ours, or not writable (issue 29, class 4), and locations parsed
-once (class 5): :func:`dropedge_core.databases.inspect` and :func:`dropedge_core.locations.parse`.
+once (class 5): :func:`dropedge_explorer.databases.inspect` and :func:`dropedge_explorer.locations.parse`.
 
 Every refusal is one ``error:`` line (exit 2) naming the location and what it holds, and no
 byte of the refused file changes: its SHA-256 and its folder's listing (no ``-wal``,
@@ -20,11 +20,11 @@ import optuna
 import pytest
 import sqlalchemy as sa
 
-from dropedge_core import databases, locations
-from dropedge_core.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
-from dropedge_core.studies import _tuning_storage as tuning_storage
-from dropedge_core.studies import tuning
-from dropedge_core.training import RunResult, TrainConfig
+from dropedge_explorer import databases, locations
+from dropedge_explorer.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
+from dropedge_explorer.studies import _tuning_storage as tuning_storage
+from dropedge_explorer.studies import tuning
+from dropedge_explorer.training import RunResult, TrainConfig
 from tests.helpers.app import APP
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.runs import refused_line

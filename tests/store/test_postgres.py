@@ -17,9 +17,9 @@ import time
 
 import pytest
 
-from dropedge_core import cli
-from dropedge_core.store import ResultStore, StoreError, run_key
-from dropedge_core.studies import tuning
+from dropedge_explorer import cli
+from dropedge_explorer.store import ResultStore, StoreError, run_key
+from dropedge_explorer.studies import tuning
 from tests.helpers import REPO
 from tests.helpers.runs import fake_result
 
@@ -203,7 +203,7 @@ def test_depth_study_page_reads_and_fills_a_server_store(pg, tmp_path, monkeypat
 
     url = pg.new_database()
     monkeypatch.setenv("DROPEDGE_RESULTS", url)
-    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_explorer.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     at = _page(depths=(2,), seeds=1)
     assert at.button(key="ds_run").label == "Run missing (3)" and not at.button(key="ds_run").disabled
     assert any("Store: PostgreSQL database " in c.value for c in at.caption)

@@ -1,6 +1,6 @@
 """A PostgreSQL role that may write rows but not create or alter tables (issue 29, class 4):
 what each use of a server database needs beyond ``SELECT, INSERT, UPDATE, DELETE`` is checked
-read-only before anything is written (:func:`dropedge_core.databases.missing_privilege`).
+read-only before anything is written (:func:`dropedge_explorer.databases.missing_privilege`).
 
 * the results store on an empty database creates ``runs`` and ``claims`` (``CREATE`` on the
   schema); a store made before a config field existed gets a column (``ALTER``: ownership);
@@ -20,10 +20,10 @@ import json
 import optuna
 import sqlalchemy as sa
 
-from dropedge_core import cli, databases
-from dropedge_core.store import ResultStore
-from dropedge_core.studies import tuning
-from dropedge_core.training import RunResult, TrainConfig
+from dropedge_explorer import cli, databases
+from dropedge_explorer.store import ResultStore
+from dropedge_explorer.studies import tuning
+from dropedge_explorer.training import RunResult, TrainConfig
 from tests.helpers.runs import refused_line
 
 SWEEP = ["sweep", "--dataset", "karate", "--samplers", "nodrop", "--layers", "2", "--epochs", "2",
@@ -152,7 +152,7 @@ def test_the_pages_refuse_a_role_without_create_in_one_line(pg, monkeypatch, tmp
     pg.execute(url, NO_CREATE)
     reader = pg.role("no_create_app", url)
     before = pg.dump(url)
-    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_explorer.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     monkeypatch.setenv("DROPEDGE_RESULTS", reader)
     monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", reader)
     at = _page(depths=(2,), seeds=1)

@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app_shared.sweep_job import SweepJob
-from dropedge_core import cli
-from dropedge_core.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
-from dropedge_core.studies import tuning
-from dropedge_core.studies.tuned import load_study
-from dropedge_core.sweep_workers import ClaimedRuns, check_lease
-from dropedge_core.training import TrainConfig
+from dropedge_explorer import cli
+from dropedge_explorer.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
+from dropedge_explorer.studies import tuning
+from dropedge_explorer.studies.tuned import load_study
+from dropedge_explorer.sweep_workers import ClaimedRuns, check_lease
+from dropedge_explorer.training import TrainConfig
 from tests.helpers.app import _ok
 from tests.helpers.runs import _fake_train, fake_result
 
@@ -151,7 +151,7 @@ def test_store_locations_that_are_not_files(tmp_path, capsys):
 def test_depth_study_page_shows_a_foreign_or_damaged_store_as_one_line(tmp_path, monkeypatch):
     from tests.helpers.app import depth_page as _page
 
-    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
+    monkeypatch.setattr("dropedge_explorer.studies.run_tables.BUNDLED_DIR", tmp_path / "bundled")
     for path, words in ((_foreign_db(tmp_path / "other.sqlite"), "is not a DropEdge results store"),
                         (_damaged_store(tmp_path / "damaged.sqlite"), "damaged")):
         before = _fingerprint(path)

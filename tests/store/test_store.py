@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from dropedge_core import paths
-from dropedge_core.store import ResultStore, StoreError, canonical_json, run_key
-from dropedge_core.studies.run_tables import ResultsError, export_table
-from dropedge_core.training import TrainConfig, train
+from dropedge_explorer import paths
+from dropedge_explorer.store import SCHEMA_VERSION, ResultStore, StoreError, canonical_json, run_key
+from dropedge_explorer.studies.run_tables import ResultsError, export_table
+from dropedge_explorer.training import TrainConfig, train
 from tests.helpers import REPO
 from tests.helpers.runs import fake_result
 
@@ -88,10 +88,59 @@ def test_schema_2_appnp_star_rows_are_renamed_and_rekeyed(tmp_path):
     migrated = ResultStore(path)
     assert migrated.keys() == {run_key(r.config) for r in (*appnp, gcn)}
     assert not {run_key(r.config) for r in appnp} & set(old_keys.values())  # the keys did change
-    assert migrated.get(gcn.config)["schema_version"] == 3  # unchanged key, schema bumped
+    assert migrated.get(gcn.config)["schema_version"] == SCHEMA_VERSION  # unchanged key, schema bumped
     row = migrated.get(TrainConfig(dataset="karate", backbone="appnp*", num_layers=4, seed=0))
     assert row["backbone"] == "appnp_star" and row["config"]["backbone"] == "appnp_star"
     assert set(migrated.to_frame()["backbone"]) == {"gcn", "appnp_star"}
+
+
+def test_a_trained_run_is_stored_with_its_fingerprint(tmp_path, karate):
+    """Issue 47: the run carries the fingerprint its training recorded, equal to the one
+    computed from its config alone (the masks by sampling, the weights by building), and
+    its last weights' digest is the trained model's, hashed here by hand."""
+    import hashlib
+
+    from dropedge_explorer.training._fingerprint import fingerprint, run_masks_fingerprints
+
+    config = TrainConfig(dataset="karate", num_layers=8, sampler="dropedge++", dropout=0.5, epochs=7,
+                         patience=0, diag_every=0, seed=5)
+    result = train(config, graph=karate)
+    store = ResultStore(tmp_path / "r.sqlite")
+    row = store.get(store.put(result))
+    expected = fingerprint(config, karate)
+    assert (row["masks_fp"], row["init_fp"]) == (expected.masks, expected.init)
+    assert row["run_masks_fp"] == run_masks_fingerprints(config, karate, [7])[7]
+    assert row["run_masks_fp"] != run_masks_fingerprints(config, karate, [6])[6]  # every epoch counts
+    h = hashlib.sha256()
+    for name, value in result.model.state_dict().items():
+        h.update(f"{name}:{value.dtype}:{tuple(value.shape)}".encode() + value.contiguous().numpy().tobytes())
+    assert row["final_fp"] == h.hexdigest()[:16] != row["init_fp"]
+    state = result.model.generator.get_state().numpy().tobytes()
+    assert row["dropout_fp"] == hashlib.sha256(state).hexdigest()[:16]
+    assert row["schema_version"] == SCHEMA_VERSION == 4
+
+
+def test_schema_3_rows_get_empty_fingerprint_columns(tmp_path):
+    """A store written before fingerprints (schema 3, no fingerprint columns) opens: the
+    columns are added, its rows keep their keys and carry no fingerprint (they were trained
+    before it was recorded); a run stored now carries its own."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    store = ResultStore(path)
+    old = fake_result(0)
+    store.put(old)
+    store.close()
+    with sqlite3.connect(path) as conn:
+        for name in ("masks_fp", "init_fp", "run_masks_fp", "dropout_fp", "final_fp"):
+            conn.execute(f"ALTER TABLE runs DROP COLUMN {name}")
+        conn.execute("UPDATE runs SET schema_version = 3")
+    reopened = ResultStore(path)
+    row = reopened.get(old.config)
+    assert row["key"] == run_key(old.config) and row["schema_version"] == 4
+    assert all(row[n] is None for n in ("masks_fp", "init_fp", "run_masks_fp", "dropout_fp", "final_fp"))
+    new = train(TrainConfig(dataset="karate", num_layers=2, epochs=2, seed=1, diag_every=0))
+    assert reopened.get(reopened.put(new))["run_masks_fp"] == new.fingerprint["run_masks_fp"]
 
 
 def test_roundtrip(tmp_path, karate):
@@ -146,7 +195,7 @@ def test_default_path(monkeypatch, tmp_path):
     assert paths.results_store() == tmp_path / "x.sqlite"
     assert ResultStore().path == tmp_path / "x.sqlite"  # the store's default is that one
     monkeypatch.delenv("DROPEDGE_RESULTS")
-    # results/ of the checkout, wherever the command is started from (dropedge_core.paths)
+    # results/ of the checkout, wherever the command is started from (dropedge_explorer.paths)
     assert paths.results_store() == paths.REPO / "results" / "results.sqlite"
     monkeypatch.chdir(tmp_path)
     assert paths.results_store() == paths.REPO / "results" / "results.sqlite"
@@ -155,7 +204,7 @@ def test_default_path(monkeypatch, tmp_path):
 WRITER = textwrap.dedent("""
     import sys
     from tests.helpers.runs import fake_result
-    from dropedge_core.store import ResultStore
+    from dropedge_explorer.store import ResultStore
     store = ResultStore(sys.argv[1], timeout=60)
     offset = int(sys.argv[2])
     for seed in range(offset, offset + 40):

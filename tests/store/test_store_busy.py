@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from dropedge_core import databases
-from dropedge_core.store import ResultStore
+from dropedge_explorer import databases
+from dropedge_explorer.store import ResultStore
 from tests.helpers.runs import cli_with_lock_wait, lock_holder
 
 SWEEP = ["sweep", "--dataset", "karate", "--samplers", "nodrop", "--layers", "2", "--epochs", "2",
@@ -104,7 +104,7 @@ def test_a_sweep_goes_on_once_the_lock_it_announced_is_released(store):
 
 
 def test_the_bound_is_a_checked_variable():
-    from dropedge_core import env
+    from dropedge_explorer import env
 
     assert env.settings({"DROPEDGE_LOCK_WAIT": "2.5"}).lock_wait == 2.5
     assert env.settings({}).lock_wait == databases.LOCK_WAIT

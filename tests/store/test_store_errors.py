@@ -9,8 +9,8 @@ import sqlite3
 import pytest
 import sqlalchemy as sa
 
-from dropedge_core.store import DamagedStore, ForeignStore, StoreError, StoreLocked, StoreUnavailable
-from dropedge_core.store._connection import error_kind, store_error
+from dropedge_explorer.store import DamagedStore, ForeignStore, StoreError, StoreLocked, StoreUnavailable
+from dropedge_explorer.store._connection import error_kind, store_error
 
 
 def _raised(work) -> BaseException:

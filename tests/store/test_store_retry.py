@@ -8,9 +8,9 @@ import sqlite3
 
 import pytest
 
-from dropedge_core.store import ForeignStore, ResultStore, StoreBusy, StoreUnavailable
-from dropedge_core.studies import sweep
-from dropedge_core.training import TrainConfig, train
+from dropedge_explorer.store import ForeignStore, ResultStore, StoreBusy, StoreUnavailable
+from dropedge_explorer.studies import sweep
+from dropedge_explorer.training import TrainConfig, train
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import json
 import optuna
 import pytest
 
-from dropedge_core import cli
-from dropedge_core.store import ResultStore
-from dropedge_core.studies import cell_search, tuning
-from dropedge_core.training import TrainConfig
+from dropedge_explorer import cli
+from dropedge_explorer.store import ResultStore
+from dropedge_explorer.studies import cell_search, tuning
+from dropedge_explorer.training import TrainConfig
 
 
 def test_each_sampler_searches_its_own_keep_rates():

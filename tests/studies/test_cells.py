@@ -8,17 +8,17 @@ import math
 
 import pandas as pd
 import pytest
+from dropedge_core._streams import stream_version
 
-from dropedge_core.method._streams import stream_version
-from dropedge_core.studies import cells
-from dropedge_core.studies.run_tables import RUN_COLUMNS
+from dropedge_explorer.studies import cells
+from dropedge_explorer.studies.run_tables import PRINT_COLUMNS, RUN_COLUMNS
 
 
 def _runs(rows: list[tuple]) -> pd.DataFrame:
     """Run rows ``(sampler, layers, test_acc, best_val_acc, source)`` of one cora/semi/gcn study."""
     df = pd.DataFrame([{"dataset": "cora", "split": "semi", "backbone": "gcn", "sampler": s, "layers": L,
                         "seed": i, "test_acc": t, "best_val_acc": b, "epochs_run": 200, "settings": "",
-                        "key": f"k{i}", "stream": stream_version(s), "masks_fp": "", "init_fp": "",
+                        "key": f"k{i}", "stream": stream_version(s), **dict.fromkeys(PRINT_COLUMNS, ""),
                         "source": src} for i, (s, L, t, b, src) in enumerate(rows)])
     return df[[*RUN_COLUMNS, "source"]]
 

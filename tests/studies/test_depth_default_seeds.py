@@ -1,8 +1,8 @@
 """The Depth study opens on what docs/REPRODUCTION.md says: with the page's default request
 (depth recipe, every depth, the three samplers, the sidebar's default keep rates) and the
-"Seeds" box's default (:func:`dropedge_core.studies.depth.default_seeds`), the view's paired
+"Seeds" box's default (:func:`dropedge_explorer.studies.depth.default_seeds`), the view's paired
 tests and its "Does DropEdge++ lead?" sentence are the document's, both computed by
-:mod:`dropedge_core.studies.ordering` — the page from the runs it found by key, the document
+:mod:`dropedge_explorer.studies.ordering` — the page from the runs it found by key, the document
 from the bundled CSVs' today's-stream rows."""
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from dropedge_core import samplers
 
 from app_shared import DEFAULT_RATES
-from dropedge_core.data import reference
-from dropedge_core.method import samplers
-from dropedge_core.studies import depth, fingerprints, ordering
-from dropedge_core.studies.depth_view import depth_view
-from dropedge_core.studies.run_tables import bundled_results, cached_runs, empty_runs
+from dropedge_explorer.data import reference
+from dropedge_explorer.studies import depth, fingerprints, ordering
+from dropedge_explorer.studies.depth_view import depth_view
+from dropedge_explorer.studies.run_tables import bundled_results, cached_runs, empty_runs
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "REPRODUCTION.md"
 COMPARED = ["layers", "better", "worse", "n", "diff_mean", "p_value", "p_holm", "verdict"]

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from dropedge_core import cli
+from dropedge_explorer import cli
 
 
 @pytest.mark.parametrize("sampler,floor", [("dropedge++", 0.70), ("nodrop", 0.65)])

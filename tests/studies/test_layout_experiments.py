@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 import torch
+from dropedge_core import datasets, samplers
 
-from dropedge_core import samplers
-from dropedge_core.data import datasets, reference
-from dropedge_core.studies import graph_layout as layout
-from dropedge_core.studies import sampling
+from dropedge_explorer.data import reference
+from dropedge_explorer.studies import graph_layout as layout
+from dropedge_explorer.studies import sampling
 
 
 def test_induced_edges(karate):

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dropedge_core.studies import ordering
+from dropedge_explorer.studies import ordering
 
 
 def _runs(acc: dict[tuple[str, int], list[float]], dataset: str = "cora") -> pd.DataFrame:

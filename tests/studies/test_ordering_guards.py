@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dropedge_core.studies import ordering
+from dropedge_explorer.studies import ordering
 
 COLUMNS = ["dataset", "split", "backbone", "layers", "better", "worse", "better_mean", "worse_mean",
            "diff_mean", "diff_std", "n", "ci_low", "ci_high", "p_value", "p_holm", "family",

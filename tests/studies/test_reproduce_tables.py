@@ -8,9 +8,9 @@ import itertools
 
 import pytest
 
-from dropedge_core.store import run_key
-from dropedge_core.studies import reproduce as rep
-from dropedge_core.studies import run_tables as runs
+from dropedge_explorer.store import run_key
+from dropedge_explorer.studies import reproduce as rep
+from dropedge_explorer.studies import run_tables as runs
 
 
 @pytest.mark.parametrize("name", [n for n, t in rep.TABLES.items() if rep.bundled_path(t).is_file()])

@@ -12,13 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dropedge_core.data import reference
-from dropedge_core.studies import fingerprints, ordering
-from dropedge_core.studies.run_tables import bundled_results
+from dropedge_explorer.data import reference
+from dropedge_explorer.studies import fingerprints, ordering
+from dropedge_explorer.studies.run_tables import bundled_results
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "REPRODUCTION.md"
-ABLATION = ROOT / "dropedge_core" / "assets" / "ablation" / "gcn32_cora_semi.csv"
+ABLATION = ROOT / "dropedge_explorer" / "assets" / "ablation" / "gcn32_cora_semi.csv"
 
 #: A generated block: from its opening marker to its closing one, each on a line of its own.
 GENERATED = re.compile(r"^<!-- repro_tables: (?P<name>[^>]+?) -->$.*?^<!-- /repro_tables: (?P=name) -->$",
@@ -39,6 +39,42 @@ STRUCTURE = [
 ]
 #: What counts as a number: a digit, a superscript digit (10¹²), a vulgar fraction.
 DIGIT = re.compile(r"[0-9⁰¹²³⁴⁵⁶⁷⁸⁹½]")
+
+# -- claims about results are generated (issue 47, item 3) -----------------------------------
+#: Any generated block of any tool (``<!-- repro_tables: name -->`` ... ``<!-- /repro_tables: name -->``,
+#: ``<!-- memory_table: ... -->``, ``<!-- mutation-scores: ... -->`` ...).
+ANY_BLOCK = re.compile(r"^<!-- (?P<tool>[a-z_-]+): ?(?P<name>[^>]*?) -->$.*?^<!-- /(?P=tool)(?::[^>]*)? -->$",
+                       re.S | re.M)
+_SAMPLER = r"(?<![\w`])(?:DropEdge\+\+|DropEdge|NoDrop|no-drop|LID|LDD|LI|FD)(?![\w+])"
+_ORDER = (r"(?:(?:is|are|was|were|stays?|ranks?)\s+)?(?:[\d.,]+\s*(?:points?|pp|%)\s+)?"
+          r"(?:above|below|ahead\s+of|behind|beats?|better\s+than|worse\s+than|outperforms?|higher\s+than|"
+          r"lower\s+than|leads?|exceeds?|trails?|more\s+accurate\s+than|less\s+accurate\s+than|[≥≤><]=?)")
+#: A comparison of two samplers within one clause ("DropEdge++ is 2 points below DropEdge"), or a
+#: sampler said to be ahead / behind / best.
+COMPARISON = re.compile(rf"{_SAMPLER}[^.;:|\n]{{0,60}}?{_ORDER}[^.;:|\n]{{0,60}}?{_SAMPLER}"
+                        rf"|{_SAMPLER}\s+(?:is|are|was|were|stays?|comes?|ranks?)\s+(?:not\s+)?"
+                        r"(?:ahead|behind|best|worst|first|last|on\s+top)\b")
+#: Not a claim: a claim named as a label ("the DropEdge ≥ NoDrop rows"), or the paper's own claim.
+NAMED_CLAIM = re.compile(rf"{_SAMPLER}\s*[≥≤><]=?\s*{_SAMPLER}\s+(?:rows?|claims?|famil(?:y|ies))\b"
+                         rf"|\b(?:claims?|rows?)\s+{_SAMPLER}\s*[≥≤><]=?\s*{_SAMPLER}")
+THE_PAPERS = re.compile(r"\bthe paper's (?:headline|claim)|\bthe paper (?:claims|reports|says|shows)\b", re.I)
+#: The documents whose prose is checked: the README and every document of docs/.
+PROSE = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def hand_written_comparisons(text: str) -> list[str]:
+    """The sentences (a table row counts as one) of ``text`` outside generated blocks, code and
+    code spans that compare samplers (:data:`COMPARISON`)."""
+    text = CODE.sub("", FENCE.sub("", ANY_BLOCK.sub("", text)))
+    out = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        table = paragraph.lstrip().startswith("|")
+        units = paragraph.splitlines() if table else [" ".join(paragraph.split())]
+        for unit in units:
+            for sentence in re.split(r"(?<=[.!?])\s+", unit):
+                if COMPARISON.search(NAMED_CLAIM.sub("", sentence)) and not THE_PAPERS.search(sentence):
+                    out.append(sentence.strip())
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +105,38 @@ def test_no_number_is_written_outside_a_generated_block():
     stray = stray_numbers(DOC.read_text(encoding="utf-8"))
     assert not stray, ("numbers outside generated blocks (print them from repro_tables.py or remove "
                        "them):\n" + "\n".join(stray))
+
+
+@pytest.mark.parametrize("path", PROSE, ids=lambda p: p.name)
+def test_no_comparison_of_samplers_is_written_by_hand(path):
+    """Which sampler is above which, and by how much, comes from a generator; prose keeps none."""
+    found = hand_written_comparisons(path.read_text(encoding="utf-8"))
+    assert not found, (f"{path.name}: comparisons of samplers outside generated blocks (generate them, "
+                       "e.g. from docs/tools/repro_tables.py, or remove them):\n" + "\n".join(found))
+
+
+@pytest.mark.parametrize("line", [
+    "DropEdge++ is 2.1 points above DropEdge at 8 layers.",
+    "At 32 layers on Cora DropEdge++ is 11.3 points below DropEdge.",
+    "NoDrop beats DropEdge at 64 layers, and DropEdge++ trails NoDrop.",
+    "DropEdge ≥ NoDrop holds at every depth.",
+    "| Cora | DropEdge++ is ahead at every depth |",
+    "In this table DropEdge++ is best.",
+])
+def test_the_comparison_check_sees_a_hand_written_claim(line):
+    assert hand_written_comparisons(f"Intro.\n\n{line}\n") != []
+    generated = f"<!-- repro_tables: x -->\n{line}\n<!-- /repro_tables: x -->\n"
+    assert hand_written_comparisons(generated) == []
+
+
+@pytest.mark.parametrize("line", [
+    "One GCN epoch, DropEdge++ vs NoDrop: the ratio is printed by `bench/bench_epoch.py`.",
+    "The paper's headline, DropEdge++ above DropEdge, at 32 layers in each GCN table.",
+    "The qualitative point is the DropEdge ≥ NoDrop rows at the deepest depth.",
+    "Run `DropEdge++ above DropEdge` as a query.",
+])
+def test_the_comparison_check_lets_labels_and_the_papers_claims_be(line):
+    assert hand_written_comparisons(line) == []
 
 
 @pytest.mark.parametrize("line", [
@@ -191,8 +259,8 @@ def test_the_depth_tables_count_todays_stream_only():
 
 def test_the_older_stream_list_counts_every_older_row():
     """The older-stream block counts every bundled row of an older stream (runs, search, ablation)."""
-    from dropedge_core.studies import cell_search
-    from dropedge_core.studies.run_tables import read_runs
+    from dropedge_explorer.studies import cell_search
+    from dropedge_explorer.studies.run_tables import read_runs
 
     best = pd.concat([read_runs(f) for f in sorted(cell_search.SEARCH_DIR.glob("cell_best_*.csv"))])
     old = sum(len(fingerprints.older(rows)) for rows in (
@@ -275,9 +343,15 @@ def test_the_ablation_table_agrees_with_scipy_and_a_hand_holm():
 
 def test_the_authors_table_agrees_with_a_direct_count():
     """Section 3b: each cell's authors-recipe mean and seed count (today's stream), from a pandas
-    groupby of the bundled CSVs, is the one printed in its row; a cell without is "–"."""
+    groupby of the bundled CSVs, is the one printed in its row; a cell without is "–". The
+    section lists DropEdge++ at each script's own depth (other depths and NoDrop are 3c's)."""
+    from dropedge_explorer.data import presets
+
     runs = _current()
-    runs = runs[runs["settings"] == "authors"]
+    runs = runs[(runs["settings"] == "authors") & (runs["sampler"] == "dropedge++")]
+    own = runs.apply(lambda r: r["layers"] == presets.paper_preset(r["dataset"], r["split"],
+                                                                   r["backbone"])["num_layers"], axis=1)
+    runs = runs[own]
     block = _block(DOC.read_text(encoding="utf-8"), "authors")
     label = {"gcn": "GCN", "resgcn": "ResGCN", "jknet": "JKNet", "appnp_star": r"APPNP\*"}
     cells = runs.groupby(["dataset", "split", "backbone", "layers"])["test_acc"].agg(["mean", "count"])
@@ -287,6 +361,30 @@ def test_the_authors_table_agrees_with_a_direct_count():
         assert re.search(pattern, block, re.M), (dataset, split, backbone, layers)
     printed = [r for r in block.splitlines() if re.match(r"^\| (semi|full) \|", r)]
     assert sum(r.split("|")[6].strip() != "–" for r in printed) == len(cells)
+
+
+def test_the_authors_code_table_agrees_with_a_direct_count():
+    """Section 3c: each cell's mean and run count of the authors' own code (their bundled
+    numbers), of our authors recipe and of our depth recipe, from pandas groupbys of the CSVs,
+    are the ones printed in its row."""
+    code = pd.read_csv(ROOT / "dropedge_explorer" / "assets" / "authors_code" / "runs.csv")
+    ours = _current()
+    block = _block(DOC.read_text(encoding="utf-8"), "authors_code")
+    label = {"nodrop": "NoDrop", "dropedge++": "DropEdge++"}
+    cells = code.groupby(["dataset", "split", "layers", "sampler"])["test_acc"].agg(["mean", "count"])
+    for (dataset, split, layers, sampler), row in cells.iterrows():
+        head = rf"^\| {dataset} {split} GCN \| {layers} \| {re.escape(label[sampler])} \|.*$"
+        line = re.search(head, block, re.M)
+        assert line, (dataset, layers, sampler)
+        columns = [c.strip() for c in line.group(0).split("|")[1:-1]]
+        assert columns[4].startswith(f"{100 * row['mean']:.1f}") and f"(n={int(row['count'])})" in columns[4]
+        for column, settings in ((5, "authors"), (6, "depth")):
+            part = ours[(ours["dataset"] == dataset) & (ours["split"] == split) & (ours["backbone"] == "gcn")
+                        & (ours["layers"] == layers) & (ours["sampler"] == sampler)
+                        & (ours["settings"] == settings)]
+            expected = f"{100 * part['test_acc'].mean():.1f}" if len(part) else "–"
+            assert columns[column].startswith(expected), (dataset, layers, sampler, settings, columns[column])
+    assert len(re.findall(r"^\| (cora|citeseer) semi GCN \|", block, re.M)) == len(cells)
 
 
 def test_a_table_the_data_call_for_gets_a_block_beside_its_kind(tool):
@@ -317,3 +415,26 @@ def test_a_row_says_what_it_lacks_and_its_gpu_time(tool):
         "accuracy by depth, Cora semi, JKNet"]
     assert "2 runs to" not in rows["accuracy by depth, Cora semi, ResGCN"]
     assert "runs to 10 seeds" not in rows["accuracy by depth, CiteSeer semi, GCN"]
+
+
+def test_the_authors_code_sentence_by_depth_agrees_with_a_direct_count():
+    """Section 3c's sentence by depth: at 8 layers (not a script's own depth), our authors
+    recipe minus their code over the cells both ran, and each side's best cell mean, from
+    pandas groupbys of the CSVs (their scripts' depths, Cora 4 and CiteSeer 2, written here)."""
+    code = pd.read_csv(ROOT / "dropedge_explorer" / "assets" / "authors_code" / "runs.csv")
+    ours = _current()
+    ours = ours[(ours["settings"] == "authors") & (ours["split"] == "semi") & (ours["backbone"] == "gcn")]
+    keys = ["dataset", "layers", "sampler"]
+    theirs_mean = code.groupby(keys)["test_acc"].mean()
+    ours_mean = ours.groupby(keys)["test_acc"].mean()
+    block = _block(DOC.read_text(encoding="utf-8"), "authors_code")
+    for layers, own in ((8, False), (None, True)):
+        cells = [k for k in theirs_mean.index if k in ours_mean.index
+                 and ((k[1] == {"cora": 4, "citeseer": 2}[k[0]]) if own else k[1] == layers)]
+        diff = [100 * (ours_mean[k] - theirs_mean[k]) for k in cells]
+        label = "At their scripts' own depths" if own else f"At {layers} layers"
+        expected = (f"{label} ({len(cells)} cells), our authors recipe minus their code: "
+                    f"{sum(diff) / len(diff):+.1f} points on average ({min(diff):+.1f} to {max(diff):+.1f}); "
+                    f"the best cell mean is {100 * max(theirs_mean[k] for k in cells):.1f} % for their code "
+                    f"and {100 * max(ours_mean[k] for k in cells):.1f} % for ours")
+        assert expected in block, expected

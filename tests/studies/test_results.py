@@ -7,15 +7,16 @@ import time
 
 import pandas as pd
 import pytest
+from dropedge_core import samplers
+from dropedge_core._streams import stream_version
 
 from app_shared.sweep_job import SweepJob
-from dropedge_core import cli, samplers
-from dropedge_core.data import reference
-from dropedge_core.method._streams import stream_version
-from dropedge_core.store import ResultStore, run_key
-from dropedge_core.studies import depth as depth_study
-from dropedge_core.studies.cells import cell_summary, depth_table, paper_rows
-from dropedge_core.studies.run_tables import (
+from dropedge_explorer import cli
+from dropedge_explorer.data import reference
+from dropedge_explorer.store import ResultStore, run_key
+from dropedge_explorer.studies import depth as depth_study
+from dropedge_explorer.studies.cells import cell_summary, depth_table, paper_rows
+from dropedge_explorer.studies.run_tables import (
     GROUP_COLUMNS,
     RUN_COLUMNS,
     ResultsError,
@@ -28,8 +29,9 @@ from dropedge_core.studies.run_tables import (
     run_row,
     store_runs,
 )
-from dropedge_core.training import TrainConfig
-from dropedge_core.training import _authors as authors
+from dropedge_explorer.training import TrainConfig
+from dropedge_explorer.training import _authors as authors
+from tests.helpers import REPO
 from tests.helpers.runs import _fake_train, result_of
 
 
@@ -146,7 +148,7 @@ def test_bundled_results_keep_an_older_streams_runs_out(tmp_path):
 
 
 def test_bundled_results_default_folder_and_bad_files(tmp_path, monkeypatch):
-    monkeypatch.setattr("dropedge_core.studies.run_tables.BUNDLED_DIR", tmp_path)
+    monkeypatch.setattr("dropedge_explorer.studies.run_tables.BUNDLED_DIR", tmp_path)
     run_rows({("nodrop", 2): [0.8]}).to_csv(tmp_path / "ok.csv", index=False)
     assert len(bundled_results()) == 1
     run_rows({("nodrop", 4): [0.8]}).drop(columns=["key", "seed"]).to_csv(tmp_path / "bad.csv", index=False)
@@ -317,14 +319,22 @@ def test_shipped_results_are_runs_the_page_asks_for():
     its defaults (200 epochs, the sidebar's default keep rates 0.3 -> 0.8) in one of its
     settings modes — quick, quick + batch norm, paper preset — any sampler, seeds 0..9 (the
     contested cells have 10): no shipped run is invisible in the app. The one exception: the
-    ``authors`` recipe's runs (docs/REPRODUCTION.md section 3b; the page counts them among
-    "other runs"), which must be what ``sweep --recipe authors`` asks for: the authors'
-    presets with DropEdge++, seeds 0..9."""
+    ``authors`` recipe's runs (docs/REPRODUCTION.md sections 3b and 3c; the page counts them
+    among "other runs"), which must be what ``sweep --recipe authors`` asks for: the authors'
+    presets with DropEdge++, or a cell the authors' own code ran (its depth and sampler, in
+    ``assets/authors_code/runs.csv``), seeds 0..9."""
     shipped = bundled_results()
     assert len(shipped), "no bundled results"
     assert shipped["key"].is_unique
     wanted = {run_key(TrainConfig(dataset=d, split=sp, backbone=b, recipe="authors", seed=seed, diag_every=0))
               for (d, sp, b) in authors.SCRIPTS for seed in range(10)}
+    code_cells = pd.read_csv(REPO / "dropedge_explorer" / "assets" / "authors_code" / "runs.csv")
+    cells = code_cells[["dataset", "split", "backbone", "layers", "sampler"]].drop_duplicates()
+    for _, cell in cells.iterrows():
+        wanted |= {run_key(TrainConfig(dataset=cell["dataset"], split=cell["split"],
+                                       backbone=cell["backbone"], num_layers=int(cell["layers"]),
+                                       sampler=cell["sampler"], recipe="authors", seed=seed, diag_every=0))
+                   for seed in range(10)}
     for (dataset, split), part in shipped.groupby(["dataset", "split"]):
         backbones = sorted(part["backbone"].unique())
         for mode in depth_study.MODES:

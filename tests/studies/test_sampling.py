@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from dropedge_core.graph import Graph
 
-from dropedge_core.method.graph import Graph
-from dropedge_core.studies import sampling
+from dropedge_explorer.studies import sampling
 
 
 def men_rows() -> pd.DataFrame:
@@ -163,7 +163,7 @@ def path_graph(num_nodes: int) -> Graph:
     (1500, [], None, 256, 1)])  # no depth: the estimate of one layer
 def test_men_runs_refusal_names_the_estimate_of_its_sources(monkeypatch, nodes, layers, num_sources, sources,
                                                               deepest):
-    from dropedge_core import memory
+    from dropedge_explorer import memory
 
     monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.000001")
     need = memory.men_bytes(nodes, nodes - 1, deepest, sources)
@@ -176,7 +176,7 @@ def test_men_runs_refusal_names_the_estimate_of_its_sources(monkeypatch, nodes, 
 
 
 def test_smoothing_spread_refusal_word_for_word(monkeypatch):
-    from dropedge_core import memory
+    from dropedge_explorer import memory
 
     monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.000001")
     need = memory.smoothing_bytes(30, 29, 3, 1)
@@ -329,7 +329,7 @@ def test_men_runs_estimates_from_the_sources_asked_for(karate):
 
 
 def test_smoothing_curves_follow_the_method_and_measure_energy_relative_to_step_0():
-    from dropedge_core.method import metrics
+    from dropedge_core import metrics
 
     g = wide_graph(8)
     masks = torch.ones(2, g.num_edges, dtype=torch.bool)

@@ -2,13 +2,13 @@
 page's over-smoothing curves and the MEN explorer were computed without a memory estimate,
 and a 10M-node upload (2 nodes with an edge, a 20 MB features file) grew the Streamlit
 server by 6.9 GB under a 3 GiB limit. Both now check ``$DROPEDGE_MAX_MEMORY_GB`` before
-drawing anything (:func:`dropedge_core.memory.smoothing_bytes`, ``men_bytes``)."""
+drawing anything (:func:`dropedge_explorer.memory.smoothing_bytes`, ``men_bytes``)."""
 from __future__ import annotations
 
 import pytest
 
-from dropedge_core import memory
-from dropedge_core.studies import sampling
+from dropedge_explorer import memory
+from dropedge_explorer.studies import sampling
 from tests.helpers import ring_graph
 from tests.helpers.runs import measured
 
@@ -29,8 +29,8 @@ def test_smoothing_estimate_bounds_what_the_curves_really_hold():
     inside a long test session the allocator's cached heap hides most of the growth:
     46 MiB seen for this 247 MiB estimate in a full run). Measured that way the estimate is
     a conservative 1.9-2.9x (``memory.smoothing_bytes``)."""
-    code = ("from dropedge_core import memory\n"
-            "from dropedge_core.studies import sampling\n"
+    code = ("from dropedge_explorer import memory\n"
+            "from dropedge_explorer.studies import sampling\n"
             "from tests.helpers import ring_graph\n"
             "sampling.smoothing_spread(ring_graph(500, num_features=8), ['nodrop'], 2, 0.3, 1.0)  # warm\n"
             "g = ring_graph(100_000, num_features=8)\n"

@@ -6,17 +6,19 @@ cell ends with its whole budget of finished trials, starting at the recipe's poi
 Trial counts are read from the storage with sqlite3, not through the code under test."""
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+import traceback
 
 import torch
 
-from dropedge_core.store import ResultStore
-from dropedge_core.studies import cell_search
+from dropedge_explorer.store import ResultStore
+from dropedge_explorer.studies import cell_search
 from tests.helpers import REPO
 
 
@@ -25,15 +27,27 @@ def _base(epochs: int):
 
 
 def _worker(storage: str, store: str, budget: int, seeds: list[int], barrier, queue) -> None:
-    torch.set_num_threads(1)
-    base = _base(40)
-    barrier.wait(timeout=600)  # both workers start the cell at the same moment
-    study = cell_search.search_cell(base, budget, storage)
-    best = cell_search.best_config(study, base)
-    trained: list[str] = []
-    barrier.wait(timeout=600)  # and the best point's runs at the same moment
-    cell_search.run_best(best, seeds, ResultStore(store), trained=trained)
-    queue.put((trained, best.to_dict()))
+    # a worker that hangs prints where (stderr) and ends; one that fails sends its traceback
+    faulthandler.dump_traceback_later(WORKER_DEADLINE, exit=True)
+    try:
+        torch.set_num_threads(1)
+        base = _base(40)
+        barrier.wait(timeout=WORKER_DEADLINE)  # both workers start the cell at the same moment
+        study = cell_search.search_cell(base, budget, storage)
+        best = cell_search.best_config(study, base)
+        trained: list[str] = []
+        barrier.wait(timeout=WORKER_DEADLINE)  # and the best point's runs at the same moment
+        cell_search.run_best(best, seeds, ResultStore(store), trained=trained)
+        queue.put((trained, best.to_dict()))
+    except BaseException:
+        barrier.abort()  # the other worker stops waiting for this one
+        queue.put(("failed", traceback.format_exc()))
+        raise
+
+
+#: Seconds a worker of the two-worker test may take (24 s alone, 45 s three at once here):
+#: past it, it dumps its threads' stacks and exits, so that a hang fails with where it hung.
+WORKER_DEADLINE = 600
 
 
 def _states(path) -> dict[str, int]:
@@ -51,12 +65,14 @@ def test_two_workers_keep_the_cells_budget_and_train_each_best_run_once(tmp_path
     for w in workers:
         w.start()
     try:
-        outcomes = [queue.get(timeout=900) for _ in workers]
+        outcomes = [queue.get(timeout=WORKER_DEADLINE + 60) for _ in workers]
     finally:
         for w in workers:
             w.join(timeout=60)
             if w.is_alive():
                 w.kill()
+    failed = [text for kind, text in outcomes if kind == "failed"]
+    assert not failed, "\n".join(failed)
     assert [w.exitcode for w in workers] == [0, 0]
     states = _states(storage)
     # each worker alone would have run the whole budget: 8 finished trials without the gate
@@ -102,7 +118,8 @@ def test_a_signal_during_search_voids_the_running_trial_and_the_resumed_cell_is_
     with sqlite3.connect(storage) as db:
         void = db.execute("SELECT value_json FROM trial_user_attributes WHERE key = 'void'").fetchall()
     assert void == [('"interrupted by SIGINT"',)]
-    base = cell_search.cell_base("karate", None, "gcn", 16, "dropedge").replace(epochs=10, patience=0)
+    # resumed with the command's own settings: a study refuses trials of other settings
+    base = cell_search.cell_base("karate", None, "gcn", 16, "dropedge")
     study = cell_search.search_cell(base, 2, f"sqlite:///{storage}")
     states = _states(storage)
     assert states.get("COMPLETE", 0) + states.get("PRUNED", 0) == 2 and states["FAIL"] == 1, states
@@ -119,20 +136,34 @@ def _alive_marks(path) -> int:
         return 0
 
 
-_KILLED_WORKER = """
-import sys
-from dropedge_core.studies import cell_search, _tuning_storage as tuning_storage
+#: the cell's trials' epochs: the refill trains the cell's two trials with the killed worker's
+#: settings (a study refuses trials of other settings), so they stay short; the killed worker's
+#: trial is made long by waiting at each epoch, not by more epochs
+KILLED_EPOCHS = 40
+_KILLED_WORKER = f"KILLED_EPOCHS = {KILLED_EPOCHS}\n" + """
+import sys, time
+from dropedge_explorer.studies import cell_search, tuning, _tuning_storage as tuning_storage
 tuning_storage.ALIVE_EVERY, tuning_storage.GRACE_PERIOD = 1, 3
-base = cell_search.cell_base("karate", None, "gcn", 2, "dropedge").replace(epochs=100000, patience=0)
+train = tuning.train
+
+def slow_train(*args, on_event=None, **kwargs):  # lasts until the test kills this process
+    def slowed(event):
+        time.sleep(5.0)
+        if on_event is not None:
+            on_event(event)
+    return train(*args, on_event=slowed, **kwargs)
+
+tuning.train = slow_train
+base = cell_search.cell_base("karate", None, "gcn", 2, "dropedge").replace(epochs=KILLED_EPOCHS, patience=0)
 cell_search.search_cell(base, 2, sys.argv[1])
 """
 
 
 def test_a_killed_workers_trial_counts_until_its_grace_is_over_then_the_cell_is_refilled(tmp_path,
                                                                                          monkeypatch):
-    from dropedge_core.studies import _trial_budget as trial_budget
-    from dropedge_core.studies import _tuning_storage as tuning_storage
-    from dropedge_core.studies import tuning
+    from dropedge_explorer.studies import _trial_budget as trial_budget
+    from dropedge_explorer.studies import _tuning_storage as tuning_storage
+    from dropedge_explorer.studies import tuning
 
     monkeypatch.setattr(tuning_storage, "ALIVE_EVERY", 1)
     # a grace no test outlasts: the trial turns silent only when the test ages its heartbeat
@@ -150,7 +181,7 @@ def test_a_killed_workers_trial_counts_until_its_grace_is_over_then_the_cell_is_
     finally:
         proc.kill()  # SIGKILL: nothing of the worker runs any more
         proc.wait()
-    base = _base(10)
+    base = _base(KILLED_EPOCHS)
     study = tuning.open_study(cell_search.study_name(base), f"sqlite:///{storage}")
     assert trial_budget.taken(study.get_trials(deepcopy=False)) == 1  # a live-looking trial counts
     with sqlite3.connect(storage) as db:  # the grace period passes: its last sign of life an hour old
@@ -163,7 +194,7 @@ def test_a_killed_workers_trial_counts_until_its_grace_is_over_then_the_cell_is_
 def test_which_trials_take_a_place_in_the_budget():
     from optuna.trial import TrialState, create_trial
 
-    from dropedge_core.studies import _trial_budget as trial_budget
+    from dropedge_explorer.studies import _trial_budget as trial_budget
 
     def trial(state, **attrs):
         value = 0.5 if state == TrialState.COMPLETE else None

@@ -10,8 +10,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from dropedge_core.studies import _snapshot_files as snapshot_files
-from dropedge_core.studies import teaching
+from dropedge_explorer.studies import _snapshot_files as snapshot_files
+from dropedge_explorer.studies import teaching
 
 
 def _headers_only(path, shapes: dict[str, tuple[tuple[int, ...], str]], data: tuple[str, ...] = ()) -> None:
@@ -32,7 +32,7 @@ def _layout(s: int, k: int, n: int) -> dict:
     return {"samplers": ((s,), "<U10"), "labels": ((n,), "<i2"), "proj": ((s, k, n, 2), "<f2"),
             "silhouette": ((s, k), "<f4"), "subspace": ((s, k), "<f4"), "separation": ((s, k), "<f4"),
             "test_acc": ((s,), "<f8"), "final_test_acc": ((s,), "<f8"), "epochs_run": ((s,), "<i8"),
-            "variance_share": ((s,), "<f8"), "settings": ((), "<U20")}
+            "between_kept": ((s, k), "<f4"), "settings": ((), "<U20")}
 
 
 def _small(path, settings: str = '{"num_layers": 3}', n: int = 5):
@@ -40,7 +40,7 @@ def _small(path, settings: str = '{"num_layers": 3}', n: int = 5):
                         proj=np.zeros((1, 2, n, 2), np.float16), silhouette=np.zeros((1, 2), np.float32),
                         subspace=np.zeros((1, 2), np.float32), separation=np.zeros((1, 2), np.float32),
                         test_acc=np.array([0.5]), final_test_acc=np.array([0.5]), epochs_run=np.array([3]),
-                        variance_share=np.array([0.9]), settings=np.array(settings))
+                        between_kept=np.ones((1, 2), np.float32), settings=np.array(settings))
 
 
 def test_a_well_formed_small_file_loads(tmp_path):

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from dropedge_core.graph import Graph
 
-from dropedge_core.method.graph import Graph
-from dropedge_core.studies import cells, edge_drawing, sampling
+from dropedge_explorer.studies import cells, edge_drawing, sampling
 
 # ---- MEN over runs -----------------------------------------------------------------------
 

@@ -9,14 +9,14 @@ import threading
 
 import pytest
 
-from dropedge_core import cli
-from dropedge_core.store import ResultStore, run_key
-from dropedge_core.studies import cell_search
-from dropedge_core.studies import sweep as sweep_module
-from dropedge_core.studies.sweep import SweepOutcome, cell_of, run_claimed
-from dropedge_core.sweep_workers import ClaimedRuns
-from dropedge_core.training import TrainConfig, train
-from dropedge_core.training.seed_batch import train_seeds
+from dropedge_explorer import cli
+from dropedge_explorer.store import ResultStore, run_key
+from dropedge_explorer.studies import cell_search
+from dropedge_explorer.studies import sweep as sweep_module
+from dropedge_explorer.studies.sweep import SweepOutcome, cell_of, run_claimed
+from dropedge_explorer.sweep_workers import ClaimedRuns
+from dropedge_explorer.training import TrainConfig, train
+from dropedge_explorer.training.seed_batch import train_seeds
 from tests.helpers.runs import result_of, run_cli
 
 #: Columns of a stored row that measure time or the moment of storing, not the run.

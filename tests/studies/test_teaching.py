@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from dropedge_core import metrics, normalization
-from dropedge_core.figures import sampler_label
-from dropedge_core.figures import teaching as teaching_figures
-from dropedge_core.studies import merging, sampling, teaching, theory
-from dropedge_core.training import TrainConfig
+
+from dropedge_explorer.figures import sampler_label
+from dropedge_explorer.figures import teaching as teaching_figures
+from dropedge_explorer.studies import merging, sampling, teaching, theory
+from dropedge_explorer.training import TrainConfig
 from tests.helpers import random_graph
 
 
@@ -142,20 +142,27 @@ def test_the_bundle_sentence_counts_the_models_that_train_and_merge():
     assert "In none" not in text
 
 
-def test_one_projection_for_every_layer_ignores_scale_and_sees_change():
+def test_the_picture_is_drawn_on_the_class_means_and_shows_the_measured_separation():
+    """class_picture: the between-class share of the 2-D picture is the separation of the
+    full representation, recomputed here by brute force, merged or apart, any width."""
     gen = torch.Generator().manual_seed(1)
-    h1 = torch.randn(30, 6, generator=gen)
-    proj, share = teaching.layer_projections([h1, 10.0 * h1, h1.mean(0, keepdim=True).expand(30, 6)])
-    assert proj.shape == (3, 30, 2)
-    assert torch.allclose(proj[0], proj[1], atol=1e-5)      # only the scale changed
-    assert float(proj[2].std(0).max()) < 1e-5                # collapsed to one point
-    assert float(proj[0].std(0).min()) > 0.1
-    assert 0.0 < share <= 1.0
-    first, _ = teaching.layer_projections([h1, 2.0 * h1], fit="first")
-    again, _ = teaching.layer_projections([h1, 2.0 * h1], fit="first")
-    assert torch.equal(first, again)
-    with pytest.raises(teaching.SnapshotError, match="fit must be one of"):
-        teaching.layer_projections([h1], fit="last")
+    y = torch.arange(60) % 3
+    for width, shift in ((6, 3.0), (128, 3.0), (128, 0.05), (2, 1.0)):
+        h = torch.randn(60, width, generator=gen)
+        h[:, 0] += shift * y
+        xy, means, kept = teaching.class_picture(h, y)
+        full = _separation_brute(h.numpy(), y.numpy())
+        assert _separation_brute(xy.astype(float), y.numpy()) == pytest.approx(full, abs=1e-6)
+        assert xy.shape == (60, 2) and means.shape == (3, 2) and 0.0 < kept <= 1.0 + 1e-9
+        assert float(np.sqrt((xy ** 2).sum(1).mean())) == pytest.approx(1.0, abs=1e-5)  # unit scale
+    one_hot = torch.eye(20)  # the spread within classes orthogonal to the class means
+    xy, _, _ = teaching.class_picture(one_hot, torch.arange(20) % 2)
+    assert _separation_brute(xy.astype(float), (np.arange(20) % 2)) == pytest.approx(
+        _separation_brute(one_hot.numpy(), np.arange(20) % 2), abs=1e-6)
+    proj, kept = teaching.layer_pictures([h, 10.0 * h], y)
+    assert np.allclose(proj[0], proj[1], atol=1e-5) and len(kept) == 2  # only the scale changed
+    with pytest.raises(teaching.SnapshotError, match="no hidden layers"):
+        teaching.layer_pictures([], y)
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +175,7 @@ def karate_snaps(karate):
 def test_class_snapshots_train_every_sampler_and_round_trip_through_npz(karate_snaps, tmp_path):
     snaps = karate_snaps
     assert snaps.samplers == ["nodrop", "dropedge", "dropedge++"]
+    assert set(snaps.settings["fingerprints"]) == set(snaps.samplers)
     assert snaps.num_layers == 3 and snaps.items[0].proj.shape == (3, 34, 2)
     assert snaps.settings["lr"] == 1e-3 and snaps.settings["num_layers"] == 4
     assert all(len(s.silhouette) == 3 and s.epochs_run == 30 for s in snaps.items)
@@ -185,7 +193,9 @@ def test_class_snapshots_train_every_sampler_and_round_trip_through_npz(karate_s
 def test_a_model_view_measures_separation_in_the_full_hidden_space(karate):
     """The view's numbers are those of the model's hidden layers (all units), recomputed
     here from a second, identical training run (CPU, same seed: the same weights)."""
-    from dropedge_core.training import AdjacencyBuilder, prepare_features, train
+    from dropedge_core.normalization import AdjacencyBuilder
+
+    from dropedge_explorer.training import prepare_features, train
 
     config = TrainConfig(dataset="karate", num_layers=4, epochs=8, patience=0, diag_every=0,
                          device="cpu", sampler="dropedge++", **teaching.DEEP_RECIPE)
@@ -224,7 +234,7 @@ def test_load_snapshots_refuses_missing_files_and_pickles(tmp_path):
         teaching.load_snapshots(tmp_path / "p.npz")
 
 
-def test_the_bundled_cora_snapshot_is_small_and_deep():
+def test_the_bundled_cora_snapshots_are_small_and_deep():
     path = teaching.BUNDLED_SNAPSHOT
     assert path.stat().st_size < 3 * 2**20
     snaps = teaching.load_snapshots(path)
@@ -232,24 +242,10 @@ def test_the_bundled_cora_snapshot_is_small_and_deep():
     assert snaps.settings["num_layers"] == 16 and snaps.settings["graph"] == "cora"
     assert snaps.items[0].proj.shape == (15, 2708, 2)
     assert {k: snaps.settings[k] for k in teaching.DEEP_RECIPE} == teaching.DEEP_RECIPE
-    # trained: well above chance (1/7) for every sampler
-    assert all(s.test_acc > 0.5 for s in snaps.items)
+    assert snaps.settings["picture"] == teaching.PICTURE
     failing = teaching.load_snapshots(teaching.BUNDLED_FAILING)
     assert failing.settings["lr"] == 0.01 and failing.settings["self_loop"] is False
-    assert all(s.test_acc < 0.4 for s in failing.items)  # near chance: it does not learn
-    assert max(s.separation[-1] for s in failing.items) < min(s.separation[-1] for s in snaps.items)
-
-
-def test_the_bundled_view_the_page_opens_on_shows_merging_beside_classes_kept_apart():
-    for path, seed in ((teaching.BUNDLED_MERGING, 1), (teaching.BUNDLED_MERGING_SEED0, 0)):
-        assert path.stat().st_size < 2**20
-        snaps = teaching.load_snapshots(path)
-        assert snaps.samplers == list(teaching.VIEW_SAMPLERS) and snaps.items[0].proj.shape == (7, 2708, 2)
-        assert snaps.settings["num_layers"] == 8 and snaps.settings["seed"] == seed
-        assert {k: snaps.settings[k] for k in teaching.FAILING_RECIPE} == teaching.FAILING_RECIPE
-    nodrop, _, plus = teaching.load_snapshots(teaching.BUNDLED_MERGING).items
-    assert min(nodrop.separation) < 0.1 <= min(plus.separation)  # merged beside apart
-    assert plus.test_acc > nodrop.test_acc + 0.2
+    assert set(teaching.BUNDLED_VIEWS) == {"bundled", "old-defaults"}
 
 
 def test_class_merge_animation_has_a_frame_and_titles_per_layer(karate_snaps):
@@ -260,7 +256,7 @@ def test_class_merge_animation_has_a_frame_and_titles_per_layer(karate_snaps):
     assert fig.layout.sliders[0].active == 1
     nodrop = karate_snaps.items[0]
     frame = fig.frames[2]
-    assert f"class separation {nodrop.separation[2]:.2f}" in frame.layout.annotations[0].text
+    assert f"separation {nodrop.separation[2]:.2f}" in frame.layout.annotations[0].text
     xs = np.concatenate([np.asarray(t.x) for t in frame.data[:classes]])
     assert np.allclose(np.sort(xs), np.sort(nodrop.proj[2][:, 0]), atol=1e-6)
     curves = teaching_figures.separation_curves(karate_snaps)
@@ -340,7 +336,7 @@ def test_men_upper_bound_is_above_measured_men(karate):
 # ---- the paper's tables -----------------------------------------------------------------
 
 def test_epoch_time_table_puts_the_paper_beside_the_measurement(karate):
-    from dropedge_core.studies import paper_views
+    from dropedge_explorer.studies import paper_views
 
     base = TrainConfig(dataset="karate", num_layers=4, epochs=4, device="cpu")
     measured = paper_views.measure_epoch_times(karate, base)
@@ -359,8 +355,8 @@ def test_epoch_time_table_puts_the_paper_beside_the_measurement(karate):
 
 
 def test_best_accuracy_table_joins_our_best_cell_to_the_papers_row(tmp_path):
-    from dropedge_core.studies import paper_views
-    from dropedge_core.studies.run_tables import RUN_COLUMNS
+    from dropedge_explorer.studies import paper_views
+    from dropedge_explorer.studies.run_tables import RUN_COLUMNS
 
     rows = []
     for layers, accs in ((2, [0.80, 0.82]), (4, [0.84, 0.86])):
@@ -391,12 +387,12 @@ def test_best_accuracy_table_joins_our_best_cell_to_the_papers_row(tmp_path):
 def test_every_lesson_step_explains_each_symbol_it_shows():
     from app_shared import lesson
 
-    assert len(lesson.STEPS) == 6 and len(set(lesson.STEP_KEYS)) == 6
+    assert len(lesson.STEPS) == 7 and len(set(lesson.STEP_KEYS)) == 7
     for s in lesson.STEPS:
         table = lesson.glossary_table(s.key)
         assert table["symbol"].tolist() == list(s.symbols)
         assert table["meaning"].str.len().min() > 30
-        assert s.question.endswith("?")
+        assert s.question.endswith("?") and s.question.count("?") == 1  # one question a step
     with pytest.raises(ValueError, match="unknown lesson step"):
         lesson.step("nope")
 
@@ -425,7 +421,7 @@ def test_receptive_fields_sum_to_the_men_edge_numbers(karate):
 
 
 def test_receptive_field_figure_colours_by_first_layer(karate):
-    from dropedge_core.studies import graph_layout as layout
+    from dropedge_explorer.studies import graph_layout as layout
 
     masks = sampling.sample_masks(karate, "ldd", 4, 0.2, 0.8, seed=0)
     lay = layout.graph_layout(karate)
@@ -439,7 +435,7 @@ def test_receptive_field_figure_colours_by_first_layer(karate):
 
 
 def test_men_analysis_runs_and_figure(karate, tmp_path):
-    from dropedge_core.studies import paper_views
+    from dropedge_explorer.studies import paper_views
 
     base = TrainConfig(dataset="karate", num_layers=4, epochs=10, patience=0, diag_every=5, device="cpu",
                        p_min=0.05, p_max=1.0)
@@ -459,7 +455,7 @@ def test_men_analysis_runs_and_figure(karate, tmp_path):
 
 
 def test_the_bundled_men_analysis_has_lid_below_ldd():
-    from dropedge_core.studies import paper_views
+    from dropedge_explorer.studies import paper_views
 
     runs = paper_views.read_men_analysis()
     assert set(runs["sampler"]) == set(paper_views.MEN_ANALYSIS_SAMPLERS)

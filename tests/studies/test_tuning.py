@@ -8,8 +8,8 @@ import sys
 import optuna
 import pytest
 
-from dropedge_core.studies import tuning
-from dropedge_core.training import TrainConfig, train
+from dropedge_explorer.studies import tuning
+from dropedge_explorer.training import TrainConfig, train
 from tests.helpers import REPO
 
 

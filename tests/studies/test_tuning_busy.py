@@ -1,7 +1,7 @@
 """A tuning study whose SQLite storage another program holds locked: said, never a silent wait.
 
 Optuna's own connections waited SQLite's 60 s timeout in silence, then gave a traceback
-(exit 1). Through :func:`dropedge_core._sqlite_locks.patient_connect` a ``note:`` line names
+(exit 1). Through :func:`dropedge_explorer._sqlite_locks.patient_connect` a ``note:`` line names
 the storage, the holding process and the bound (``DROPEDGE_LOCK_WAIT``) within SQLite's
 first try; then the study goes on once the lock is gone, or stops with one ``error:`` line
 (exit 2). The holder is a real process holding the write lock (``BEGIN IMMEDIATE``: readers

@@ -8,8 +8,8 @@ import sys
 import optuna
 import pytest
 
-from dropedge_core.studies import tuning
-from dropedge_core.training import TrainConfig
+from dropedge_explorer.studies import tuning
+from dropedge_explorer.training import TrainConfig
 from tests.helpers import REPO
 
 BASE = dict(dataset="karate", num_layers=2, epochs=3, hidden=8, diag_every=0)
@@ -106,8 +106,10 @@ def test_a_study_records_its_settings_and_refuses_trials_of_another_depth(tmp_pa
                "--study", "mine", "--storage", str(path))
     assert proc.returncode == 0, proc.stderr
     basis = optuna.load_study(study_name="mine", storage=f"sqlite:///{path}").user_attrs[tuning.BASIS_ATTR]
-    assert basis == {"dataset": "karate", "split": "per-class", "backbone": "gcn", "num_layers": 2,
-                     "sampler": "dropedge++", "recipe": "depth"}
+    assert {k: basis[k] for k in ("dataset", "split", "backbone", "num_layers", "sampler", "recipe")} == {
+        "dataset": "karate", "split": "per-class", "backbone": "gcn", "num_layers": 2,
+        "sampler": "dropedge++", "recipe": "depth"}
+    assert basis["epochs"] == 3 and basis["hidden"] == 8 and len(basis["data"]) == 16
     before = rows(path)
     proc = cli("--dataset", "karate", "--layers", "4", "--trials", "1", "--epochs", "3", "--hidden", "8",
                "--study", "mine", "--storage", str(path))
@@ -121,3 +123,95 @@ def test_a_study_records_its_settings_and_refuses_trials_of_another_depth(tmp_pa
     assert rows(path) == before
     study = tuning.tune(TrainConfig(**BASE), 1, "mine", storage=str(path))  # the same settings join
     assert len(study.get_trials()) == 2
+
+
+def test_the_cli_refuses_trials_of_other_epochs_or_hidden_width(tmp_path):
+    """Issue 48: another ``tune`` run with other epochs or hidden width joined the study in
+    silence; the trials could not be told apart afterwards. Refused in one line, unwritten."""
+    path = tmp_path / "s.sqlite"
+    common = ("--dataset", "karate", "--layers", "2", "--trials", "1", "--study", "mine",
+              "--storage", str(path))
+    proc = cli(*common, "--epochs", "3", "--hidden", "8")
+    assert proc.returncode == 0, proc.stderr
+    before = rows(path)
+    for flags, shown in ((("--epochs", "4", "--hidden", "8"), "epochs 3, not 4"),
+                         (("--epochs", "3", "--hidden", "16"), "hidden 8, not 16"),
+                         (("--epochs", "4", "--hidden", "16"), "hidden 8, not 16, epochs 3, not 4")):
+        proc = cli(*common, *flags)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+        assert lines[0] == (f"error: study 'mine' holds trials of other settings ({shown}): its trials "
+                            "would mix; give the same settings, or another --study name")
+        assert rows(path) == before
+
+
+@pytest.mark.parametrize("change", [
+    {"epochs": 4}, {"hidden": 16}, {"lr": 0.05}, {"dropout": 0.1}, {"weight_decay": 0.0}, {"patience": 7},
+    {"self_loop": True}, {"batch_norm": True}, {"normalization": "ARW"}, {"kernel": "rbf"},
+    {"directed": True}, {"seed": 1}, {"recipe": "quick"},
+])
+def test_every_training_setting_is_part_of_the_basis(tmp_path, karate, change):
+    """Each training field a trial does not search changes what it measures: a study of
+    another value is refused before any trial, the storage's rows unchanged."""
+    path = tmp_path / "s.sqlite"
+    tuning.tune(TrainConfig(**BASE), 1, "mine", storage=str(path), search="random", seed=0, graph=karate)
+    before = rows(path)
+    (name, value), = change.items()
+    other = TrainConfig(**{**BASE, **change})
+    with pytest.raises(tuning.TuningError) as info:
+        tuning.tune(other, 1, "mine", storage=str(path), graph=karate)
+    assert f"study 'mine' holds trials of other settings ({name} " in str(info.value)
+    assert f", not {getattr(other, name)!r}" in str(info.value)
+    assert rows(path) == before
+
+
+def test_the_data_is_part_of_the_basis(tmp_path, karate):
+    """Two graphs under one dataset name (another data folder, another upload of the same
+    size) are told apart by their content."""
+    import dataclasses
+
+    path = tmp_path / "s.sqlite"
+    tuning.tune(TrainConfig(**BASE), 1, "mine", storage=str(path), search="random", seed=0, graph=karate)
+    before = rows(path)
+    other = dataclasses.replace(karate, y=karate.y.flip(0))  # the same size, other labels
+    with pytest.raises(tuning.TuningError, match=r"settings \(data '[0-9a-f]{16}', not '[0-9a-f]{16}'\)"):
+        tuning.tune(TrainConfig(**BASE), 1, "mine", storage=str(path), graph=other)
+    assert rows(path) == before
+
+
+def test_a_searched_setting_is_not_part_of_the_basis(tmp_path, karate):
+    """With hidden searched, the base's hidden width is only the first trial's point."""
+    path = tmp_path / "s.sqlite"
+    space = tuning.SearchSpace(extra=("hidden",))
+    tuning.tune(TrainConfig(**BASE), 1, "mine", storage=str(path), search="random", seed=0, space=space,
+                graph=karate)
+    study = tuning.tune(TrainConfig(**{**BASE, "hidden": 16}), 1, "mine", storage=str(path), space=space,
+                        graph=karate)
+    assert len(study.get_trials()) == 2 and "hidden" not in study.user_attrs[tuning.BASIS_ATTR]
+
+
+def test_a_record_of_the_last_version_is_compared_on_its_fields_and_completed(tmp_path, karate):
+    """A study recorded before this round kept six settings: compared on those (another depth
+    still refused), then completed with the current ones (so another epochs is refused next)."""
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    study = optuna.create_study(study_name="old", storage=url, direction="maximize")
+    study.set_user_attr(tuning.SPACE_ATTR, tuning.SearchSpace().describe())
+    study.set_user_attr(tuning.BASIS_ATTR, {"dataset": "karate", "split": "per-class", "backbone": "gcn",
+                                            "num_layers": 2, "sampler": "dropedge++", "recipe": "depth"})
+    with pytest.raises(tuning.TuningError, match=r"\(num_layers 2, not 4\)"):
+        tuning.tune(TrainConfig(**{**BASE, "num_layers": 4}), 1, "old", storage=url, graph=karate)
+    tuning.tune(TrainConfig(**BASE), 1, "old", storage=url, search="random", seed=0, graph=karate)
+    with pytest.raises(tuning.TuningError, match=r"\(epochs 3, not 4\)"):
+        tuning.tune(TrainConfig(**{**BASE, "epochs": 4}), 1, "old", storage=url, graph=karate)
+
+
+def test_the_app_job_refuses_a_study_of_other_settings_at_once(tmp_path, karate):
+    """The Tuning page builds a TuningJob on Start: a study of other epochs is refused there
+    (its ``st.error``), before a thread starts; was: joined, or failed later in the thread."""
+    from app_shared.tuning_job import TuningJob
+
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    tuning.tune(TrainConfig(**BASE), 1, "x", storage=url, search="random", seed=0, graph=karate)
+    with pytest.raises(tuning.TuningError,
+                       match=r"study .x. holds trials of other settings \(epochs 3, not 9"):
+        TuningJob(TrainConfig(**{**BASE, "epochs": 9}), 1, "x", url, graph=karate, start=False)

@@ -8,12 +8,11 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from dropedge_core import datasets, samplers
+from dropedge_core._authors_models import AuthorsGCN, make_authors_model
 
-from dropedge_core.data import datasets
-from dropedge_core.method import samplers
-from dropedge_core.method._authors_models import AuthorsGCN, make_authors_model
-from dropedge_core.training import TrainConfig, train
-from dropedge_core.training._selection import AuthorsCheckpoint, make_selection
+from dropedge_explorer.training import TrainConfig, train
+from dropedge_explorer.training._selection import AuthorsCheckpoint, make_selection
 
 N, FEAT, CLASSES, HIDDEN = 9, 5, 3, 4
 
@@ -270,8 +269,7 @@ def test_directed_sample_normalised_as_theirs(method):
     directed masks, written out here with scipy."""
     import numpy as np
     import scipy.sparse as sp
-
-    from dropedge_core.method import normalization
+    from dropedge_core import normalization
 
     g = datasets.load("karate")
     n, ei = g.num_nodes, g.edge_index.numpy()

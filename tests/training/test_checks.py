@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from dropedge_core.graph import Graph
 
-from dropedge_core import memory
-from dropedge_core.method.graph import Graph
-from dropedge_core.training import TrainConfig
-from dropedge_core.training.checks import check_memory, keep_share, seeds_per_batch
+from dropedge_explorer import memory
+from dropedge_explorer.training import TrainConfig
+from dropedge_explorer.training.checks import check_memory, keep_share, seeds_per_batch
 
 GIB = 1 << 30
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from dropedge_core import datasets
 
-from dropedge_core import datasets, env, memory
-from dropedge_core.training import TrainConfig, check_memory
+from dropedge_explorer import env, memory
+from dropedge_explorer.training import TrainConfig, check_memory
 
 REPO = Path(__file__).resolve().parents[2]
 GIB = 1 << 30

@@ -13,9 +13,9 @@ import tracemalloc
 
 import pytest
 import torch
+from dropedge_core import datasets, metrics
 
-from dropedge_core import datasets, memory
-from dropedge_core.method import metrics
+from dropedge_explorer import memory
 
 GIB = 1 << 30
 
@@ -81,8 +81,8 @@ def test_a_batch_is_sized_by_its_own_estimate(monkeypatch):
     at a time: on CSBM 5k, GCN-2 hidden 256 with diagnostics, three seeds need less than two
     single runs' estimates, so a limit of three seeds' batch estimate holds three (the old
     rule, the limit over one seed's estimate, said one)."""
-    from dropedge_core.training import TrainConfig
-    from dropedge_core.training.checks import check_memory, seeds_per_batch
+    from dropedge_explorer.training import TrainConfig
+    from dropedge_explorer.training.checks import check_memory, seeds_per_batch
 
     g = datasets.csbm(num_nodes=5000, num_classes=3, p_intra=27.5 / 5000, p_inter=2.5 / 5000, num_features=60)
     config = TrainConfig(dataset="csbm", num_layers=2, hidden=256, diag_every=1, device="cpu")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from dropedge_core.training import ConfigError, TrainConfig, recipes
+from dropedge_explorer.training import ConfigError, TrainConfig, recipes
 
 
 @pytest.mark.parametrize("layers", [1, 2, 4])
@@ -89,10 +89,11 @@ def test_deep_resgcn_preset_no_longer_explodes_at_initialisation():
     was 3e18 without batch norm; with the recipe's batch norm it is that of a sane model."""
     import torch
     import torch.nn.functional as F
-
     from dropedge_core import datasets
-    from dropedge_core.method.models import make_model
-    from dropedge_core.training.trainer import AdjacencyBuilder, prepare_features
+    from dropedge_core.models import make_model
+    from dropedge_core.normalization import AdjacencyBuilder
+
+    from dropedge_explorer.training.trainer import prepare_features
 
     c = TrainConfig(dataset="citeseer", split="semi", backbone="resgcn", recipe="paper")
     graph = datasets.load("citeseer", "semi")

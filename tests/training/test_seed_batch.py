@@ -10,16 +10,16 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from dropedge_core import _synthetic as synthetic
+from dropedge_core import samplers
+from dropedge_core.metrics import MAD_NODES
 
-from dropedge_core.data import synthetic
-from dropedge_core.method import samplers
-from dropedge_core.method.metrics import MAD_NODES
-from dropedge_core.studies.sweep import train_seeds_and_store
-from dropedge_core.training import ConfigError, TrainConfig, check_memory, train
-from dropedge_core.training import seed_batch as seed_batch_module
-from dropedge_core.training import trainer as trainer_module
-from dropedge_core.training.checks import seeds_per_batch
-from dropedge_core.training.seed_batch import train_seeds
+from dropedge_explorer.studies.sweep import train_seeds_and_store
+from dropedge_explorer.training import ConfigError, TrainConfig, check_memory, train
+from dropedge_explorer.training import seed_batch as seed_batch_module
+from dropedge_explorer.training import trainer as trainer_module
+from dropedge_explorer.training.checks import seeds_per_batch
+from dropedge_explorer.training.seed_batch import train_seeds
 from tests.helpers.runs import refused_line, run_cli
 
 SEEDS = (0, 1, 2)
@@ -155,7 +155,7 @@ def test_what_one_batch_cannot_train_is_refused():
 
 
 def test_a_stopped_batch_ends_every_seed_and_stores_none(tmp_path):
-    from dropedge_core.store import ResultStore
+    from dropedge_explorer.store import ResultStore
 
     stop = __import__("threading").Event()
     stop.set()
@@ -165,7 +165,7 @@ def test_a_stopped_batch_ends_every_seed_and_stores_none(tmp_path):
 
 
 def test_the_cli_stores_one_row_per_seed_as_single_runs_do(capsys, tmp_path, monkeypatch):
-    from dropedge_core.store import ResultStore
+    from dropedge_explorer.store import ResultStore
 
     flags = ["train", "--dataset", "karate", "--layers", "5", "--epochs", "8", "--seeds", "0", "1",
              "--device", "cpu", "--no-progress"]

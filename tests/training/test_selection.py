@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from dropedge_core.training._selection import AuthorsCheckpoint, ModelSelection
+from dropedge_explorer.training._selection import AuthorsCheckpoint, ModelSelection
 
 
 def expected(curve: list[tuple[float, float]], t: int, patience: int) -> dict:

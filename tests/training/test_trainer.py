@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from dropedge_core import samplers
+from dropedge_core.normalization import AdjacencyBuilder
 
-from dropedge_core.method import samplers
-from dropedge_core.training import TrainConfig, train
-from dropedge_core.training import _seeding as seeding
-from dropedge_core.training import trainer as trainer_module
+from dropedge_explorer.training import TrainConfig, train
+from dropedge_explorer.training import _seeding as seeding
+from dropedge_explorer.training import trainer as trainer_module
 from tests.helpers import random_graph
 from tests.helpers.references import dense_reference
 
@@ -158,7 +159,7 @@ def test_patience_zero_never_stops_early(monkeypatch):
 
 def test_adjacency_builder_reuses_its_buffer_only_for_the_same_shape():
     g = split_graph(2)
-    builder = trainer_module.AdjacencyBuilder(g, "AN")
+    builder = AdjacencyBuilder(g, "AN")
     gen = torch.Generator().manual_seed(5)
     for num_layers in (3, 3, 2, 4):  # same depth twice, then others: the buffer must follow
         masks = torch.rand(num_layers, g.num_edges, generator=gen) < 0.5
@@ -178,7 +179,7 @@ def test_undefined_diagnostics_are_none_not_nan():
 
 
 def _path_graph(n: int):
-    from dropedge_core.method.graph import Graph
+    from dropedge_core.graph import Graph
 
     edges = torch.stack([torch.arange(n - 1), torch.arange(1, n)])
     none = torch.zeros(n, dtype=torch.bool)
@@ -190,7 +191,7 @@ def test_diagnostics_wire_mad_subset_and_men_sources_to_their_generators():
     """On a graph above both thresholds (MAD's node subset, MEN's exact limit), the MAD
     subset comes from ``seed`` (default 0) and MEN's sources from ``generator``: the
     numbers are those of metrics.mad / metrics.men_measure called with the same draws."""
-    from dropedge_core.method import metrics
+    from dropedge_core import metrics
 
     g = _path_graph(20_001)
     gen = torch.Generator().manual_seed(0)
@@ -285,7 +286,7 @@ def test_times_are_durations_of_their_parts():
 
 
 def test_refused_graphs_and_missing_inputs():
-    from dropedge_core.training import ConfigError
+    from dropedge_explorer.training import ConfigError
 
     config = TrainConfig(dataset="upload", sampler="dropedge", num_layers=2, hidden=8, epochs=1)
     with pytest.raises(ConfigError) as err:
@@ -344,7 +345,7 @@ def test_the_run_settings_reach_the_model_and_the_sampler(monkeypatch):
 
 
 def test_memory_refusal_names_the_run_and_what_to_do(monkeypatch):
-    from dropedge_core.memory import MemoryLimitError
+    from dropedge_explorer.memory import MemoryLimitError
 
     monkeypatch.setenv("DROPEDGE_MAX_MEMORY_GB", "0.000001")
     g = split_graph()

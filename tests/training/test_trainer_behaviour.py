@@ -13,14 +13,14 @@ import math
 import numpy as np
 import pytest
 import torch
+from dropedge_core import samplers
+from dropedge_core.graph import Graph
 from torch import nn
 
-from dropedge_core import samplers
-from dropedge_core.method.graph import Graph
-from dropedge_core.training import _seeding as seeding
-from dropedge_core.training import trainer
-from dropedge_core.training._selection import ModelSelection
-from dropedge_core.training.config import TrainConfig
+from dropedge_explorer.training import _seeding as seeding
+from dropedge_explorer.training import trainer
+from dropedge_explorer.training._selection import ModelSelection
+from dropedge_explorer.training.config import TrainConfig
 from tests.helpers import random_graph
 
 

@@ -11,13 +11,12 @@ import threading
 import pytest
 import torch
 import torch.nn.functional as F
-
-from app_shared.background import TrainingWorker
 from dropedge_core import normalization, samplers
-from dropedge_core.data import presets
-from dropedge_core.method.models import BACKBONES, make_model
-from dropedge_core.training import (
-    AdjacencyBuilder,
+from dropedge_core.models import BACKBONES, make_model
+from dropedge_core.normalization import AdjacencyBuilder
+
+from dropedge_explorer.data import presets
+from dropedge_explorer.training import (
     ConfigError,
     TrainConfig,
     prepare_features,
@@ -202,7 +201,7 @@ def test_nan_loss_stops_with_reason_nan(karate, monkeypatch):
 
 
 def test_nan_from_the_first_epoch_keeps_a_clean_result(karate, monkeypatch):
-    import dropedge_core.training.trainer as training
+    import dropedge_explorer.training.trainer as training
 
     nan_loss = lambda *a, **k: torch.tensor(float("nan"), requires_grad=True)  # noqa: E731
     monkeypatch.setattr(training.F, "nll_loss", nan_loss)
@@ -228,34 +227,6 @@ def test_seed_fixes_everything_and_diagnostics_do_not_perturb(csbm):
     losses = lambda r: [e["train_loss"] for e in r.history]  # noqa: E731
     assert losses(a) == losses(b)
     assert losses(a) != losses(c)
-
-
-def test_training_worker_runs_in_the_background(karate):
-    worker = TrainingWorker(TrainConfig(dataset="karate", hidden=16, epochs=5, diag_every=2), graph=karate)
-    assert worker.join(timeout=60)
-    assert worker.done and worker.error is None and worker.result is not None
-    events = worker.events
-    assert events[0]["type"] == "start" and events[-1]["type"] == "end"
-    assert worker.events_since(len(events) - 1) == [events[-1]]
-    assert worker.events_since(len(events)) == []
-
-
-def test_training_worker_stop_and_error(karate):
-    worker = TrainingWorker(TrainConfig(dataset="karate", hidden=16, epochs=100_000, diag_every=0),
-                            graph=karate)
-    while not any(e["type"] == "epoch" for e in worker.events):
-        worker.join(timeout=0.05)
-    worker.stop()
-    assert worker.join(timeout=60)
-    assert worker.result.reason == "stopped" and worker.events[-1]["reason"] == "stopped"
-
-    bad = TrainConfig(dataset="karate", device="cpu")
-    # a config that fails inside train(): its device forced past validation (configs are frozen)
-    object.__setattr__(bad, "device", "cuda:7" if not torch.cuda.is_available() else "cuda:999")
-    failing = TrainingWorker(bad, graph=karate)
-    assert failing.join(timeout=60)
-    assert failing.result is None and failing.error and "\n" not in failing.error
-    assert failing.events[-1]["type"] == "error"
 
 
 def test_cora_two_layer_gcn_smoke(cora):

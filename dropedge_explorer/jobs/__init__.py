@@ -1,0 +1,15 @@
+"""Jobs: the app's training work, queued fairly and run in worker processes.
+
+Public modules (import them by name; nothing is re-exported here):
+
+* :mod:`.queue` — :class:`~dropedge_explorer.jobs.queue.JobQueue` (at most N jobs at once,
+  the rest in line, round-robin across owners; one reader thread for every worker's
+  events) and :class:`~dropedge_explorer.jobs.queue.Job`;
+* :mod:`.records` — :class:`~dropedge_explorer.jobs.records.RunRecord` (one run as its
+  watchers see it), its label, the runs as tables.
+
+Internals (``_``-prefixed; no stable names): ``_worker`` (the worker process's body: the
+command line's ``train --store`` per config, events sent back).
+"""
+
+__all__: list[str] = []  # nothing re-exported: the public modules above, by name
