@@ -25,13 +25,17 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from app_shared import st_internals, urlstate
+from app_shared import job_links, st_internals, urlstate
 from app_shared.job_links import OWNER_PARAM
 from app_shared.pickers import DEFAULT_DATASET, UPLOAD, dataset_splits, selection
 from app_shared.text import plain
 from app_shared.training_view import run_link_values
 
-__all__ = ["page_query", "restore", "restore_url_state", "resume_after_stop", "share_link", "sync"]
+#: An owner cookie's attributes: the whole site, a week, never sent by another site's page.
+COOKIE_ATTRIBUTES = f"path=/; max-age={job_links.COOKIE_MAX_AGE_S}; SameSite=Strict"
+
+__all__ = ["COOKIE_ATTRIBUTES", "page_query", "restore", "restore_url_state", "resume_after_stop",
+           "share_link", "sync"]
 
 
 def restore(page: str) -> None:
@@ -122,7 +126,9 @@ def sync(page: str) -> None:
     change (the first slider step while the page's first run was still drawing) could lose
     the first run's script while the server believed the URL written; the next run then
     saw no change to push, and a link copied from the address bar reopened the page's
-    first values. The page counts as written only once its script was sent."""
+    first values. The page counts as written only once its script was sent. The same
+    script writes the owner cookies of this session's jobs
+    (:func:`app_shared.job_links.owner_cookies`): a reload finds them, the URL shows no key."""
     ss = st.session_state
     query = page_query(page)
     history = st_internals.is_history_run()
@@ -134,8 +140,12 @@ def sync(page: str) -> None:
         ss["_url_nonce"] = ss.get("_url_nonce", 0) + 1  # a new element: the script runs again
         search = json.dumps("?" + urlencode(query) if query else "")
         path = json.dumps("/" + page)
+        # the owner keys of this session's jobs stay in the browser, not in its address bar
+        cookies = "".join(f"document.cookie = {json.dumps(f'{name}={token}; {COOKIE_ATTRIBUTES}')};"
+                          for name, token in job_links.owner_cookies().items())
         with st.sidebar:  # may raise when a newer run waits: that run writes the page again
-            st.html(f"<script data-n='{ss['_url_nonce']}'>if (window.location.pathname.endsWith({path}) "
+            st.html(f"<script data-n='{ss['_url_nonce']}'>{cookies}"
+                    f"if (window.location.pathname.endsWith({path}) "
                     f"&& window.location.search !== {search}) window.history.replaceState("
                     f"window.history.state, '', window.location.pathname + {search});</script>",
                     unsafe_allow_javascript=True)

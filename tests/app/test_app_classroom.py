@@ -104,16 +104,28 @@ def test_a_visitor_from_the_servers_list_watches_read_only():
         live.stop()
 
 
+def _token(at, job_id: str) -> str:
+    """The owner key the session ``at`` holds for ``job_id`` (in no URL and no text)."""
+    return at.session_state["_owned_jobs"][job_id]
+
+
 def test_the_owner_link_controls_the_run_and_a_wrong_key_does_not():
-    """A's own URL carries an owner key of 128 bits that no list shows and the shared
-    link leaves out; opened in another tab it gives Stop back, and the run ends with
-    its reason stored. A wrong key is read-only and never echoed."""
+    """A's owner key of 128 bits is in no URL, no list and no text of A's screen until A
+    asks for the control link; that link, opened in another tab, gives Stop back (and
+    leaves that tab's address bar), and the run ends with its reason stored. A wrong key
+    is read-only and never echoed."""
     a = _live(layers=2)
     live, run_id = _long_run(a)
     try:
-        token = query_param(a, "owner")
+        token = _token(a, run_id)
         assert len(token) >= 22  # 16 bytes of secrets.token_urlsafe
-        assert not any(token in t for t in _texts(a))  # not in "Link to this view"
+        assert "owner" not in a.query_params  # a projected screen shows no key
+        assert not any(token in t for t in _texts(a))  # not in "Link to this view" either
+        a.toggle(key="live_training_control_link").set_value(True).run()
+        (link,) = [c.value for c in a.code if token in c.value]  # shown when asked, once
+        assert f"run={run_id}" in link and f"owner={token}" in link
+        a.toggle(key="live_training_control_link").set_value(False).run()
+        assert not any(token in t for t in _texts(a))
         wrong = open_page(LIVE_PAGE, run=run_id, owner="x" * 30)
         assert not CONTROLS & _buttons(wrong)
         assert not any("x" * 30 in t for t in _texts(wrong))
@@ -121,10 +133,40 @@ def test_the_owner_link_controls_the_run_and_a_wrong_key_does_not():
         assert not any(token in t for t in _texts(other))
         tab = open_page(LIVE_PAGE, run=run_id, owner=token)
         assert tab.session_state["live_training"] is live and CONTROLS <= _buttons(tab)
+        assert "owner" not in tab.query_params  # the key left the address bar after the first run
         tab.button(key="lt_stop").click().run()
         assert live.wait(60)
         (record,) = live.runs
         assert record.status == "stopped" and record.note == "stopped by its owner (Stop)"
+    finally:
+        live.stop()
+
+
+def test_a_reload_keeps_control_by_the_browsers_cookie_and_another_browser_does_not(monkeypatch):
+    """The owner's page writes the key into a cookie (the sync script), never the URL; a
+    reload of the URL (a new session whose browser sends that cookie) keeps Stop, the same
+    URL in a browser without it (a student's) is read-only, and a cookie of another job or
+    a forged value grants nothing."""
+    from app_shared import job_links
+
+    a = _live(layers=2)
+    live, run_id = _long_run(a)
+    try:
+        token = _token(a, run_id)
+        scripts = [h.proto.body for h in a.sidebar.get("html")]
+        assert any(f"dropedge_owner_{run_id}={token}; path=/" in body for body in scripts), scripts
+        assert "owner" not in a.query_params
+        cookies: dict[str, str] = {}
+        monkeypatch.setattr(job_links, "_browser_cookies", lambda: cookies)
+        student = open_page(LIVE_PAGE, run=run_id)  # no cookie: read-only
+        assert not CONTROLS & _buttons(student)
+        cookies.update({f"dropedge_owner_{run_id}": "forged" + token[6:], "dropedge_owner_0": token})
+        assert not CONTROLS & _buttons(open_page(LIVE_PAGE, run=run_id))  # wrong value, wrong job
+        assert not any("does not fit" in i.value for i in open_page(LIVE_PAGE, run=run_id).info)
+        cookies[f"dropedge_owner_{run_id}"] = token  # the teacher's browser, reloaded
+        reloaded = open_page(LIVE_PAGE, run=run_id)
+        assert reloaded.session_state["live_training"] is live and CONTROLS <= _buttons(reloaded)
+        assert "owner" not in reloaded.query_params
     finally:
         live.stop()
 
@@ -150,7 +192,7 @@ def test_a_visitor_cannot_stop_a_tuning_study(tmp_path, monkeypatch):
         b.button(key="tune_leave").click().run()
         _ok(b)
         assert "tune_start" in _buttons(b) and b.text_input(key="tune_study").value != job.study_name
-        owner = open_page(TUNING_PAGE, study_job=job_id, owner=query_param(a, "owner"))
+        owner = open_page(TUNING_PAGE, study_job=job_id, owner=_token(a, job_id))
         owner.button(key="tune_stop").click().run()
         assert job.stopping
     finally:

@@ -1,6 +1,8 @@
-"""The classroom server in Chromium (issue 35): two browser contexts (two students) on one
-server. B opens A's run by its id and watches it read-only; A's owner link, opened in B's
-context, gives Stop. Skipped like ``test_browser.py`` without Playwright or chromium."""
+"""The classroom server in Chromium: two browser contexts (a teacher and a student) on one
+server. The teacher's screen shows no owner key (address bar or page) and a reload keeps
+Stop (the browser's cookie); the student opens the run by its id and watches it read-only;
+the teacher's control link, opened in the student's context, gives Stop and leaves that
+address bar. Skipped like ``test_browser.py`` without Playwright or chromium."""
 from __future__ import annotations
 
 from tests.helpers.browser import (
@@ -32,12 +34,17 @@ def _param(pg, name: str) -> str | None:
     return pg.evaluate("n => new URL(location.href).searchParams.get(n)", name)
 
 
+def _visible(pg) -> str:
+    """What the screen shows: the rendered text of the page (no script's source)."""
+    return pg.locator("body").inner_text()
+
+
 def _buttons(pg) -> set[str]:
     """The labels of the main area's buttons."""
     return set(pg.get_by_test_id("stMain").get_by_role("button").all_inner_texts())
 
 
-def test_a_visitor_watches_read_only_and_the_owner_link_controls(server):
+def test_a_visitor_watches_read_only_and_the_owner_keeps_control_off_the_screen(server):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -55,9 +62,18 @@ def test_a_visitor_watches_read_only_and_the_owner_link_controls(server):
             _set_number(a, "Diagnostics every", 0)
             a.get_by_role("button", name="Start", exact=True).click()
             _wait_state(a, "() => !!document.querySelector('[data-testid=stProgress]')")  # the job's state
-            _wait_state(a, "() => new URL(location.href).searchParams.get('owner')")
-            run_id, token = _param(a, "run"), _param(a, "owner")
+            _wait_state(a, "() => new URL(location.href).searchParams.get('run')")
+            run_id = _param(a, "run")
+            _wait_state(a, f"() => document.cookie.includes('dropedge_owner_{run_id}=')")
+            (token,) = [c["value"] for c in a.context.cookies() if c["name"] == f"dropedge_owner_{run_id}"]
             assert len(token) >= 22
+            assert _param(a, "owner") is None  # the projected screen: no key in the address bar
+            assert token not in _visible(a)  # nor anywhere on the screen
+
+            a.reload()  # the teacher's reload: the browser's cookie keeps control
+            _wait_main_text(a, "Runs on karate")
+            _wait_idle(a, 0)
+            assert "Stop" in _buttons(a) and _param(a, "owner") is None, _buttons(a)
 
             b.goto(f"{server}/live_training?run={run_id}")  # the id alone: read-only
             _wait_main_text(b, "read-only")
@@ -67,8 +83,12 @@ def test_a_visitor_watches_read_only_and_the_owner_link_controls(server):
             assert token not in b.content()
             assert a.locator("[data-testid=stProgress]").count() == 1  # A's run trains on
 
-            b.goto(f"{server}/live_training?run={run_id}&owner={token}")  # the owner's link
+            a.get_by_test_id("stMain").get_by_text("Show my control link", exact=True).click()
+            _wait_main_text(a, f"owner={token}")  # shown when asked: for another device
+            link = next(t for t in a.get_by_test_id("stCode").all_inner_texts() if token in t).strip()
+            b.goto(link)  # the owner's control link, opened on the other device
             _wait_main_text(b, "Runs on karate")
+            _wait_state(b, "() => !new URL(location.href).searchParams.get('owner')")  # it leaves the bar
             b.get_by_role("button", name="Stop", exact=True).click()
             _wait_main_text(b, "stopped by its owner (Stop)", timeout=JOB_TIMEOUT_MS)
             _no_exception(b)
