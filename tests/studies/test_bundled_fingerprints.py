@@ -33,6 +33,7 @@ from dropedge_explorer.studies import run_tables as runs
 from dropedge_explorer.training import TrainConfig
 from dropedge_explorer.training._fingerprint import fingerprint, init_digest, masks_digest, run_masks_digest
 from tests.helpers import REPO
+from tests.helpers.runs import assert_retrains, streams_to_compare
 
 ABLATION = runs.BUNDLED_DIR.parent / "ablation"
 
@@ -316,8 +317,11 @@ def retrain_sample(rows: pd.DataFrame, rotation: str, count: int = 2) -> pd.Data
 
 
 def test_a_rotating_sample_retrains_to_every_recorded_number(cora, citeseer):
-    """Two bundled runs re-trained by the trainer: accuracies, epochs, key and every digest
-    the row carries that does not depend on float rounding (``final_fp`` does: not compared)."""
+    """Two bundled runs re-trained by the trainer: the key and every digest the row carries
+    that does not depend on float rounding exactly (``final_fp`` does: not compared); the
+    accuracies and epochs exactly on the machine that trained the row, within
+    :data:`~tests.helpers.runs.RERUN_ACC_TOLERANCE` on a CPU whose float kernels round
+    otherwise (:func:`~tests.helpers.runs.assert_retrains`)."""
     from dropedge_explorer.training import train
 
     rotation = _rotation()
@@ -326,10 +330,9 @@ def test_a_rotating_sample_retrains_to_every_recorded_number(cora, citeseer):
         result = train(config)
         where = f"rotation {rotation[:12]} (DROPEDGE_ROTATION={rotation}): {_name(row)}"
         assert run_key(config) == row["key"], where
-        assert result.epochs_run == row["epochs_run"], where
-        assert result.test_acc == pytest.approx(row["test_acc"], abs=1e-9), where
-        assert result.best_val_acc == pytest.approx(row["best_val_acc"], abs=1e-9), where
-        for name in ("masks_fp", "init_fp", "run_masks_fp", "dropout_fp"):
+        verdict = assert_retrains({"test_acc": result.test_acc, "best_val_acc": result.best_val_acc,
+                                   "epochs_run": result.epochs_run}, row, where)
+        for name in streams_to_compare(verdict, result.epochs_run, int(row["epochs_run"])):
             if isinstance(row.get(name), str) and row[name]:
                 assert result.fingerprint[name] == row[name], f"{where}: {name}"
 
