@@ -25,19 +25,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import psutil
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from tests.helpers.servers import free_port, server_pid, streamlit_server  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 TIMEOUT_MS = 300_000
 TARGET_P95 = 3.0
@@ -60,31 +60,10 @@ _IDLE = ("() => document.querySelector('[data-testid=stApp]')?.getAttribute('dat
          " === 'notRunning' && !document.querySelector('[data-stale=true], [data-testid=stSpinner]')")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_server(port: int, folder: Path, workers: int) -> subprocess.Popen:
-    env = dict(os.environ, DROPEDGE_TORCH_THREADS="1", DROPEDGE_MAX_WORKERS=str(workers),
-               DROPEDGE_RESULTS=str(folder / "results.sqlite"),
-               DROPEDGE_TUNING_STORAGE=str(folder / "tuning.sqlite"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.headless", "true", "--server.address", "localhost",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=REPO, env=env, stdout=open(folder / "server.log", "w"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit(f"the server did not start: {(folder / 'server.log').read_text()[-2000:]}")
+def _server_env(folder: Path, workers: int) -> dict:
+    return dict(os.environ, DROPEDGE_TORCH_THREADS="1", DROPEDGE_MAX_WORKERS=str(workers),
+                DROPEDGE_RESULTS=str(folder / "results.sqlite"),
+                DROPEDGE_TUNING_STORAGE=str(folder / "tuning.sqlite"))
 
 
 def _clicks(pg, n: int) -> list[float]:
@@ -123,10 +102,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--page", default="edge_sampler")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        port = _free_port()
-        server = _start_server(port, Path(tmp), args.workers)
-        url = f"http://localhost:{port}"
-        try:
+        port, folder = free_port(), Path(tmp)
+        flags = ("--server.headless", "true", "--server.address", "localhost")
+        with streamlit_server(port, _server_env(folder, args.workers), folder / "server.log", *flags) as url:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
                 teacher = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
@@ -145,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
                     pg.wait_for_function(_IDLE, timeout=TIMEOUT_MS)
                     pg.get_by_role("button", name="Start", exact=True).click()
                     students.append(pg)
-                served = psutil.Process(server.pid)
+                served = psutil.Process(server_pid(port))
                 students[0].wait_for_function(  # the first student's run trains: its progress bar
                     "() => !!document.querySelector('[data-testid=stProgress]')", timeout=TIMEOUT_MS)
                 time.sleep(3)  # the workers past their imports: training
@@ -156,12 +134,6 @@ def main(argv: list[str] | None = None) -> None:
                 own1, kids1 = _cpu(served)
                 waiting = sum("in line" in s.get_by_test_id("stMain").inner_text() for s in students)
                 browser.close()
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
     (i50, i95), (b50, b95) = _percentiles(idle), _percentiles(busy)
     print(f"server: {args.workers} worker(s), {args.students} students' runs started on karate GCN-16; "
           f"the teacher's page: {args.page}, {args.clicks} slider clicks per phase; "
