@@ -62,6 +62,20 @@ def _open_upload(page, url: str) -> None:
     _wait_idle(page, 0)
 
 
+def _upload(page, url: str, edges: bytes, opened: bool = False) -> None:
+    """Upload ``edges`` as the Edge sampler's edge list (the page opened first unless
+    ``opened``) and wait until the page has drawn the graph."""
+    page.set_default_timeout(TIMEOUT_MS)
+    if not opened:
+        _open_upload(page, url)
+    (page.get_by_test_id("stSidebar").get_by_test_id("stFileUploader").filter(has_text="Edge list")
+     .locator("input[type=file]").set_input_files({"name": "edges.csv", "mimeType": "text/csv",
+                                                   "buffer": edges}))
+    _wait_main_text(page, "uploaded: edges.csv")
+    _wait_idle(page, 1)
+    _no_exception(page)
+
+
 def test_a_closed_tabs_upload_is_freed_after_the_grace(tmp_path):
     edges = _edge_list()
     port = free_port()
@@ -73,17 +87,18 @@ def test_a_closed_tabs_upload_is_freed_after_the_grace(tmp_path):
                           "--server.address", "localhost") as url, sync_playwright() as p:
         pid = server_pid(port)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        # a small upload first, in a tab closed past its grace: the modules and caches the
+        # upload's path loads once per server are in ``before``, not counted as kept
+        warm = browser.new_context()
+        _upload(warm.new_page(), url, _edge_list(2_000, 10_000))
+        warm.close()
+        time.sleep(2 * GRACE)
         tab = browser.new_context()
         page = tab.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         _open_upload(page, url)
         before = _rss_mb(pid)
-        (page.get_by_test_id("stSidebar").get_by_test_id("stFileUploader").filter(has_text="Edge list")
-         .locator("input[type=file]").set_input_files({"name": "edges.csv", "mimeType": "text/csv",
-                                                       "buffer": edges}))
-        _wait_main_text(page, "uploaded: edges.csv")
-        _wait_idle(page, 1)
-        _no_exception(page)
+        _upload(page, url, edges, opened=True)
         assert "N = 200000 nodes" in page.get_by_test_id("stMain").inner_text()
         opened = _rss_mb(pid)
         assert opened - before >= MIN_GROWTH_MB, (before, opened)
