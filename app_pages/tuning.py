@@ -1,9 +1,10 @@
 """Tuning: an Optuna study over the keep rates, watched live.
 
-The study runs in a :class:`app_shared.tuning_job.TuningJob` (a thread, stoppable, with a
-wall-time limit) that outlives the browser tab: its id is in the URL, so a reloaded page
-shows it again. Trials go to an SQLite file under ``results/`` so a study can be resumed,
-shared with ``python -m dropedge_core tune`` workers, and read back.
+The study runs as a :class:`dropedge_explorer.jobs.handles.TuningJob`: a job of the
+server's fair queue, in a worker process, stoppable, with a wall-time limit, that outlives
+the browser tab: its id is in the URL, so a reloaded page shows it again. Trials go to an
+SQLite file under ``results/`` so a study can be resumed, shared with
+``python -m dropedge_core tune`` workers, and read back.
 """
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from dropedge_core.models import BACKBONES
 import app_shared as ui
 from app_shared import training_form as tf
 from app_shared import tuning_view as tv
-from app_shared.tuning_job import TuningJob
+from app_shared.training_session import server_queue
 from dropedge_explorer import figures, paths
+from dropedge_explorer.jobs.handles import TuningJob
 from dropedge_explorer.memory import MemoryLimitError
 from dropedge_explorer.studies import tuning
 from dropedge_explorer.training import ConfigError, check_trainable
@@ -94,7 +96,7 @@ elif b[0].button("Start study", type="primary", key="tune_start", disabled=runni
         space = tuning.SearchSpace(extra=tuple(extra))
         check_trainable(base, graph)
         new = TuningJob(base, int(trials), name, STORAGE_URL, search=search, seed=sel.seed,
-                             space=space, graph=graph, idle_timeout=None, start=False)
+                        space=space, graph=graph, queue=server_queue)
     except (ConfigError, tuning.TuningError, MemoryLimitError) as exc:
         st.error(ui.private(f"Cannot start the study: {exc}".splitlines()[0]))
     except Exception as exc:  # the storage: unwritable folder, not an Optuna database, ...
@@ -113,7 +115,6 @@ def show_study() -> None:
     current = ss.get("tune_job")
     mine = current is not None and current.study_name == name
     if current is not None:
-        current.heartbeat()
         tv.job_status(current)
     try:
         study = current.study if mine else tv.study_handle(name, STORAGE_URL)

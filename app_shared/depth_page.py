@@ -13,9 +13,10 @@ from dropedge_core import samplers
 from dropedge_core.models import BACKBONES
 
 from app_shared import job_links
-from app_shared.sweep_job import SweepJob
 from app_shared.text import private, store_label
-from dropedge_explorer import figures
+from app_shared.training_session import server_queue
+from dropedge_explorer import env, figures
+from dropedge_explorer.jobs.handles import SweepJob
 from dropedge_explorer.store import ResultStore
 from dropedge_explorer.studies import depth
 from dropedge_explorer.studies.cells import PAPER_GAP, reproduction_notes
@@ -157,10 +158,11 @@ def _job_state(job) -> tuple | None:
 def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None,
                    store_error: str | None, graph, dataset: str) -> None:
     """"Run missing" / "Stop", the counts, and the fragment that polls this page's sweep
-    (:class:`app_shared.sweep_job.SweepJob`) and reruns the page whenever a run was stored.
+    (:class:`dropedge_explorer.jobs.handles.SweepJob`: a job of the server's queue, trained
+    in a worker process) and reruns the page whenever a run was stored.
 
-    The sweep outlives the browser tab (no idle stop): its id is in the URL (``?sweep=``),
-    so a reloaded page shows it again (:mod:`app_shared.job_links`)."""
+    The sweep outlives the browser tab: its id is in the URL (``?sweep=``), so a reloaded
+    page shows it again (:mod:`app_shared.job_links`)."""
     found = job_links.from_url(PAGE, SWEEP_PARAM, "sweep", "sweep")
     if found is not None:
         ss["ds_job"] = found
@@ -171,8 +173,9 @@ def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None
     b = st.columns([1.6, 0.8, 5])
     start = b[0].button(f"Run missing ({len(missing)})", type="primary", key="ds_run",
                         disabled=running or not missing or store is None or graph is None,
-                        help="Train the missing runs one after another in the background, each "
-                             "stored as soon as it finishes (never redone)."
+                        help="Train the missing runs one after another in a worker process of the "
+                             "server (in line with the other jobs), each stored as soon as it "
+                             "finishes (never redone)."
                              + (f" Needs {dataset} on this machine." if graph is None else ""))
     if mine and b[1].button("Stop", key="ds_stop", disabled=not running,
                             help="Stop the running sweep; the run in progress is not stored."):
@@ -197,10 +200,14 @@ def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None
                                 "(a small graph's GPU epoch is mostly kernel launches, which the batch "
                                 "shares: expected, not yet measured; CPU measured in docs/PERFORMANCE.md).")
     if start and missing:
-        new = SweepJob(missing, store, graph=graph, idle_timeout=None, start=False, batch_seeds=together)
+        new = SweepJob(missing, server_queue, graph=graph, batch_seeds=together)
         if job_links.register(new, "sweep", PAGE, SWEEP_PARAM):
-            ss["ds_job"] = new.start()
-            st.rerun()
+            try:
+                ss["ds_job"] = new.start(owner=job_links.shown_id(PAGE))
+            except env.EnvError as exc:  # DROPEDGE_MAX_WORKERS: one line
+                st.error(f"Cannot start: {exc}")
+            else:
+                st.rerun()
     ss["ds_seen"] = _job_state(job)
     st.fragment(_show_job, run_every=POLL_S if running else None)()
 
@@ -210,7 +217,6 @@ def _show_job() -> None:
     current: SweepJob | None = ss.get("ds_job")
     if current is None:
         return
-    current.heartbeat()
     where = f"{current.configs[0].dataset}/{current.configs[0].split}" if current.configs else ""
     if not current.done:
         st.progress(current.progress, text=f"Sweep on {where}: {current.status}")

@@ -127,20 +127,16 @@ def from_url(page: str, param: str, kind: str, what: str):
     return job
 
 
-def register(job, kind: str, page: str, param: str, capped: bool = True) -> bool:
+def register(job, kind: str, page: str, param: str) -> bool:
     """Register ``job`` (before it starts), take its owner token and put its id into
-    ``page``'s URL; ``False`` after an ``st.error`` when the server runs too many jobs
-    already (``capped``; a job of the fair queue is not), or when ``job`` is another
-    session's (registered, its token not held here)."""
+    ``page``'s URL; ``False`` after an ``st.error`` when ``job`` is another session's
+    (registered, its token not held here). Never refused for being one too many: every
+    job waits its turn in the server's queue."""
     known = registry.REGISTRY.id_of(job)
     if known is not None and known not in _owned():
         st.error("These runs belong to another browser session: you can watch them, not add to them.")
         return False
-    try:
-        job_id = registry.REGISTRY.register(job, kind, capped=capped)
-    except registry.RegistryFull as exc:
-        st.error(f"Cannot start now: {exc}.")
-        return False
+    job_id = registry.REGISTRY.register(job, kind)
     _owned()[job_id] = registry.REGISTRY.owner_token(job_id)
     show_in_url(page, param, job_id)
     return True

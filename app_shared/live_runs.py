@@ -87,7 +87,7 @@ def live_session() -> TrainingSession:
 
 def submit(live: TrainingSession, configs: list[TrainConfig], graph) -> bool:
     """Register the session (its id goes into the URL) and queue ``configs`` as one job in
-    the server's line (never refused for waiting: the registry does not cap it); ``False``
+    the server's line (never refused for waiting); ``False``
     after an ``st.error`` when the runs are another session's (watched read-only) or the
     queue's setting (``DROPEDGE_MAX_WORKERS``) is bad."""
     if not controls():
@@ -98,7 +98,7 @@ def submit(live: TrainingSession, configs: list[TrainConfig], graph) -> bool:
     except env.EnvError as exc:
         st.error(f"Cannot start: {exc}")
         return False
-    if not job_links.register(live, KIND, PAGE, RUN_PARAM, capped=False):
+    if not job_links.register(live, KIND, PAGE, RUN_PARAM):
         return False
     live.submit(configs, graph, owner=job_links.shown_id(PAGE))
     return True

@@ -2,17 +2,16 @@
 page puts into its URL.
 
 A Live training session, a sweep or a tuning study keeps running when its page is
-reloaded or its tab closed (they run with ``idle_timeout=None``; their wall-time limit
-still holds). The page registers its job here and writes the id into the URL
+reloaded or its tab closed (each is a job of the server's queue, run in a worker process;
+its wall-time limit still holds). The page registers its job here and writes the id into the URL
 (``?run=<id>``); a reloaded page — a new browser session, with an empty
 ``st.session_state`` — reads the id and finds the job again, and a page may list every
 job of a kind that is still in progress.
 
 Memory stays bounded: a finished job is kept ``keep_finished`` seconds after it was seen
-finished and at most ``max_finished`` of them (the oldest go first); at most
-``max_active`` capped jobs (sweeps, tuning studies: threads of the server) run at once (a
-new one is refused with :class:`RegistryFull`). Live training is not capped here: its jobs
-wait in the fair queue of :mod:`dropedge_explorer.jobs`, which bounds the workers.
+finished and at most ``max_finished`` of them (the oldest go first). Nothing is refused
+here for being one job too many: every job waits its turn in the fair queue of
+:mod:`dropedge_explorer.jobs`, which bounds the workers.
 
 Ids are no secret (the Live training page lists every run with its id) and grant reading
 only. Control — Stop, Clear, queueing more runs — belongs to whoever holds the job's
@@ -43,14 +42,8 @@ from dataclasses import dataclass, field
 KEEP_FINISHED_S = 3600.0
 #: Finished jobs kept at most (the oldest go first).
 MAX_FINISHED = 16
-#: Jobs running at once, over every kind and session.
-MAX_ACTIVE = 6
 #: Random bytes of an owner token: 128 bits, beyond guessing over a network.
 TOKEN_BYTES = 16
-
-
-class RegistryFull(RuntimeError):
-    """Too many jobs are running on this server; the message says how many."""
 
 
 def is_active(job) -> bool:
@@ -75,7 +68,6 @@ class Entry:
     registered_at: float
     finished_at: float | None = None
     owner_token: str = field(default_factory=lambda: secrets.token_urlsafe(TOKEN_BYTES), repr=False)
-    capped: bool = True
 
     @property
     def active(self) -> bool:
@@ -88,35 +80,25 @@ class JobRegistry:
     Args:
         keep_finished: seconds a finished job stays findable.
         max_finished: finished jobs kept at most.
-        max_active: jobs that may run at once (see :meth:`register`).
         clock: a monotonic clock in seconds (tests pass a fake one).
     """
 
     def __init__(self, keep_finished: float = KEEP_FINISHED_S, max_finished: int = MAX_FINISHED,
-                 max_active: int = MAX_ACTIVE, clock: Callable[[], float] = time.monotonic):
-        self.keep_finished, self.max_finished, self.max_active = keep_finished, max_finished, max_active
+                 clock: Callable[[], float] = time.monotonic):
+        self.keep_finished, self.max_finished = keep_finished, max_finished
         self._clock = clock
         self._entries: dict[str, Entry] = {}
         self._lock = threading.Lock()
 
-    def register(self, job, kind: str, capped: bool = True) -> str:
-        """The id of ``job``, registering it under a new one the first time.
-
-        Raises :class:`RegistryFull` when a ``capped`` job not yet registered would be the
-        ``max_active + 1``-th running capped one (check before starting it)."""
+    def register(self, job, kind: str) -> str:
+        """The id of ``job``, registering it under a new one the first time."""
         with self._lock:
             self._prune()
             mine = next((e for e in self._entries.values() if e.job is job), None)
-            if mine is not None and mine.finished_at is None:
-                return mine.job_id
-            running = sum(e.finished_at is None and e.capped for e in self._entries.values())
-            if capped and running >= self.max_active:  # a finished job started again counts as new
-                raise RegistryFull(f"{running} jobs are running on this server (at most "
-                                   f"{self.max_active}): wait for one to end, or stop one")
             if mine is not None:
                 return mine.job_id
             job_id = secrets.token_hex(4)
-            self._entries[job_id] = Entry(job_id, kind, job, self._clock(), capped=capped)
+            self._entries[job_id] = Entry(job_id, kind, job, self._clock())
             return job_id
 
     def get(self, job_id: str | None, kind: str | None = None):
@@ -179,5 +161,5 @@ class JobRegistry:
 #: The server's registry: one per process, shared by every browser session.
 REGISTRY = JobRegistry()
 
-__all__ = ["Entry", "JobRegistry", "KEEP_FINISHED_S", "MAX_ACTIVE", "MAX_FINISHED", "REGISTRY",
-           "RegistryFull", "TOKEN_BYTES", "is_active"]
+__all__ = ["Entry", "JobRegistry", "KEEP_FINISHED_S", "MAX_FINISHED", "REGISTRY", "TOKEN_BYTES",
+           "is_active"]

@@ -11,6 +11,7 @@ from dropedge_core import samplers
 
 from app_shared import job_links
 from app_shared.text import plain
+from dropedge_explorer import env
 from dropedge_explorer.studies import tuned, tuning, tuning_noise
 from dropedge_explorer.training import TrainConfig
 
@@ -71,11 +72,17 @@ def read_only_note(job) -> None:
 
 
 def start_job(job) -> bool:
-    """Register ``job`` (its id goes into the URL) and start it; ``False`` after an
-    ``st.error`` when the server runs too many jobs already."""
+    """Register ``job`` (its id goes into the URL) and queue it (it waits its turn in the
+    server's line); ``False`` after an ``st.error`` when it is not this session's or the
+    queue's setting (``DROPEDGE_MAX_WORKERS``) is bad."""
     if not job_links.register(job, "tuning", PAGE, JOB_PARAM):
         return False
-    ss.update(tune_job=job.start(), tune_base=job.base)
+    try:
+        job.start(owner=job_links.shown_id(PAGE))
+    except env.EnvError as exc:
+        st.error(f"Cannot start: {exc}")
+        return False
+    ss.update(tune_job=job, tune_base=job.base)
     ss.pop("tune_reported", None)
     return True
 

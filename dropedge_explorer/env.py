@@ -4,7 +4,6 @@
 variable                        default    allowed
 ==============================  =========  ===============================================
 ``DROPEDGE_TORCH_THREADS``      1          an integer in 1..:data:`MAX_THREADS`
-``DROPEDGE_IDLE_TIMEOUT``       120        seconds, a number in (0, 1e7]
 ``DROPEDGE_MAX_JOB_SECONDS``    3600       seconds, a number in (0, 1e7]
 ``DROPEDGE_SESSION_GRACE``      150        seconds, a number in (0, 1e7]: how long the app
                                            keeps a closed tab's session (its upload, jobs)
@@ -57,7 +56,7 @@ MAX_SECONDS = 1e7  # ~4 months: a job limit, not a bound anyone should reach
 MAX_MEMORY_GB = 4096.0
 MAX_LOCK_WAIT = 86400.0  # a day: a bound on a wait, not a value anyone should need
 #: The number variables, and the directory variables (:func:`directory`).
-NUMBERS = ("DROPEDGE_TORCH_THREADS", "DROPEDGE_IDLE_TIMEOUT", "DROPEDGE_MAX_JOB_SECONDS",
+NUMBERS = ("DROPEDGE_TORCH_THREADS", "DROPEDGE_MAX_JOB_SECONDS",
            "DROPEDGE_SESSION_GRACE", "DROPEDGE_MAX_MEMORY_GB", "DROPEDGE_MAX_GPU_MEMORY_GB",
            "DROPEDGE_LOCK_WAIT", "DROPEDGE_MAX_WORKERS")
 DIRECTORIES = files.DIRECTORIES
@@ -70,7 +69,6 @@ class EnvError(ValueError):
 @dataclass(frozen=True)
 class Settings:
     torch_threads: int = 1
-    idle_timeout: float = 120.0
     max_job_seconds: float = 3600.0
     session_grace: float = 150.0
     max_memory_gb: float = 8.0
@@ -117,7 +115,6 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if environ is None else environ
     values, problems = {}, []
     specs = (("DROPEDGE_TORCH_THREADS", "torch_threads", lambda n, t: parse_threads(t, n)),
-             ("DROPEDGE_IDLE_TIMEOUT", "idle_timeout", lambda n, t: _number(n, t, MAX_SECONDS)),
              ("DROPEDGE_MAX_JOB_SECONDS", "max_job_seconds", lambda n, t: _number(n, t, MAX_SECONDS)),
              ("DROPEDGE_SESSION_GRACE", "session_grace", lambda n, t: _number(n, t, MAX_SECONDS)),
              ("DROPEDGE_MAX_MEMORY_GB", "max_memory_gb", lambda n, t: _number(n, t, MAX_MEMORY_GB)),

@@ -6,10 +6,14 @@ Public modules (import them by name; nothing is re-exported here):
   the rest in line, round-robin across owners; one reader thread for every worker's
   events) and :class:`~dropedge_explorer.jobs.queue.Job`;
 * :mod:`.records` — :class:`~dropedge_explorer.jobs.records.RunRecord` (one run as its
-  watchers see it), its label, the runs as tables.
+  watchers see it), its label, the runs as tables;
+* :mod:`.handles` — :class:`~dropedge_explorer.jobs.handles.SweepJob` and
+  :class:`~dropedge_explorer.jobs.handles.TuningJob` (a page's handle on a sweep or a study
+  in the queue: what to submit, and its progress in words).
 
 Internals (``_``-prefixed; no stable names): ``_worker`` (the worker process's body: the
-command line's ``train --store`` per config, events sent back).
+command line's ``train --store`` per config, ``sweep``'s claimed runs or ``tune``'s study,
+events sent back).
 """
 
 __all__: list[str] = []  # nothing re-exported: the public modules above, by name

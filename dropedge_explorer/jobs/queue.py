@@ -1,7 +1,10 @@
 """The server's jobs: a fair queue that trains each job in its own worker process.
 
-A :class:`Job` is a kind (``"train"``), a list of configs trained one after another, and
-an owner (whoever submitted it; the app passes the id of a browser session's runs).
+A :class:`Job` is a kind — ``"train"`` (its configs trained one after another: a Live
+run, "Compare samplers"), ``"sweep"`` (the claimed runs of a grid: the Depth study's "Run
+missing") or ``"tune"`` (an Optuna study from one base config: the Tuning page) — a list of
+configs, and an owner (whoever submitted it; the app passes the id of a browser session's
+runs).
 :meth:`JobQueue.submit` never refuses a job for being one too many: at most
 ``max_running`` jobs run at once and the rest wait in line, picked **round-robin across
 owners** — the owner served least recently goes next (owners not served yet first, in the
@@ -11,15 +14,18 @@ takes a waiting job out of the line or stops a running one at its next epoch.
 
 Where a job runs, and why so: :meth:`JobQueue._launch` is the one place that starts
 workers — a ``multiprocessing`` process of the ``spawn`` context per job, running
-:func:`dropedge_explorer.jobs._worker.run_job` at a lower priority, which trains every
-config through :func:`dropedge_explorer.studies.sweep.train_and_store` (the CLI's
-``train --store``, its store retries included) and stores its own results. The server
+:func:`dropedge_explorer.jobs._worker.run_job` at a lower priority, which runs the same
+function the command line does (``train --store``'s
+:func:`~dropedge_explorer.studies.sweep.train_and_store`, ``sweep``'s
+:func:`~dropedge_explorer.studies.sweep.run_claimed`, ``tune``'s
+:func:`~dropedge_explorer.studies.tuning.tune`) and stores its own results. The server
 spends no CPU on training, a crash of a run cannot take the server down, and the memory of
 a job is given back to the system when its process ends (a process per job, not a pool:
 a warm pool would hold torch and a graph per idle worker).
 
 How progress comes back, and why so: all workers put their events (the trainer's
-``start``, ``epoch``, ``diagnostics``, ``end``, and the job's ``stored`` / ``note``) on
+``start``, ``epoch``, ``diagnostics``, ``end``, the run's ``stored`` / ``note``, and a
+sweep's or study's ``progress`` snapshots) on
 one ``multiprocessing`` queue, read by **one** thread of the server (:meth:`_pump`), which
 appends them to the job's :class:`~dropedge_explorer.jobs.records.RunRecord` objects and
 starts the next jobs as places free. Rows in the store were the other choice: the curves
@@ -51,7 +57,7 @@ from dropedge_explorer.jobs.records import RunRecord, run_label
 from dropedge_explorer.training import TrainConfig
 
 #: The kinds of job a queue runs.
-KINDS: tuple[str, ...] = ("train",)
+KINDS: tuple[str, ...] = ("train", "sweep", "tune")
 #: Niceness a worker adds to its own: the server's pages stay responsive while jobs train.
 WORKER_NICE = 10
 #: Seconds a dead worker's last messages are waited for before its job is called failed.
@@ -68,6 +74,13 @@ class Job:
         owner (str): who submitted it (round-robin is across owners).
         runs (list[RunRecord]): one per config, in order.
         graph (Graph, optional): the graph the configs train on (``None``: loaded by name).
+        options (dict): the kind's settings (a sweep's ``batch_seeds`` / ``lease``; a study's
+            ``n_trials``, ``study_name``, ``storage``, ``search``, ``seed``, ``space``).
+
+    A sweep's or study's worker reports :attr:`progress`, its latest snapshot (a sweep:
+    ``total``, ``skipped``, ``waiting``, ``stored_keys``, ``failures``, ``lost``,
+    ``current``, ``batch``, ``epoch``, ``batch_sizes``; a study: ``finished``), and :attr:`error`, a
+    one-line message when the whole job failed (a store or storage that cannot be used).
     """
 
     job_id: str
@@ -75,9 +88,15 @@ class Job:
     owner: str
     runs: list[RunRecord]
     graph: object = None
+    options: dict = field(default_factory=dict)
     status: str = "queued"  # "queued", "running", "done" or "cancelled"
     pid: int | None = None
     sequence: int = 0
+    progress: dict = field(default_factory=dict)
+    error: str | None = None
+    note: str | None = None
+    started_at: float | None = None  # time.time(): when its worker started
+    ended_at: float | None = None
     _stop: object = field(default=None, repr=False)
     _process: object = field(default=None, repr=False)
     _dead_since: float | None = field(default=None, repr=False)
@@ -91,6 +110,11 @@ class Job:
     def over(self) -> bool:
         return self.status in ("done", "cancelled")
 
+    @property
+    def stopping(self) -> bool:
+        """Its owner (or the queue's closing) asked it to stop."""
+        return self.status == "cancelled" or (self._stop is not None and self._stop.is_set())
+
 
 class JobQueue:
     """At most ``max_running`` jobs in worker processes; the rest wait, round-robin by owner.
@@ -100,7 +124,8 @@ class JobQueue:
             :attr:`dropedge_explorer.env.Settings.max_workers`).
         store (str or Callable, optional): the results store's location, or a function
             returning it when a job starts (``None``: nothing stored).
-        max_seconds (float, optional): each run's wall-time limit. (default: :obj:`None`)
+        max_seconds (float, optional): the wall-time limit of each run of a ``"train"`` job,
+            of the whole of a sweep or study. (default: :obj:`None`)
         nice (int, optional): niceness added in the workers. (default: :data:`WORKER_NICE`)
     """
 
@@ -122,7 +147,7 @@ class JobQueue:
 
     # -- the line -----------------------------------------------------------------------
     def submit(self, kind: str, configs: Sequence[TrainConfig], owner: str, graph=None,
-               first_number: int = 1) -> Job:
+               first_number: int = 1, options: dict | None = None) -> Job:
         """Queue a job (it starts at once when a place is free); never refused for waiting.
 
         Args:
@@ -131,6 +156,7 @@ class JobQueue:
             owner (str): who submits it.
             graph (Graph, optional): the graph to train on. (default: :obj:`None`: by name)
             first_number (int, optional): the first run's number in its label. (default: 1)
+            options (dict, optional): the kind's settings (:class:`Job`). (default: :obj:`None`)
         """
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {kind!r})")
@@ -138,7 +164,8 @@ class JobQueue:
             raise ValueError("a job needs at least one config")
         runs = [RunRecord(first_number + i, c, run_label(c, first_number + i)) for i, c in enumerate(configs)]
         with self._lock:
-            job = Job(secrets.token_hex(4), kind, str(owner), runs, graph, sequence=next(self._sequence))
+            job = Job(secrets.token_hex(4), kind, str(owner), runs, graph, dict(options or {}),
+                      sequence=next(self._sequence))
             self._jobs[job.job_id] = job
             self._waiting.append(job)
             self._start_free()
@@ -176,11 +203,12 @@ class JobQueue:
             if job.status == "queued":
                 self._waiting.remove(job)
                 self._jobs.pop(job.job_id, None)
-                job.status, job.graph = "cancelled", None
+                job.status, job.graph, job.note, job.ended_at = "cancelled", None, reason, time.time()
                 for run in job.runs:
                     run.status, run.note = "stopped", f"taken out of the line: {reason}"
                 self._changed.notify_all()
             elif job.status == "running":
+                job.note = job.note or reason
                 for run in job.runs:
                     if not run.over and run.note is None:
                         run.note = reason
@@ -211,9 +239,9 @@ class JobQueue:
         job._stop = self._context.Event()
         job._process = self._context.Process(
             target=_worker.run_job, name=f"dropedge-job-{job.job_id}", daemon=True,
-            args=(job.job_id, job.configs, job.graph, None if store is None else str(store),
-                  self.max_seconds, self.nice, self._events, job._stop))
-        job.status = "running"
+            args=(job.job_id, job.kind, job.configs, job.graph, None if store is None else str(store),
+                  job.options, self.max_seconds, self.nice, self._events, job._stop))
+        job.status, job.started_at = "running", time.time()
         job._process.start()
         job.pid = job._process.pid
         self._changed.notify_all()
@@ -239,8 +267,15 @@ class JobQueue:
         job = self._jobs.get(job_id)
         if job is None:
             return
-        if index is None:  # job_done: over once its process has exited (:meth:`_reap`)
-            job._done_seen = True
+        if index is None:  # the job's own: a snapshot, its failure, its note, its end
+            if event["type"] == "progress":
+                job.progress = event
+            elif event["type"] == "error":
+                job.error = event["message"]
+            elif event["type"] == "note":
+                job.note = f"{job.note}; {event['message']}" if job.note else event["message"]
+            else:  # job_done: over once its process has exited (:meth:`_reap`)
+                job._done_seen = True
             return
         run = job.runs[index]
         kind = event["type"]
@@ -280,7 +315,9 @@ class JobQueue:
             elif run.status == "queued":
                 run.status = "stopped"
                 run.note = run.note or "not started: the job was stopped"
-        job.status, job.graph = "done", None  # the graph is not held by a job that is over
+        if error and job.kind != "train":
+            job.error = job.error or error
+        job.status, job.graph, job.ended_at = "done", None, time.time()  # a job over holds no graph
         self._jobs.pop(job.job_id, None)  # the server keeps no finished job (its watchers hold it)
         self._changed.notify_all()
 

@@ -3,7 +3,6 @@
 folder, the paper's overlay on Cora, and "Run missing" training into the store."""
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -11,8 +10,9 @@ import pytest
 from dropedge_core import datasets
 from scipy import stats
 
-from app_shared.sweep_job import SweepJob
 from dropedge_explorer.figures import SAMPLER_COLORS, SAMPLER_LABELS
+from dropedge_explorer.jobs.handles import SweepJob
+from dropedge_explorer.jobs.queue import JobQueue
 from dropedge_explorer.store import ResultStore, run_key
 from dropedge_explorer.studies import depth as depth_study
 from dropedge_explorer.studies.run_tables import bundled_results, cached_runs, export_runs, store_runs
@@ -32,8 +32,8 @@ def store(tmp_path, monkeypatch):
 
 def _fill(store: ResultStore, configs, graph) -> None:
     """Train ``configs`` (tiny) into ``store``."""
-    job = SweepJob(configs, store, graph=graph, idle_timeout=None)
-    assert job.join(120) and not job.failures and job.error is None
+    job = SweepJob(configs, JobQueue(max_running=1, store=str(store.path)), graph=graph).start()
+    assert job.join(300) and not job.failures and job.error is None, job.status
 
 
 
@@ -285,24 +285,13 @@ def test_a_sweep_outlives_its_tab_and_a_reloaded_page_finds_it(store):
     job = at.session_state["ds_job"]
     job_id = query_param(at, "sweep")
     del at  # nobody polls from here on
-    assert job.idle_timeout is None  # no idle stop: a closed tab leaves it running
-    assert job.join(120) and job.stored == 3 and job.watchdog.fired is None
+    assert job.join(300) and job.stored == 3 and not job.stopped  # a closed tab leaves it running
     again = open_page(PAGE, sweep=job_id)
     assert again.session_state["ds_job"] is job
     assert again.success and "finished · 3 of 3 runs trained and stored" in again.success[0].value
 
 
-def test_run_missing_can_train_a_cells_seeds_together(store, monkeypatch):
-    from dropedge_explorer.studies import sweep as sweep_module
-
-    sizes, go, real = [], threading.Event(), sweep_module.train_seeds
-
-    def spy(configs, *args, **kwargs):  # the first batch waits until its status line was read
-        sizes.append(len(configs))
-        go.wait(30)
-        return real(configs, *args, **kwargs)
-
-    monkeypatch.setattr(sweep_module, "train_seeds", spy)
+def test_run_missing_can_train_a_cells_seeds_together(store):
     at = depth_page(depths=(2,), seeds=2)
     box = at.checkbox(key="ds_batch")
     assert not box.value and "Faster on a GPU, about the same on a CPU" in box.help
@@ -310,14 +299,9 @@ def test_run_missing_can_train_a_cells_seeds_together(store, monkeypatch):
     at.button(key="ds_run").click().run()
     _ok(at)
     job = at.session_state["ds_job"]
-    assert job.batch_seeds
-    deadline = time.monotonic() + 30
-    while not sizes and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert "runs 1–2 of 6 in one batch: NoDrop · GCN L=2 · seeds 0, 1" in job.status
-    go.set()
-    assert job.join(60) and job.stored == 6 and not job.failures
-    assert sizes == [2, 2, 2]  # one batch per cell (sampler), its two seeds together
+    assert job.options["batch_seeds"]
+    assert job.join(300) and job.stored == 6 and not job.failures
+    assert job.batch_sizes == [2, 2, 2]  # one batch per cell (sampler), its two seeds together
     configs = depth_study.depth_configs("karate", None, ["gcn"], [2], depth_study.STUDY_SAMPLERS, seeds=2,
                                         epochs=EPOCHS, mode="quick")
     assert set(job.stored_keys) == {run_key(c) for c in configs}

@@ -23,7 +23,7 @@ from tests.helpers.app import UPLOAD_PAGES as PAGES
 
 @pytest.mark.parametrize("var, value", [("DROPEDGE_TORCH_THREADS", "abc"), ("DROPEDGE_TORCH_THREADS", "2048"),
                                         ("DROPEDGE_TORCH_THREADS", "\u00b2"),  # isdigit() True, int() fails
-                                        ("DROPEDGE_IDLE_TIMEOUT", "abc"), ("DROPEDGE_MAX_JOB_SECONDS", "-1"),
+                                        ("DROPEDGE_SESSION_GRACE", "abc"), ("DROPEDGE_MAX_JOB_SECONDS", "-1"),
                                         ("DROPEDGE_MAX_MEMORY_GB", "inf"), ("DROPEDGE_MAX_WORKERS", "0"),
                                         ("DROPEDGE_MAX_WORKERS", "many")])
 def test_bad_environment_is_one_error_on_every_page(monkeypatch, var, value):

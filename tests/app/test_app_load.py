@@ -1,7 +1,7 @@
 """A classroom on one server (issues 35 and 44): 30 ``AppTest`` sessions — 24 on Live
 training, 6 on Tuning — press Start at once on one job registry and one job queue (one
-place: ``DROPEDGE_MAX_WORKERS=1``). No Live run is refused: one trains, the others wait in
-line, each told a different place; the 6 studies (threads, capped at 6) start; no session
+place: ``DROPEDGE_MAX_WORKERS=1``). Nothing is refused: one Live run trains, the other 29
+jobs (Live runs and studies alike) wait in line, each told a different place; no session
 holds another's job or key; every owner's Stop ends or dequeues its own; then short runs
 are each stored once, and the registry stays bounded."""
 from __future__ import annotations
@@ -18,8 +18,7 @@ REFUSAL = "Cannot start"
 
 @pytest.fixture(autouse=True)
 def _server_registry(monkeypatch, tmp_path):
-    """One fresh registry with the server's caps, one job queue with one place, a results
-    store and a tuning storage."""
+    """One fresh registry, one job queue with one place, a results store and a tuning storage."""
     from app_shared import registry, training_session
     from dropedge_explorer.jobs.queue import JobQueue
 
@@ -79,11 +78,13 @@ def test_thirty_sessions_on_one_server():
         _ok(at)
     assert not any(_refused(at) for at in pages)
     queue = training_session.QUEUE
-    assert len(queue.running()) == 1 and len(queue.order()) == len(learners) - 1
-    for at in learners:  # each waiting learner is told its own place
+    assert len(queue.running()) == 1 and len(queue.order()) == SESSIONS - 1
+    for at in learners:  # each waiting learner is told its own place; each study has its own
         at.run()
-    places = sorted(p for p in map(_place, learners) if p is not None)
-    assert places == list(range(1, len(learners))), places
+    study_places = [_job(at).place() for at in tuners]
+    assert all(f"place {p} in the server's line" in _job(at).status for at, p in zip(tuners, study_places))
+    places = sorted([p for p in map(_place, learners) if p is not None] + study_places)
+    assert places == list(range(1, SESSIONS)), places
     # no session holds another's job or key
     owned = [set(at.session_state["_owned_jobs"]) for at in pages]
     assert all(len(o) == 1 for o in owned) and len(set().union(*owned)) == len(pages)

@@ -349,8 +349,7 @@ def test_a_reloaded_tuning_page_finds_its_study(tmp_path, monkeypatch):
     _ok(at)
     job, job_id = at.session_state["tune_job"], query_param(at, "study_job")
     del at  # nobody polls from here on
-    assert job.idle_timeout is None  # no idle stop: a closed tab leaves it running
-    assert job.join(120) and job.finished == 3 and job.watchdog.fired is None
+    assert job.join(300) and job.finished == 3 and not job.stopped  # a closed tab leaves it running
     again = open_page(TUNING_PAGE, study_job=job_id)
     assert again.session_state["tune_job"] is job
     assert again.text_input(key="tune_study").value == "reload-test"  # not this session's default name

@@ -117,7 +117,7 @@ def test_a_live_run_survives_its_sessions_release(tmp_path):
     jobs = JobQueue(max_running=1, store=str(tmp_path / "results.sqlite"))
     registry = JobRegistry()
     live = TrainingSession(queue=lambda: jobs)
-    job_id = registry.register(live, "training", capped=False)
+    job_id = registry.register(live, "training")
     live.submit([TrainConfig(dataset="karate", num_layers=2, epochs=200, patience=0, diag_every=0)],
                 datasets.load("karate"), owner=job_id)
     state = {"live_training": live, "_job_live_training": job_id}

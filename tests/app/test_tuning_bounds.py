@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from app_shared.tuning_job import TuningJob
+from dropedge_explorer.jobs.handles import TuningJob
+from dropedge_explorer.jobs.queue import JobQueue
 from dropedge_explorer.studies import tuning
 from dropedge_explorer.training import TrainConfig
 from tests.helpers.app import TUNING_PAGE, open_page
@@ -46,13 +47,13 @@ def test_a_tuning_job_is_checked_in_one_place_before_its_storage_is_opened(tmp_p
     base = TrainConfig(dataset="karate", num_layers=2, epochs=2)
     said = []
     for start in (lambda: tuning.tune(base, n_trials, "s", storage),
-                  lambda: TuningJob(base, n_trials, "s", storage, start=False)):
+                  lambda: TuningJob(base, n_trials, "s", storage, queue=JobQueue(max_running=1))):
         with pytest.raises(tuning.TuningError, match=r"trials must be an integer in 1\.\.100000") as info:
             start()
         said.append(str(info.value))
     assert said[0] == said[1] and list(tmp_path.iterdir()) == []
     with pytest.raises(tuning.TuningError, match="space must be a SearchSpace"):
-        TuningJob(base, 1, "s", storage, space={"lr": (0.1, 0.2)}, start=False)
+        TuningJob(base, 1, "s", storage, space={"lr": (0.1, 0.2)}, queue=JobQueue(max_running=1))
 
 
 def test_the_tuning_page_refuses_a_study_of_other_epochs_in_one_error(tmp_path, monkeypatch):

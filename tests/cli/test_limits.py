@@ -110,9 +110,10 @@ def test_config_accepts_exactly_the_bounded_values(lr, wd, hidden, seed):
     ({"DROPEDGE_TORCH_THREADS": "\u00b2"},
      "DROPEDGE_TORCH_THREADS must be an integer in 1..256 (got '\u00b2')"),
     ({"DROPEDGE_TORCH_THREADS": "\u0663"}, "DROPEDGE_TORCH_THREADS must be an integer in 1..256"),  # Arabic 3
-    ({"DROPEDGE_IDLE_TIMEOUT": "9" * 10_000},
-     "DROPEDGE_IDLE_TIMEOUT must be a number in (0, 1e+07] (got '" + "9" * 80 + "'... (10000 characters))"),
-    ({"DROPEDGE_IDLE_TIMEOUT": "abc"}, "DROPEDGE_IDLE_TIMEOUT must be a number in (0, 1e+07] (got 'abc')"),
+    ({"DROPEDGE_MAX_JOB_SECONDS": "9" * 10_000}, "DROPEDGE_MAX_JOB_SECONDS must be a number in (0, 1e+07] "
+     "(got '" + "9" * 80 + "'... (10000 characters))"),
+    ({"DROPEDGE_MAX_JOB_SECONDS": "abc"},
+     "DROPEDGE_MAX_JOB_SECONDS must be a number in (0, 1e+07] (got 'abc')"),
     ({"DROPEDGE_MAX_JOB_SECONDS": "nan"}, "DROPEDGE_MAX_JOB_SECONDS must be"),
     ({"DROPEDGE_SESSION_GRACE": "0"}, "DROPEDGE_SESSION_GRACE must be a number in (0, 1e+07] (got '0')"),
     ({"DROPEDGE_MAX_MEMORY_GB": "0"}, "DROPEDGE_MAX_MEMORY_GB must be a number in (0, 4096]"),
@@ -128,8 +129,8 @@ def test_every_bad_variable_is_named_at_once():
     with pytest.raises(env.EnvError) as info:
         env.settings({"DROPEDGE_TORCH_THREADS": "x", "DROPEDGE_MAX_MEMORY_GB": "-2"})
     assert "DROPEDGE_TORCH_THREADS" in str(info.value) and "DROPEDGE_MAX_MEMORY_GB" in str(info.value)
-    assert env.settings_or_defaults({"DROPEDGE_IDLE_TIMEOUT": "abc"}).idle_timeout == 120.0
-    assert env.settings({"DROPEDGE_IDLE_TIMEOUT": " 30 "}).idle_timeout == 30.0
+    assert env.settings_or_defaults({"DROPEDGE_MAX_JOB_SECONDS": "abc"}).max_job_seconds == 3600.0
+    assert env.settings({"DROPEDGE_MAX_JOB_SECONDS": " 30 "}).max_job_seconds == 30.0
     assert env.settings({"DROPEDGE_SESSION_GRACE": "4"}).session_grace == 4.0
     assert env.settings_or_defaults({"DROPEDGE_SESSION_GRACE": "-1"}).session_grace == 150.0
 

@@ -1,10 +1,9 @@
-"""Made-up run results, a scripted trainer and the CLI runner the tests share."""
+"""Made-up run results and the CLI runner the tests share."""
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-import threading
 
 from dropedge_explorer import cli
 from dropedge_explorer.training import RunResult, TrainConfig
@@ -25,21 +24,6 @@ def fake_result(seed: int = 0, **changes) -> RunResult:
 def result_of(config: TrainConfig, test_acc: float | None = 0.5, reason: str = "finished") -> RunResult:
     return RunResult(config=config, reason=reason, message=reason, best_epoch=1, best_val_acc=0.6,
                      test_acc=test_acc, epochs_run=3, total_time=0.1, device="cpu")
-
-
-def _fake_train(calls: list, block: threading.Event | None = None, fail_layers: int | None = None):
-    def train_fn(config, graph, on_event, stop_event):
-        calls.append(config)
-        if config.num_layers == fail_layers:
-            raise RuntimeError("boom\nsecond line")
-        for epoch in range(1, config.epochs + 1):
-            if stop_event.is_set():
-                return result_of(config, reason="stopped")
-            on_event({"type": "epoch", "epoch": epoch})
-            if block is not None:
-                block.wait(0.01)
-        return result_of(config, test_acc=0.1 * config.num_layers)
-    return train_fn
 
 
 def run_cli(capsys, *argv):

@@ -19,7 +19,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app_shared.sweep_job import SweepJob
 from dropedge_explorer import cli
 from dropedge_explorer.store import SCHEMA_VERSION, ResultStore, StoreError, run_key
 from dropedge_explorer.studies import tuning
@@ -27,7 +26,7 @@ from dropedge_explorer.studies.tuned import load_study
 from dropedge_explorer.sweep_workers import ClaimedRuns, check_lease
 from dropedge_explorer.training import TrainConfig
 from tests.helpers.app import _ok
-from tests.helpers.runs import _fake_train, fake_result
+from tests.helpers.runs import fake_result
 
 
 def _fingerprint(path: Path) -> tuple:
@@ -291,23 +290,6 @@ def test_two_workers_in_threads_split_a_sqlite_grid(tmp_path):
     assert all(trained) and not set(trained[0]) & set(trained[1])
     assert sorted(trained[0] + trained[1]) == sorted(run_key(c) for c in configs) and len(store) == 12
     assert store.claims() == []
-
-
-def test_sweep_job_waits_for_a_run_another_worker_trains_then_skips_it(tmp_path):
-    store = ResultStore(tmp_path / "r.sqlite")
-    configs = _configs(3)
-    store.claim(configs[1], "cli-worker", lease=60)  # a live CLI sweep trains seed 1
-    calls: list = []
-    job = SweepJob(configs, store, train_fn=_fake_train(calls), idle_timeout=None, lease=4)
-    deadline = time.monotonic() + 20
-    while "waiting for 1 run(s)" not in job.status and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert "waiting for 1 run(s) that other workers are training" in job.status
-    assert [c.seed for c in calls] == [0, 2] and job.stored == 2
-    store.put(fake_result(1, num_layers=2, sampler="nodrop", epochs=3))  # the CLI worker stores it
-    assert job.join(20)
-    assert [c.seed for c in calls] == [0, 2] and (job.stored, job.skipped) == (2, 1)
-    assert job.status.startswith("finished · 2 of 3 runs") and len(store) == 3
 
 
 def test_cli_sweep_trains_only_what_is_neither_stored_nor_claimed(tmp_path, capsys):

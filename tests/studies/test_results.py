@@ -2,15 +2,11 @@
 requested grid and its keys, and the background sweep into the store."""
 from __future__ import annotations
 
-import threading
-import time
-
 import pandas as pd
 import pytest
 from dropedge_core import samplers
 from dropedge_core._streams import stream_version
 
-from app_shared.sweep_job import SweepJob
 from dropedge_explorer import cli
 from dropedge_explorer.data import reference
 from dropedge_explorer.store import ResultStore, run_key
@@ -32,7 +28,7 @@ from dropedge_explorer.studies.run_tables import (
 from dropedge_explorer.training import TrainConfig
 from dropedge_explorer.training import _authors as authors
 from tests.helpers import REPO
-from tests.helpers.runs import _fake_train, result_of
+from tests.helpers.runs import result_of
 
 
 def run_rows(cells: dict[tuple[str, int], list[float]], dataset: str = "cora",
@@ -262,56 +258,6 @@ def test_requested_runs_and_sources():
         [run_row(more) | {"test_acc": 0.1, "best_val_acc": 0.1, "epochs_run": 6}])]))
     assert depth_study.other_runs(cached2, runs, "karate", "per-class") == 1
     assert depth_study.requested_runs(configs, empty_runs())["source"].eq("missing").all()
-
-
-# ----------------------------------------------------------------------------- the sweep job
-
-
-def test_sweep_job_stores_runs_and_never_redoes_them(tmp_path):
-    store = ResultStore(tmp_path / "r.sqlite")
-    configs = depth_study.depth_configs("karate", None, ["gcn"], [2, 4, 8], ["nodrop"], seeds=1, epochs=3)
-    store.put(result_of(configs[1]))  # made meanwhile: skipped
-    calls: list = []
-    job = SweepJob(configs, store, train_fn=_fake_train(calls, fail_layers=8), idle_timeout=None)
-    assert job.join(10)
-    assert [c.num_layers for c in calls] == [2, 8]
-    assert (job.stored, job.skipped, len(job.failures)) == (1, 1, 1)
-    assert job.failures[0][1] == "RuntimeError: boom"
-    assert store.has(configs[0]) and store.has(configs[1]) and not store.has(configs[2])
-    assert job.stored_keys == [run_key(configs[0])]
-    assert job.progress == 1.0 and job.status.startswith("finished · 1 of 3 runs")
-    assert "1 found in the store meanwhile" in job.status and "1 failed (RuntimeError: boom)" in job.status
-
-
-def test_sweep_job_real_training(tmp_path, karate):
-    store = ResultStore(tmp_path / "r.sqlite")
-    configs = depth_study.depth_configs("karate", None, ["gcn"], [2], ["nodrop", "dropedge++"], seeds=1,
-                                        epochs=4)
-    job = SweepJob(configs, store, graph=karate, idle_timeout=None)
-    assert job.join(60) and job.error is None and not job.failures
-    runs = depth_study.requested_runs(configs, cached_runs(store_runs(store)))
-    assert runs["source"].eq("store").all() and runs["epochs_run"].tolist() == [4, 4]
-
-
-def test_sweep_job_stop_and_watchdog_keep_no_partial_run(tmp_path):
-    store = ResultStore(tmp_path / "r.sqlite")
-    configs = depth_study.depth_configs("karate", None, ["gcn"], [2, 4], ["nodrop"], seeds=1, epochs=100_000)
-    calls: list = []
-    job = SweepJob(configs, store, train_fn=_fake_train(calls, block=threading.Event()), idle_timeout=None)
-    deadline = time.monotonic() + 10
-    while job.epoch < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert job.current is not None and 0 < job.progress < 0.5
-    assert "run 1 of 2: NoDrop · GCN L=2 · seed 0, epoch" in job.status
-    job.stop()
-    assert job.join(10)
-    assert len(store) == 0 and len(calls) == 1  # the cut run is not stored, the next not started
-    assert job.status.startswith("stopped · 0 of 2")
-    # nobody polls: the watchdog stops the sweep
-    calls.clear()
-    job = SweepJob(configs, store, train_fn=_fake_train(calls, block=threading.Event()), idle_timeout=0.3)
-    assert job.join(10) and job.watchdog.fired == "idle"
-    assert len(store) == 0 and "nobody polled" in job.status
 
 
 def test_shipped_results_are_runs_the_page_asks_for():

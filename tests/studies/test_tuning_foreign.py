@@ -64,12 +64,13 @@ def test_our_study_with_another_space_is_refused(tmp_path):
 
 
 def test_the_app_job_refuses_a_foreign_study_at_once(tmp_path):
-    from app_shared.tuning_job import TuningJob
+    from dropedge_explorer.jobs.handles import TuningJob
+    from dropedge_explorer.jobs.queue import JobQueue
 
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     optuna.create_study(study_name="x", storage=url, direction="minimize")
     with pytest.raises(tuning.TuningError, match="direction minimize"):
-        TuningJob(TrainConfig(**BASE), 1, "x", url, start=False)
+        TuningJob(TrainConfig(**BASE), 1, "x", url, queue=JobQueue(max_running=1))
 
 
 def test_default_names_differ_by_settings_and_user(monkeypatch):
@@ -207,11 +208,13 @@ def test_a_record_of_the_last_version_is_compared_on_its_fields_and_completed(tm
 
 def test_the_app_job_refuses_a_study_of_other_settings_at_once(tmp_path, karate):
     """The Tuning page builds a TuningJob on Start: a study of other epochs is refused there
-    (its ``st.error``), before a thread starts; was: joined, or failed later in the thread."""
-    from app_shared.tuning_job import TuningJob
+    (its ``st.error``), before its job is queued; was: joined, or failed later in the thread."""
+    from dropedge_explorer.jobs.handles import TuningJob
+    from dropedge_explorer.jobs.queue import JobQueue
 
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     tuning.tune(TrainConfig(**BASE), 1, "x", storage=url, search="random", seed=0, graph=karate)
     with pytest.raises(tuning.TuningError,
                        match=r"study .x. holds trials of other settings \(epochs 3, not 9"):
-        TuningJob(TrainConfig(**{**BASE, "epochs": 9}), 1, "x", url, graph=karate, start=False)
+        TuningJob(TrainConfig(**{**BASE, "epochs": 9}), 1, "x", url, graph=karate,
+                  queue=JobQueue(max_running=1))
