@@ -3,8 +3,8 @@
 Runs live in a :class:`app_shared.training_session.TrainingSession` that outlives the browser tab: its
 jobs wait in the server's fair queue and train in worker processes, which store the runs,
 whether or not a page watches; the session's id is in the URL (``?run=<id>``), so a reloaded page shows it
-again (:mod:`app_shared.live_runs`). The fragment below polls it every ``POLL_S`` seconds
-while a run is active.
+again (:mod:`app_shared.live_runs`). The fragment below redraws it every ``POLL_S`` seconds
+while a run of it trains, every ``WAITING_POLL_S`` while its jobs only wait in line.
 """
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from dropedge_explorer import figures
 from dropedge_explorer.memory import MemoryLimitError
 from dropedge_explorer.training import ConfigError, TrainConfig, check_trainable
 
-POLL_S = 0.7
+#: Redraws while a run trains, and while the jobs only wait (a place in line changes when
+#: another job starts or ends; a class of waiting pages polling fast was the server's load).
+POLL_S, WAITING_POLL_S = 1.0, 3.0
 
 ss = st.session_state
 live = live_runs.live_session()  # the URL's run (a reloaded page), else this session's own
@@ -119,7 +121,7 @@ if start or compare:
             st.rerun()
 
 
-@st.fragment(run_every=POLL_S if live.active else None)
+@st.fragment(run_every=None if not live.active else POLL_S if live.current else WAITING_POLL_S)
 def show_runs() -> None:
     """Poll the session's runs and draw them; rerun the page when a run starts or ends
     (its buttons follow), stop polling when none is active."""

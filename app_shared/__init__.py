@@ -12,7 +12,7 @@ A page reads ``import app_shared as ui`` and calls ``ui.selection()``,
   :mod:`app_shared.training_session` (the page's jobs in the server's queue) →
   :mod:`dropedge_explorer.jobs` (the fair queue; worker processes train and store).
 * Sweeps and tuning studies: :mod:`dropedge_explorer.jobs.handles` (a page's handle on its
-  job in the same queue); jobs that outlive the tab: :mod:`app_shared.registry`.
+  job in the same queue); jobs that outlive the tab: :mod:`dropedge_explorer.jobs.registry`.
 
 No logic worth a test lives in a page: it is in ``dropedge_core`` or in a module here.
 """

@@ -1,11 +1,11 @@
 """A page's background job in its URL, and who may control it.
 
-A job is registered in :data:`app_shared.registry.REGISTRY`, its id written as a query
+A job is registered in :data:`dropedge_explorer.jobs.registry.REGISTRY`, its id written as a query
 parameter (``?run=<id>``, ``?sweep=<id>``, ``?study_job=<id>``) and found again by a
 reloaded page — a new browser session with an empty ``st.session_state``.
 
 Ownership: the browser session that registers a job gets its owner token
-(:meth:`~app_shared.registry.JobRegistry.owner_token`) in ``_owned_jobs``. The token never
+(:meth:`~dropedge_explorer.jobs.registry.JobRegistry.owner_token`) in ``_owned_jobs``. The token never
 sits in the address bar — a teacher who projects the browser shows the class nothing that
 grants control. The browser keeps it instead, as the cookie ``dropedge_owner_<job id>``
 (:func:`cookie_name`, written by ``app_shared.browser_history.sync``'s script, path ``/``,
@@ -30,7 +30,7 @@ from urllib.parse import urlencode
 import streamlit as st
 from dropedge_core.echo import bounded
 
-from app_shared import registry
+from dropedge_explorer.jobs import registry
 
 #: The query parameter of the owner's control link (never left in the address bar).
 OWNER_PARAM = "owner"

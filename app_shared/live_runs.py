@@ -4,7 +4,7 @@ the URL, and the list of every session's runs on this server.
 A page's :class:`~app_shared.training_session.TrainingSession` lists its jobs in the
 server's queue (:mod:`dropedge_explorer.jobs`: worker processes train and store them,
 nobody need watch) and, once it has runs, is registered in
-:data:`app_shared.registry.REGISTRY` (read at each call: tests swap it) under an id that the
+:data:`dropedge_explorer.jobs.registry.REGISTRY` (read at each call: tests swap it) under an id that the
 page writes into its URL as ``?run=<id>``. A reloaded page
 is a new browser session with an empty ``st.session_state``: :func:`live_session` reads
 the id and shows that session again, finished runs included; an expired or unknown id is
@@ -19,11 +19,11 @@ from __future__ import annotations
 import streamlit as st
 
 from app_shared import job_links, registry
-from app_shared.registry import is_active
 from app_shared.text import plain
 from app_shared.training_session import PollResult, TrainingSession
 from dropedge_explorer import env, figures
 from dropedge_explorer.jobs.records import RunRecord
+from dropedge_explorer.jobs.registry import is_active
 from dropedge_explorer.training import TrainConfig
 
 #: The URL parameter that names the page's training session.
@@ -139,20 +139,28 @@ def _summary(runs: list[RunRecord]) -> str:
     return f"{last.label} on {data_name(last.config)}: {last.status.replace('_', ' ')} — {last.message}"
 
 
-def others_in_progress(poll_s: float = 2.0) -> None:
-    """Every other training session of this server (in progress or recently finished):
-    one expander each with its curves and a button to follow it on this page; redrawn
-    every ``poll_s`` seconds while one of them trains."""
+def others_in_progress(poll_s: float = 3.0) -> None:
+    """Every other training session of this server (in progress or recently finished),
+    drawn only when asked ("Show the other runs of this server"): each with its curves and
+    a button to follow it on this page, redrawn every ``poll_s`` seconds while one of them
+    trains. Drawn on every page of a class by default, they cost the server CPU that grew
+    with the square of the class (30 pages, each drawing 29 sessions' curves)."""
     mine = ss.get("live_training")
     others = [e for e in registry.REGISTRY.entries(KIND) if e.job is not mine]
-    if others:
-        st.fragment(_draw_others, run_every=poll_s if any(e.active for e in others) else None)(others)
+    if not others:
+        return
+    running = sum(e.active for e in others)
+    left, right = st.columns([1.6, 5])
+    shown = left.toggle("Show the other runs of this server", key="lt_show_others",
+                        help="Every other session's runs with their curves (also those of closed "
+                             "or reloaded tabs), to watch one here read-only.")
+    right.caption(f"{running} in progress, {len(others) - running} finished.")
+    if shown:
+        st.fragment(_draw_others, run_every=poll_s if running else None)(others)
 
 
 def _draw_others(others: list) -> None:
-    running = sum(e.active for e in others)
-    with st.expander(f"Runs on this server ({running} in progress, {len(others) - running} "
-                     "finished): also those of closed or reloaded tabs"):
+    with st.container(border=True):
         for entry in reversed(others):
             live: TrainingSession = entry.job
             runs = [r for r in live.runs if r.events]

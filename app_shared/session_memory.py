@@ -14,7 +14,7 @@ for a reconnect) is released: every key dropped, the garbage collected and freed
 handed back to the operating system (glibc's ``malloc_trim``).
 
 Releasing never stops a job. The Live training runs, sweeps and tuning studies outlive the
-tab on purpose, held by the server-wide :mod:`app_shared.registry` (where their links find
+tab on purpose, held by the server-wide :mod:`dropedge_explorer.jobs.registry` (where their links find
 them, finished ones included) and ended only by their owner's Stop, their own limits or
 the server's caps; a stop here ended a closed tab's run as ``stopped`` with nobody pressing
 Stop. A running job keeps what it trains on (its graph) until it ends, then lets go of it.

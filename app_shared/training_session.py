@@ -92,7 +92,7 @@ class TrainingSession:
 
     def figure(self, name: str, version, build: Callable[[], object]):
         """The figure ``name`` from ``build()``, rebuilt only when ``version`` (e.g. the
-        runs' event counts) changed: the page redraws every ``POLL_S`` seconds and its four
+        runs' event counts) changed: the page redraws every second while a run trains and its four
         figures cost ~0.1 s of CPU (Cora, 40 epochs)."""
         cached = self._figures.get(name)
         if cached is None or cached[0] != version:

@@ -118,8 +118,9 @@ def draw_runs(live: TrainingSession, diag_every: int) -> bool:
     runs = [r for r in live.runs if r.events]
     labels = {r.label: r.sampler for r in runs}
     seen = tuple((r.label, len(r.events)) for r in runs)  # figures are rebuilt only when these change
-    st.plotly_chart(live.figure("curves", seen, lambda: figures.training_curves(
-        {r.label: r.history for r in runs}, samplers=labels)), key="lt_curves")
+    if runs:  # none while the jobs only wait: a class of waiting pages drew empty charts
+        st.plotly_chart(live.figure("curves", seen, lambda: figures.training_curves(
+            {r.label: r.history for r in runs}, samplers=labels)), key="lt_curves")
     with_diag = [r for r in runs if r.diagnostics]
     if not with_diag:
         st.caption("Diagnostics (layer distances, Dirichlet energy, MEN) appear after the first "
@@ -221,7 +222,7 @@ def _runs_table(live: TrainingSession) -> None:
                                 "time_s": num("time (s)", format="%.1f"),
                                 "epoch_s": num("s / epoch", format="%.3f"),
                                 "p_min": num(format="%.3f"), "p_max": num(format="%.3f")})
-    runs = list(live.runs)  # built on a click only (a deferred download): the page polls every 0.7 s
+    runs = list(live.runs)  # built on a click only (a deferred download): the page polls every second
     if not any(r.history for r in runs):  # a job still waiting for its worker: nothing to download yet
         return
     st.download_button("Download the runs' history (CSV)", lambda: history_frame(runs).to_csv(index=False),

@@ -43,10 +43,9 @@ RANKS: dict[str, int] = {
     # the command line; the library's __main__ hands over to it (the one place that reaches up)
     "dropedge_explorer.cli": 9, "dropedge_explorer.__main__": 9, "dropedge_core.__main__": 9,
     "app_shared": 10,
-    # the app's jobs, one idea each: a page's Live runs, the server-wide registry and the
-    # job ids in the URL (sweeps and studies: dropedge_explorer.jobs.handles)
-    "app_shared.training_session": 10,
-    "app_shared.registry": 10, "app_shared.job_links": 10, "app_shared.live_runs": 10,
+    # the app's jobs, one idea each: a page's Live runs and the job ids in the URL (the
+    # registry, sweeps and studies: dropedge_explorer.jobs)
+    "app_shared.training_session": 10, "app_shared.job_links": 10, "app_shared.live_runs": 10,
     "app_shared.upload": 10, "app_shared.text": 10,
     "app_pages": 11, "app": 11,
 }

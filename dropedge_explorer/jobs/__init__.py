@@ -7,6 +7,8 @@ Public modules (import them by name; nothing is re-exported here):
   events) and :class:`~dropedge_explorer.jobs.queue.Job`;
 * :mod:`.records` — :class:`~dropedge_explorer.jobs.records.RunRecord` (one run as its
   watchers see it), its label, the runs as tables;
+* :mod:`.registry` — :class:`~dropedge_explorer.jobs.registry.JobRegistry` (the server's
+  jobs by id, each with its owner token, finished ones kept bounded; :data:`REGISTRY`);
 * :mod:`.handles` — :class:`~dropedge_explorer.jobs.handles.SweepJob` and
   :class:`~dropedge_explorer.jobs.handles.TuningJob` (a page's handle on a sweep or a study
   in the queue: what to submit, and its progress in words).

@@ -96,6 +96,11 @@ class _QueuedJob:
     active = running
 
     @property
+    def queued(self) -> bool:
+        """Submitted and waiting for a place (its page may look less often)."""
+        return self.job is not None and self.job.status == "queued"
+
+    @property
     def stopping(self) -> bool:
         return self.job is not None and self.job.stopping
 

@@ -27,7 +27,7 @@ CONTROLS = {"lt_start", "lt_compare", "lt_stop", "lt_clear"}
 @pytest.fixture(autouse=True)
 def _own_registry(monkeypatch):
     """Each test its own server-wide job registry: another test's runs stay out of it."""
-    from app_shared import registry
+    from dropedge_explorer.jobs import registry
 
     monkeypatch.setattr(registry, "REGISTRY", registry.JobRegistry())
 
@@ -86,13 +86,15 @@ def test_a_visitor_by_link_can_neither_stop_clear_nor_queue_into_a_run():
 
 
 def test_a_visitor_from_the_servers_list_watches_read_only():
-    """B follows A's run from "Runs on this server": read-only, A's run unaffected; B's
+    """B follows A's run from "Show the other runs of this server": read-only, A's run unaffected; B's
     own session is kept and comes back."""
     a = _live(layers=2)
     live, run_id = _long_run(a)
     try:
         b = _live(layers=2)
         mine = b.session_state["live_training"]
+        assert not [w for w in b.button if w.key == f"lt_follow_{run_id}"]  # drawn only when asked
+        b.toggle(key="lt_show_others").set_value(True).run()
         b.button(key=f"lt_follow_{run_id}").click().run()
         _ok(b)
         assert b.session_state["live_training"] is live

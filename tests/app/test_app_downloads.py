@@ -13,7 +13,7 @@ from tests.helpers.app import TUNING_PAGE, _app, _live, _ok, _until_idle
 @pytest.fixture(autouse=True)
 def _own_registry(monkeypatch):
     """Each test its own server-wide job registry."""
-    from app_shared import registry
+    from dropedge_explorer.jobs import registry
 
     monkeypatch.setattr(registry, "REGISTRY", registry.JobRegistry())
 

@@ -19,7 +19,7 @@ REFUSAL = "Cannot start"
 @pytest.fixture(autouse=True)
 def _server_registry(monkeypatch, tmp_path):
     """One fresh registry, one job queue with one place, a results store and a tuning storage."""
-    from app_shared import registry, training_session
+    from dropedge_explorer.jobs import registry, training_session
     from dropedge_explorer.jobs.queue import JobQueue
 
     monkeypatch.setattr(registry, "REGISTRY", registry.JobRegistry())
@@ -30,7 +30,7 @@ def _server_registry(monkeypatch, tmp_path):
 
 
 def _running() -> int:
-    from app_shared import registry
+    from dropedge_explorer.jobs import registry
 
     return sum(e.active for e in registry.REGISTRY.entries())
 
@@ -64,8 +64,8 @@ def _place(at) -> int | None:
 
 
 def test_thirty_sessions_on_one_server():
-    from app_shared import registry, training_session
     from dropedge_explorer import paths
+    from dropedge_explorer.jobs import registry, training_session
     from dropedge_explorer.store import ResultStore
 
     pages = _class()

@@ -25,7 +25,7 @@ LIVE_PAGE = "app_pages/live_training.py"
 @pytest.fixture(autouse=True)
 def _own_registry(monkeypatch):
     """Each test its own server-wide job registry: another test's runs stay out of its list."""
-    from app_shared import registry
+    from dropedge_explorer.jobs import registry
 
     monkeypatch.setattr(registry, "REGISTRY", registry.JobRegistry())
 

@@ -15,7 +15,7 @@ TUNING_PAGE = "app_pages/tuning.py"
 
 @pytest.fixture(autouse=True)
 def _own_registry(monkeypatch):
-    from app_shared import registry
+    from dropedge_explorer.jobs import registry
 
     monkeypatch.setattr(registry, "REGISTRY", registry.JobRegistry())
 

@@ -123,7 +123,7 @@ class Switch:
 
 
 def test_registry_finds_jobs_by_id_and_bounds_what_it_keeps():
-    from app_shared.registry import JobRegistry
+    from dropedge_explorer.jobs.registry import JobRegistry
 
     clock = FakeClock()
     reg = JobRegistry(keep_finished=60, max_finished=2, clock=clock)
@@ -160,7 +160,7 @@ def test_each_job_has_its_own_owner_token_and_an_id_is_not_one():
     """A job's owner token: 128 random bits, one per job, kept when the same job is
     registered again, out of the entry's repr; neither its id nor another job's token is
     accepted."""
-    from app_shared.registry import JobRegistry
+    from dropedge_explorer.jobs.registry import JobRegistry
 
     reg = JobRegistry()
     a, b = Switch(), Switch()

@@ -36,6 +36,7 @@ EXEMPT = {
     "ds_open_bundled": "sets the sidebar's dataset and split, which are themselves in the link",
     "home_lesson": "opens the Lesson page (a page change, its own link)",
     "ds_list_mine": "shown only when the store holds this user's runs",
+    "lt_show_others": "shows the other sessions' runs (the server's runs are not view state)",
     "cm_train": "trains three models (the settings it trains with are in the link)",
     "pt_measure": "times the samplers on this machine (a measurement, not view state)",
 }

@@ -111,7 +111,7 @@ def test_a_live_run_survives_its_sessions_release(tmp_path):
     """A closed tab's Live training session (registered, autonomous: the app's) is released
     with the tab's state: its run trains on to its own end, is stored, and stays in the
     registry where its link finds it; the state that held it is empty."""
-    from app_shared.registry import JobRegistry
+    from dropedge_explorer.jobs.registry import JobRegistry
     from dropedge_explorer.store import ResultStore
 
     jobs = JobQueue(max_running=1, store=str(tmp_path / "results.sqlite"))

@@ -3,10 +3,9 @@ page puts into its URL.
 
 A Live training session, a sweep or a tuning study keeps running when its page is
 reloaded or its tab closed (each is a job of the server's queue, run in a worker process;
-its wall-time limit still holds). The page registers its job here and writes the id into the URL
-(``?run=<id>``); a reloaded page — a new browser session, with an empty
-``st.session_state`` — reads the id and finds the job again, and a page may list every
-job of a kind that is still in progress.
+its wall-time limit still holds). The page registers its job here and writes the id into
+the URL (``?run=<id>``); a reloaded page — a new browser session, with empty state — reads
+the id and finds the job again, and a page may list every job of a kind still in progress.
 
 Memory stays bounded: a finished job is kept ``keep_finished`` seconds after it was seen
 finished and at most ``max_finished`` of them (the oldest go first). Nothing is refused
