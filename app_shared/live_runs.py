@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_shared import job_links, registry
+from app_shared import job_links
 from app_shared.text import plain
 from app_shared.training_session import PollResult, TrainingSession
 from dropedge_explorer import env, figures
+from dropedge_explorer.jobs import registry
 from dropedge_explorer.jobs.records import RunRecord
 from dropedge_explorer.jobs.registry import is_active
 from dropedge_explorer.training import TrainConfig

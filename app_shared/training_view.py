@@ -8,10 +8,11 @@ from collections.abc import Mapping
 import streamlit as st
 from dropedge_core import normalization, samplers
 
-from app_shared import live_runs, registry, urlstate
+from app_shared import live_runs, urlstate
 from app_shared.training_form import OVERRIDE_KEYS, sampler_options
 from app_shared.training_session import TrainingSession
 from dropedge_explorer import figures
+from dropedge_explorer.jobs import registry
 from dropedge_explorer.jobs.records import history_frame, runs_frame
 from dropedge_explorer.training import UPLOAD_DATASET, ConfigError, TrainConfig
 

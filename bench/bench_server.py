@@ -77,11 +77,11 @@ def _server_env(folder: Path, workers: int) -> dict:
                 DROPEDGE_TUNING_STORAGE=str(folder / "tuning.sqlite"))
 
 
-def _clicks(pg, n: int) -> list[float]:
-    """``n`` click-to-render latencies (ms) of the sidebar's "Layers L" slider, one arrow key
-    each (right and left in turn, so the value stays within its range)."""
-    thumb = pg.get_by_test_id("stSidebar").get_by_test_id("stSlider").filter(
-        has_text="Layers L").get_by_role("slider")
+def _clicks(pg, n: int, label: str = "Layers L", area: str = "stSidebar") -> list[float]:
+    """``n`` click-to-render latencies (ms) of the slider ``label`` in ``area`` (default: the
+    sidebar's "Layers L"), one arrow key each (right and left in turn, so the value stays
+    within its range)."""
+    thumb = pg.get_by_test_id(area).get_by_test_id("stSlider").filter(has_text=label).get_by_role("slider")
     out = []
     for i in range(n):
         pg.wait_for_function(_IDLE, timeout=TIMEOUT_MS)
@@ -118,14 +118,14 @@ class Student:
     when they pressed it, their place in line, when their run started and ended."""
 
     def __init__(self, url: str, seed: int, epochs: int):
-        self.tab, self.seed, self.epochs = Tab(url, "lesson", "dataset=karate"), seed, epochs
+        self.tab, self.seed, self.epochs = Tab(url, "lesson"), seed, epochs
         self.pressed = self.started = self.ended = None
         self.places: list[int] = []
 
     async def lesson_then_start(self) -> None:
         await self.tab.open()
-        for layers in (4, 3):
-            await self.tab.slide("layers", layers)
+        for layers in (8, 12):  # the lesson's first step: averaging steps
+            await self.tab.slide("lesson_layers_propagation", layers)
         self.tab.page, self.tab.query = "live_training", _live_query(self.seed, self.epochs)
         await self.tab.rerun()
         self.pressed = time.monotonic()
@@ -139,7 +139,7 @@ class Student:
 
     @property
     def refused(self) -> bool:
-        return self.tab.saw("Cannot start")
+        return self.tab.saw("Cannot start") or bool(self.tab.errors)
 
 
 class Classroom(threading.Thread):
@@ -187,9 +187,9 @@ def _stored_keys(path: Path) -> list[str]:
 def _browser_student(browser, url: str, seed: int, epochs: int):
     pg = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     pg.set_default_timeout(TIMEOUT_MS)
-    pg.goto(f"{url}/lesson?dataset=karate")
+    pg.goto(f"{url}/lesson")
     pg.wait_for_function(_IDLE, timeout=TIMEOUT_MS)
-    _clicks(pg, 2)
+    _clicks(pg, 2, "Layers (averaging steps)", "stMain")
     pg.goto(f"{url}/live_training?{_live_query(seed, epochs)}")
     pg.wait_for_function(_IDLE, timeout=TIMEOUT_MS)
     pg.get_by_role("button", name="Start", exact=True).click()
@@ -222,6 +222,8 @@ def _report(args, idle, busy, wall, cpu, memory, stored, room, browser_places, t
           f"{'all' if took is not None else 'NOT all'} within {args.wait:.0f} s"
           + (f": the last {took:.0f} s after the first Start" if took is not None else ""))
     refused = sum(s.refused for s in students)
+    for error in sorted({e for s in students for e in s.tab.errors})[:3]:
+        print(f"an exception a student's page showed: {error}")
     waited = [s for s in students if s.started is not None and s.started - s.pressed > 5]
     shown = sum(bool(s.places) for s in waited)
     print(f"refused: {refused}; protocol students who waited (> 5 s): {len(waited)}, shown a place "

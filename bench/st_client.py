@@ -36,6 +36,7 @@ class Tab:
             headings and progress bars.
         seen (set[str]): every such text seen since :meth:`open`.
         log (list[tuple[float, str]]): each such text with when it came (``time.monotonic()``).
+        errors (list[str]): the messages of exceptions the page showed.
         runs (int): script runs finished (fragment runs included).
     """
 
@@ -45,6 +46,7 @@ class Tab:
         self.texts: list[str] = []
         self.seen: set[str] = set()
         self.log: list[tuple[float, str]] = []
+        self.errors: list[str] = []
         self.runs = 0
         self._finished = asyncio.Event()
         self._lock = asyncio.Lock()  # one script run asked for at a time, as the frontend does
@@ -140,6 +142,8 @@ class Tab:
     def _element(self, element) -> None:
         kind = element.WhichOneof("type")
         inner = getattr(element, kind)
+        if kind == "exception":
+            self.errors.append(f"{inner.type}: {inner.message}")
         if kind in TEXT_FIELDS:
             text = getattr(inner, TEXT_FIELDS[kind])
             self.texts.append(text)

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import multiprocessing.spawn
 import queue as queue_module
 import secrets
 import threading
@@ -62,6 +63,27 @@ KINDS: tuple[str, ...] = ("train", "sweep", "tune")
 WORKER_NICE = 10
 #: Seconds a dead worker's last messages are waited for before its job is called failed.
 DEATH_GRACE_S = 2.0
+
+# A spawned child first imports its parent's main module (``sys.modules["__main__"]``, the
+# stdlib's "safe importing of main module"). Inside ``streamlit run`` that module is the page
+# script running when the job is started — so every worker ran that page from the top in
+# bare mode (seconds of imports and Streamlit warnings per job, the page's own side effects)
+# before its job. A worker needs none of it: its target is imported by name. So for the
+# queue's own launches (a flag of the launching thread) the main module is left out of the
+# child's preparation data; every other use of ``multiprocessing`` is unchanged.
+_launching = threading.local()
+_preparation_data = multiprocessing.spawn.get_preparation_data
+
+
+def _without_main(name: str) -> dict:
+    data = _preparation_data(name)
+    if getattr(_launching, "clean", False):
+        for key in ("main_path", "init_main_from_path", "init_main_from_name"):
+            data.pop(key, None)
+    return data
+
+
+multiprocessing.spawn.get_preparation_data = _without_main
 
 
 @dataclass(eq=False)
@@ -242,7 +264,11 @@ class JobQueue:
             args=(job.job_id, job.kind, job.configs, job.graph, None if store is None else str(store),
                   job.options, self.max_seconds, self.nice, self._events, job._stop))
         job.status, job.started_at = "running", time.time()
-        job._process.start()
+        _launching.clean = True
+        try:
+            job._process.start()
+        finally:
+            _launching.clean = False
         job.pid = job._process.pid
         self._changed.notify_all()
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,22 @@ def test_a_live_run_spends_its_cpu_in_a_niced_worker_process_not_the_servers(cor
     own = (after.user - before.user) + (after.system - before.system)
     worker = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     assert worker > 2.0 and own < 0.25 * worker, (own, worker)
+
+
+def test_a_worker_does_not_run_the_page_script_that_started_it(tmp_path, monkeypatch):
+    """Inside ``streamlit run`` the running page script is ``sys.modules["__main__"]``; a
+    spawned child imports its parent's main module first, so every worker ran the page
+    that started it before its job. Here the "page" writes a file when run: no worker of
+    the queue runs it (the job trains as before)."""
+    marker, page = tmp_path / "the page ran", tmp_path / "page.py"
+    page.write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    script = types.ModuleType("__main__")
+    script.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", script)
+    jobs = JobQueue(max_running=1, store=None)
+    job = jobs.submit("train", [_karate()], owner="A")
+    assert jobs.wait(job, 300) and job.runs[0].status == "finished", job.runs[0].message
+    assert not marker.exists()
 
 
 def test_jobs_take_turns_by_owner_a_waiting_job_knows_its_place_and_can_leave():
