@@ -59,3 +59,11 @@ def test_config_keeps_paths_out_of_the_browser():
     cfg = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
     assert cfg["client"]["showErrorDetails"] in ("type", "none")
     assert cfg["server"]["address"] == "localhost"
+
+
+def test_config_skips_the_full_collection_after_every_script_run():
+    """Streamlit's default ``gc.collect(2)`` after each script run (every fragment poll
+    included) costs ~150-240 ms with torch in the heap and was most of a class server's
+    CPU (docs/PERFORMANCE.md, ``bench/bench_server.py``): the app's config turns it off."""
+    cfg = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert cfg["runner"]["postScriptGC"] is False
