@@ -39,6 +39,11 @@ def _visible(pg) -> str:
     return pg.locator("body").inner_text()
 
 
+#: The main area draws a "Stop" button.
+STOP_SHOWN = ("() => [...document.querySelectorAll('[data-testid=stMain] button')]"
+              ".some(b => b.innerText.trim() === 'Stop')")
+
+
 def _buttons(pg) -> set[str]:
     """The labels of the main area's buttons."""
     return set(pg.get_by_test_id("stMain").get_by_role("button").all_inner_texts())
@@ -72,8 +77,12 @@ def test_a_visitor_watches_read_only_and_the_owner_keeps_control_off_the_screen(
 
             a.reload()  # the teacher's reload: the browser's cookie keeps control
             _wait_main_text(a, "Runs on karate")
+            # its Stop as a state (the full CI run once read the main area between two script
+            # runs of the reloaded page, with no button drawn): never drawn, the test fails
+            _wait_state(a, STOP_SHOWN)
             _wait_idle(a, 0)
             assert "Stop" in _buttons(a) and _param(a, "owner") is None, _buttons(a)
+            assert "read-only" not in a.get_by_test_id("stMain").inner_text()
 
             b.goto(f"{server}/live_training?run={run_id}")  # the id alone: read-only
             _wait_main_text(b, "read-only")
