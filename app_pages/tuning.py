@@ -109,7 +109,7 @@ if tv.controls():
     tv.stop_button(b[1], job, running)
 
 
-@st.fragment(run_every=(3 * POLL_S if job.queued else POLL_S) if running else None)  # waiting: less often
+@st.fragment(run_every=job.refresh_every(POLL_S) if job is not None else None)  # waiting: less often
 def show_study() -> None:
     """Poll the job, draw the study; rerun the page once when the job ends."""
     current = ss.get("tune_job")

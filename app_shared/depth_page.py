@@ -30,7 +30,7 @@ __all__ = [
     "bundled_offer", "fallback_warning", "figure_notes",
 ]
 
-POLL_S = 1.0  # a sweep waiting in line is looked at every 3 * POLL_S
+POLL_S = 1.0  # a sweep waiting in line is looked at less often (SweepJob.refresh_every)
 PAGE, SWEEP_PARAM = "depth_study", "sweep"
 ss = st.session_state
 
@@ -209,7 +209,7 @@ def sweep_controls(view: DepthView, req: DepthRequest, store: ResultStore | None
             else:
                 st.rerun()
     ss["ds_seen"] = _job_state(job)
-    st.fragment(_show_job, run_every=(3 * POLL_S if job.queued else POLL_S) if running else None)()
+    st.fragment(_show_job, run_every=job.refresh_every(POLL_S) if job is not None else None)()
 
 
 def _show_job() -> None:

@@ -47,6 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from st_client import Tab  # noqa: E402  (bench/ is the script's folder)
 
+from dropedge_explorer.store import ResultStore  # noqa: E402
 from tests.helpers.servers import free_port, server_pid, streamlit_server  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -183,15 +184,9 @@ def _memory(proc: psutil.Process, peak: list[int], stop: threading.Event) -> Non
 
 
 def _stored_keys(path: Path) -> list[str]:
-    import sqlite3
-
-    if not path.exists():
-        return []
-    with sqlite3.connect(path) as db:
-        try:
-            return [k for (k,) in db.execute("SELECT key FROM runs")]
-        except sqlite3.Error:
-            return []
+    """The keys of the runs in the server's results store (none while it has none)."""
+    store = ResultStore.for_reading(path)
+    return sorted(store.keys()) if store is not None else []
 
 
 def _browser_student(browser, url: str, seed: int, epochs: int):

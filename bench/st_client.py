@@ -150,7 +150,7 @@ class Tab:
             if text not in self.seen:
                 self.seen.add(text)
                 self.log.append((time.monotonic(), text))
-        widget_id = getattr(inner, "id", "") if hasattr(inner, "id") else ""
+        widget_id = getattr(inner, "id", "")
         if isinstance(widget_id, str) and widget_id.startswith("$$ID-"):
             self.widgets[widget_id.rsplit("-", 1)[-1]] = widget_id
 

@@ -29,6 +29,8 @@ from dropedge_explorer.jobs.queue import Job, JobQueue
 from dropedge_explorer.training import TrainConfig
 
 QueueLike = JobQueue | Callable[[], JobQueue]
+#: The reason an owner's Stop gives the queue (not a note of the job's own: a limit, a close).
+STOP_REASON = "stopped (Stop)"
 
 
 class _QueuedJob:
@@ -69,7 +71,7 @@ class _QueuedJob:
     def stop(self) -> None:
         """Leave the line, or stop at the running run's (trial's) next epoch."""
         if self.job is not None and not self.job.over:
-            self.queue.cancel(self.job, "stopped (Stop)")
+            self.queue.cancel(self.job, STOP_REASON)
 
     def join(self, timeout: float = 60.0) -> bool:
         """Wait up to ``timeout`` seconds; ``True`` when the job is over."""
@@ -100,6 +102,11 @@ class _QueuedJob:
         """Submitted and waiting for a place (its page may look less often)."""
         return self.job is not None and self.job.status == "queued"
 
+    def refresh_every(self, busy_s: float) -> float | None:
+        """How often its page looks: every ``busy_s`` seconds while it runs, three times less
+        often while it waits in line, never once it is over (``None``)."""
+        return None if not self.running else 3 * busy_s if self.queued else busy_s
+
     @property
     def stopping(self) -> bool:
         return self.job is not None and self.job.stopping
@@ -116,7 +123,7 @@ class _QueuedJob:
     @property
     def note(self) -> str | None:
         """The queue's note: who stopped it, a limit that fired."""
-        return None if self.job is None or self.job.note == "stopped (Stop)" else self.job.note
+        return None if self.job is None or self.job.note == STOP_REASON else self.job.note
 
     @property
     def started_at(self) -> float | None:
@@ -166,7 +173,7 @@ class SweepJob(_QueuedJob):
     @property
     def total(self) -> int:
         """Distinct runs asked for."""
-        return self.progress_of.get("total", len({c for c in self.configs}))
+        return self.progress_of.get("total", len(set(self.configs)))
 
     @property
     def skipped(self) -> int:
