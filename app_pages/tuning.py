@@ -126,7 +126,8 @@ def show_study() -> None:
         return
     df = tuning.trials_frame(study) if study is not None else None
     if df is None or df.empty:
-        st.info(f"No trials in study “{name}” yet: press “Start study”.")
+        st.info(f"No trials in study “{name}” yet: " + ("its first one is coming (its worker process starts, "
+                "or it waits in line)." if mine and not current.done else "press “Start study”."))
     else:
         complete = df[df["state"] == "COMPLETE"]
         left, right = st.columns([1.2, 1])

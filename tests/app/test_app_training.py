@@ -355,3 +355,29 @@ def test_a_reloaded_tuning_page_finds_its_study(tmp_path, monkeypatch):
     assert again.text_input(key="tune_study").value == "reload-test"  # not this session's default name
     assert again.success and "finished 3 trials" in again.success[0].value
     assert set(_charts(again)) == {"tune_surface", "tune_history"}
+
+
+def test_a_study_waiting_for_its_worker_says_so_not_press_start(tmp_path, monkeypatch):
+    """A started study whose worker has not made a trial yet (here: it waits in line behind a
+    long Live run) is not told to "press Start study": its first trial is coming."""
+    from app_shared import training_session
+    from dropedge_explorer.jobs.queue import JobQueue
+    from dropedge_explorer.training import TrainConfig
+
+    jobs = JobQueue(max_running=1, store=None)
+    monkeypatch.setattr(training_session, "QUEUE", jobs)
+    monkeypatch.setenv("DROPEDGE_TUNING_STORAGE", str(tmp_path / "tuning.sqlite"))
+    ahead = jobs.submit("train", [TrainConfig(dataset="karate", epochs=100_000, patience=0, diag_every=0)],
+                        owner="someone else")
+    try:
+        at = open_page(TUNING_PAGE, layers="2", tune_trials="2", tune_epochs="5")
+        at.button(key="tune_start").click().run()
+        _ok(at)
+        job = at.session_state["tune_job"]
+        assert job.queued and "place 1 in the server's line" in job.status
+        said = " ".join(i.value for i in at.info)
+        assert "its first one is coming" in said and "press “Start study”" not in said, said
+        job.stop()
+    finally:
+        jobs.cancel(ahead)
+        jobs.wait(ahead, 300)
