@@ -151,7 +151,7 @@ def others_in_progress(poll_s: float = 3.0) -> None:
     if not others:
         return
     running = sum(e.active for e in others)
-    left, right = st.columns([1.6, 5])
+    left, right = st.columns([2.2, 4])  # the toggle's label whole at 1280 px
     shown = left.toggle("Show the other runs of this server", key="lt_show_others",
                         help="Every other session's runs with their curves (also those of closed "
                              "or reloaded tabs), to watch one here read-only.")
