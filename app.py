@@ -9,10 +9,10 @@ import streamlit as st
 import torch
 
 import app_shared as ui
-from app_shared import browser_history, lesson, session_memory
+from app_shared import browser_history, session_memory
 from app_shared.st_internals import StopException
 from dropedge_explorer import env, figures, memory
-from dropedge_explorer.studies import sampling
+from dropedge_explorer.studies import lesson, sampling
 
 
 def home() -> None:

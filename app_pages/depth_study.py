@@ -15,9 +15,9 @@ from dropedge_core import datasets
 
 import app_shared as ui
 from app_shared import depth_page as dv
-from app_shared.training_session import device_label
 from dropedge_explorer import figures, paths
 from dropedge_explorer.data import reference
+from dropedge_explorer.jobs.live import device_label
 from dropedge_explorer.locations import LocationError
 from dropedge_explorer.store import ResultStore, StoreError
 from dropedge_explorer.studies import depth, own_runs

@@ -5,7 +5,7 @@ import streamlit as st
 from dropedge_core import samplers
 
 import app_shared as ui
-from app_shared import lesson
+from dropedge_explorer.studies import lesson
 
 ss = st.session_state
 ss.setdefault("lesson_step", lesson.STEP_KEYS[0])
@@ -31,7 +31,7 @@ with right:
                                     "(FD needs that); karate: Zachary's karate club, 34 nodes.")
         args["seed"] = 0
     if key in ("propagation", "depth", "dropping", "lid_ldd", "fd"):
-        top = 64 if key == "depth" else 32  # the link spec (app_shared/urlstate.py) allows these
+        top = 64 if key == "depth" else 32  # the link spec (app_shared/links.py) allows these
         ss.setdefault(f"lesson_layers_{key}", {"lid_ldd": 8, "dropping": 32}.get(key, 16))
         args["layers"] = st.slider("Layers (averaging steps)", 2, top, key=f"lesson_layers_{key}")
     if key in ("dropping", "fd"):

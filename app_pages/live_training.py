@@ -1,6 +1,6 @@
 """Live training: train a backbone with a sampler and watch the curves grow.
 
-Runs live in a :class:`app_shared.training_session.TrainingSession` that outlives the browser tab: its
+Runs live in a :class:`dropedge_explorer.jobs.live.TrainingSession` that outlives the browser tab: its
 jobs wait in the server's fair queue and train in worker processes, which store the runs,
 whether or not a page watches; the session's id is in the URL (``?run=<id>``), so a reloaded page shows it
 again (:mod:`app_shared.live_runs`). The fragment below redraws it every ``POLL_S`` seconds
@@ -13,13 +13,13 @@ from dropedge_core.models import BACKBONES
 
 import app_shared as ui
 from app_shared import job_links, live_runs
-from app_shared import training_form as tf
 from app_shared import training_view as tv
-from app_shared.training_session import COMPARE_SAMPLERS, device_label
 from app_shared.training_view import DEFAULTS
 from dropedge_explorer import figures
+from dropedge_explorer.jobs.live import COMPARE_SAMPLERS, device_label
 from dropedge_explorer.memory import MemoryLimitError
 from dropedge_explorer.training import ConfigError, TrainConfig, check_trainable
+from dropedge_explorer.training import forms as tf
 
 #: Redraws while a run trains, and while the jobs only wait (a place in line changes when
 #: another job starts or ends; a class of waiting pages polling fast was the server's load).

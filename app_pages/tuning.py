@@ -16,14 +16,14 @@ from dropedge_core import samplers
 from dropedge_core.models import BACKBONES
 
 import app_shared as ui
-from app_shared import training_form as tf
 from app_shared import tuning_view as tv
-from app_shared.training_session import server_queue
 from dropedge_explorer import figures, paths
 from dropedge_explorer.jobs.handles import TuningJob
+from dropedge_explorer.jobs.live import server_queue
 from dropedge_explorer.memory import MemoryLimitError
-from dropedge_explorer.studies import tuning
+from dropedge_explorer.studies import tuning, tuning_noise
 from dropedge_explorer.training import ConfigError, check_trainable
+from dropedge_explorer.training import forms as tf
 
 POLL_S = 1.0
 #: Defaults sized so that a study on Cora at L = 8 says something (see the epochs' help).
@@ -133,7 +133,7 @@ def show_study() -> None:
         left, right = st.columns([1.2, 1])
         left.plotly_chart(figures.tuning_surface(complete.rename(columns={"trial": "number"}),
                                                  value="val_acc"), key="tune_surface")
-        left.caption(tv.surface_note(df, int(graph.val_mask.sum())))
+        left.caption(tuning_noise.surface_note(df, int(graph.val_mask.sum())))
         right.plotly_chart(figures.tuning_history(df), key="tune_history")
         right.caption(f"{len(complete)} finished, {int((df['state'] == 'PRUNED').sum())} pruned "
                       f"of {len(df)} trials in this study.")

@@ -9,7 +9,7 @@ A page reads ``import app_shared as ui`` and calls ``ui.selection()``,
 * :mod:`app_shared.browser_history`: the state in the URL, the shareable link, the browser's history.
 * :mod:`app_shared.st_internals`: every use of Streamlit's internals, version-checked.
 * A Live training run: :mod:`app_shared.live_runs` (the page's session, owner and link) →
-  :mod:`app_shared.training_session` (the page's jobs in the server's queue) →
+  :mod:`dropedge_explorer.jobs.live` (the page's jobs in the server's queue) →
   :mod:`dropedge_explorer.jobs` (the fair queue; worker processes train and store).
 * Sweeps and tuning studies: :mod:`dropedge_explorer.jobs.handles` (a page's handle on its
   job in the same queue); jobs that outlive the tab: :mod:`dropedge_explorer.jobs.registry`.

@@ -25,11 +25,12 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from app_shared import job_links, st_internals, urlstate
+from app_shared import job_links, st_internals
 from app_shared.job_links import OWNER_PARAM
 from app_shared.pickers import DEFAULT_DATASET, UPLOAD, dataset_splits, selection
 from app_shared.text import plain
 from app_shared.training_view import run_link_values
+from dropedge_explorer import links
 
 #: An owner cookie's attributes: the whole site, a week, never sent by another site's page.
 COOKIE_ATTRIBUTES = f"path=/; max-age={job_links.COOKIE_MAX_AGE_S}; SameSite=Strict"
@@ -65,14 +66,14 @@ def restore_url_state(page: str) -> None:
     query = _query()
     if not query:
         return
-    values, errors = urlstate.decode(urlstate.spec_for(page), query)
+    values, errors = links.decode(links.spec_for(page), query)
     if page == "live_training":  # a run's link: its own data and settings under the link's values
         values = run_link_values(query) | values
     dataset = values.get("dataset", ss.get("dataset", DEFAULT_DATASET))
     if "split" in values and values["split"] not in dataset_splits(dataset):
         errors.append(f"split={values.pop('split')} ignored: not a split of {dataset} "
                       f"(allowed: {', '.join(dataset_splits(dataset))})")
-    ss.update({urlstate.session_key(k, dataset): v for k, v in values.items()})
+    ss.update({links.session_key(k, dataset): v for k, v in values.items()})
     ss["_url_errors"] = errors
     ss["_url_written"] = query
     ss["_url_values"] = set(values)  # a recipe fills its widgets once: not over these
@@ -103,9 +104,9 @@ def page_query(page: str) -> dict[str, str]:
     sel = selection()
     values = {"dataset": sel.dataset, "split": sel.split, "sampler": sel.sampler,
               "p_range": (sel.p_min, sel.p_max), "layers": sel.layers, "seed": sel.seed}
-    keys = {k: urlstate.session_key(k, sel.dataset) for k in urlstate.PAGES.get(page, {})}
+    keys = {k: links.session_key(k, sel.dataset) for k in links.PAGES.get(page, {})}
     values.update({k: ss[key] for k, key in keys.items() if key in ss})
-    query = urlstate.encode(urlstate.spec_for(page), values)
+    query = links.encode(links.spec_for(page), values)
     if sel.dataset == UPLOAD:  # an upload's files stay in the browser: not linkable
         query.pop("dataset", None)
         query.pop("split", None)

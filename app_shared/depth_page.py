@@ -14,9 +14,9 @@ from dropedge_core.models import BACKBONES
 
 from app_shared import job_links
 from app_shared.text import private, store_label
-from app_shared.training_session import server_queue
 from dropedge_explorer import env, figures
 from dropedge_explorer.jobs.handles import SweepJob
+from dropedge_explorer.jobs.live import server_queue
 from dropedge_explorer.store import ResultStore
 from dropedge_explorer.studies import depth
 from dropedge_explorer.studies.cells import PAPER_GAP, reproduction_notes

@@ -1,7 +1,7 @@
 """Live training runs that outlive the browser tab: which session a page shows, its id in
 the URL, and the list of every session's runs on this server.
 
-A page's :class:`~app_shared.training_session.TrainingSession` lists its jobs in the
+A page's :class:`~dropedge_explorer.jobs.live.TrainingSession` lists its jobs in the
 server's queue (:mod:`dropedge_explorer.jobs`: worker processes train and store them,
 nobody need watch) and, once it has runs, is registered in
 :data:`dropedge_explorer.jobs.registry.REGISTRY` (read at each call: tests swap it) under an id that the
@@ -20,9 +20,9 @@ import streamlit as st
 
 from app_shared import job_links
 from app_shared.text import plain
-from app_shared.training_session import PollResult, TrainingSession
 from dropedge_explorer import env, figures
 from dropedge_explorer.jobs import registry
+from dropedge_explorer.jobs.live import Changes, TrainingSession
 from dropedge_explorer.jobs.records import RunRecord
 from dropedge_explorer.jobs.registry import is_active
 from dropedge_explorer.training import TrainConfig
@@ -126,9 +126,9 @@ def read_only_note() -> None:
               help="Leave these runs (they go on) and show this session's own.")
 
 
-def poll(live: TrainingSession) -> PollResult:
+def poll(live: TrainingSession) -> Changes:
     """Poll ``live`` with this page's own cursor (several pages may watch one session)."""
-    changes = live.poll(ss.get("lt_cursor", {}))
+    changes = live.changes(ss.get("lt_cursor", {}))
     ss["lt_cursor"] = changes.cursor
     return changes
 

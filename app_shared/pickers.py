@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import streamlit as st
 from dropedge_core import datasets, samplers
 
-from app_shared import upload, urlstate
+from app_shared import upload
 from app_shared.text import plain, private
+from dropedge_explorer import links
 from dropedge_explorer.figures import sampler_label
 from dropedge_explorer.training import UPLOAD_DATASET, UPLOAD_SPLITS
 
@@ -136,7 +137,7 @@ def sidebar_pickers(shown: bool = True) -> Selection:
         st.caption(f"p_max' = (p_max − p_min)/(1 − p_min) = "
                    f"{samplers.p_max_prime(p_min, p_max):.2f} (the paper's table)")
         ss.setdefault("layers", DEFAULT_LAYERS)
-        st.slider("Layers L", 1, urlstate.APP_MAX_LAYERS, key="layers",
+        st.slider("Layers L", 1, links.APP_MAX_LAYERS, key="layers",
                   help="Number of layers that each get their own sampled adjacency.")
         ss.setdefault("seed", 0)
         st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed",

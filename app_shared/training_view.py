@@ -8,13 +8,13 @@ from collections.abc import Mapping
 import streamlit as st
 from dropedge_core import normalization, samplers
 
-from app_shared import live_runs, urlstate
-from app_shared.training_form import OVERRIDE_KEYS, sampler_options
-from app_shared.training_session import TrainingSession
-from dropedge_explorer import figures
+from app_shared import live_runs
+from dropedge_explorer import figures, links
 from dropedge_explorer.jobs import registry
+from dropedge_explorer.jobs.live import TrainingSession
 from dropedge_explorer.jobs.records import history_frame, runs_frame
 from dropedge_explorer.training import UPLOAD_DATASET, ConfigError, TrainConfig
+from dropedge_explorer.training.forms import OVERRIDE_KEYS, sampler_options
 
 __all__ = [
     "DIAGNOSTICS", "SMOOTHING_SIGN", "FORM_KEYS", "DEFAULTS", "BOUNDS", "ss",
@@ -73,9 +73,9 @@ def run_link_values(query: Mapping[str, str]) -> dict:
     if not runs:
         return {}
     config = runs[-1].config
-    rates = (urlstate.snap(config.p_min), urlstate.snap(config.p_max))
+    rates = (links.snap(config.p_min), links.snap(config.p_max))
     values = {"sampler": config.sampler, "p_range": rates, "seed": config.seed, "lt_mode": "custom",
-              "layers": min(max(config.num_layers, 1), urlstate.APP_MAX_LAYERS)}
+              "layers": min(max(config.num_layers, 1), links.APP_MAX_LAYERS)}
     if config.dataset != UPLOAD_DATASET:
         values.update(dataset=config.dataset, split=config.split)
     values.update({key: _clamped(key, getattr(config, name)) for name, key in FORM_KEYS.items()})

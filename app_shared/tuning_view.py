@@ -17,7 +17,7 @@ from dropedge_explorer.training import TrainConfig
 
 __all__ = [
     "LIVE_PAGE", "ss", "controls", "current_job", "leave_job", "read_only_note", "start_job", "stop_button",
-    "stop_job", "job_status", "surface_note", "best_point", "seed_check", "study_handle",
+    "stop_job", "job_status", "best_point", "seed_check", "study_handle",
     "trials_table", "settle_study_name",
 ]
 
@@ -85,23 +85,6 @@ def start_job(job) -> bool:
     ss.update(tune_job=job, tune_base=job.base)
     ss.pop("tune_reported", None)
     return True
-
-
-def surface_note(trials: pd.DataFrame, num_val: int | None = None) -> str:
-    """The caption under the contour: which of the study's trials it is drawn from (the
-    finished ones only: a pruned trial stopped early, its accuracy is not comparable), and,
-    given ``num_val`` validation nodes, its colour range against the standard error of the
-    difference between its ends (:func:`dropedge_explorer.studies.tuning_noise.colour_range_caption`)."""
-    noise = ""
-    complete = trials.loc[trials["state"] == "COMPLETE", "val_acc"].dropna() if num_val else ()
-    if len(complete):
-        noise = " " + tuning_noise.colour_range_caption(complete.tolist(), int(num_val))
-    done, pruned = int((trials["state"] == "COMPLETE").sum()), int((trials["state"] == "PRUNED").sum())
-    return (f"Validation accuracy interpolated between the {done} finished trials of {len(trials)} "
-            "(white dots; star: the best)"
-            + (f"; the {pruned} pruned trials stopped early, so their accuracy is not comparable "
-               "and they are left out" if pruned else "")
-            + ". The contour needs 3 finished trials." + noise)
 
 
 def best_point(study, complete: pd.DataFrame, graph, name: str, base: TrainConfig | None,

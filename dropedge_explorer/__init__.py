@@ -16,7 +16,8 @@ them from the library's public face (``dropedge_core``'s ``__all__``), never its
 
 Beside them, what every layer may use: :mod:`dropedge_explorer.env` (the environment's
 settings), :mod:`dropedge_explorer.paths` and :mod:`dropedge_explorer.locations` (where files
-and stores are), :mod:`dropedge_explorer.databases` (a database server's contents and
+and stores are), :mod:`dropedge_explorer.links` (a page's state as URL query parameters),
+:mod:`dropedge_explorer.databases` (a database server's contents and
 grants), :mod:`dropedge_explorer.memory` (what a run will need, and the limit it is checked
 against: ``$DROPEDGE_MAX_MEMORY_GB``, handed to the library too). Internals are
 ``_``-prefixed modules (Optuna's convention: no stable names): ``_lazy``, ``_sqlite_locks``,

@@ -21,6 +21,9 @@ MAX_MODULE_LINES = 400
 #: A function's code, its docstring aside (a PyG-style docstring documents; it is not code).
 MAX_FUNCTION_LINES = 60
 MAX_PAGE_LINES = 150
+#: ``app_shared``'s code (blank lines, comments and docstrings aside): the app's plumbing
+#: stays small, what is not Streamlit lives in the packages.
+MAX_APP_SHARED_LINES = 1500
 #: Every module's rank, lowest first: a module imports only modules of its own rank or
 #: below. Keys are module names or packages (a package ranks everything under it); the
 #: bare package name ``dropedge_core`` is its public facade (``__init__``: method + data).
@@ -39,13 +42,14 @@ RANKS: dict[str, int] = {
     "dropedge_explorer.sweep_workers": 7,
     "dropedge_explorer.studies": 8,
     "dropedge_explorer.studies.tuned": 8,                 # a study read back
+    "dropedge_explorer.links": 8,                         # a page's link format: bounds from the studies
     "dropedge_explorer.jobs": 8.5,                        # the fair queue: worker processes run studies
     # the command line; the library's __main__ hands over to it (the one place that reaches up)
     "dropedge_explorer.cli": 9, "dropedge_explorer.__main__": 9, "dropedge_core.__main__": 9,
     "app_shared": 10,
     # the app's jobs, one idea each: a page's Live runs and the job ids in the URL (the
     # registry, sweeps and studies: dropedge_explorer.jobs)
-    "app_shared.training_session": 10, "app_shared.job_links": 10, "app_shared.live_runs": 10,
+    "dropedge_explorer.jobs.live": 10, "app_shared.job_links": 10, "app_shared.live_runs": 10,
     "app_shared.upload": 10, "app_shared.text": 10,
     "app_pages": 11, "app": 11,
 }
@@ -136,6 +140,21 @@ def _code_lines(path: Path) -> int:
     return len(text.splitlines()) - doc
 
 
+def _sloc(path: Path) -> int:
+    """The lines of code of ``path``: not blank, not a comment, not in a docstring (module,
+    class, function)."""
+    text = path.read_text(encoding="utf-8")
+    doc = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                doc.update(range(first.lineno, first.end_lineno + 1))
+    return sum(1 for i, line in enumerate(text.splitlines(), 1)
+               if line.strip() and not line.strip().startswith("#") and i not in doc)
+
+
 def _too_long(roots: list[Path], repo: Path = REPO) -> dict[str, object]:
     """Modules over :data:`MAX_MODULE_LINES` lines of code and their functions over
     :data:`MAX_FUNCTION_LINES` (``{path: lines}``, ``{path: {function: lines}}``); docstrings
@@ -162,6 +181,19 @@ def test_the_size_check_counts_code_not_docstrings(tmp_path):
     _write_tree(tmp_path, files)
     assert _too_long([tmp_path / "dropedge_core", tmp_path / "app_shared"], tmp_path) == {
         "dropedge_core/b.py": {"long": 62}, "dropedge_core/c.py": 401}
+
+
+def test_app_shared_is_at_most_1500_lines_of_code():
+    lines = {p.name: _sloc(p) for p in _modules(REPO / "app_shared")}
+    assert sum(lines.values()) <= MAX_APP_SHARED_LINES, sorted(lines.items(), key=lambda kv: -kv[1])
+
+
+def test_the_lines_of_code_skip_blanks_comments_and_docstrings(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text('"""Module\n\ndoc."""\nimport os\n\n# why\nclass A:\n    """Doc."""\n\n'
+                    '    def f(self):\n        """One\n        two."""\n        return os.sep  # end\n',
+                    encoding="utf-8")
+    assert _sloc(path) == 4  # import, class, def, return
 
 
 def test_no_page_is_over_150_lines():
@@ -376,13 +408,13 @@ def test_the_layer_limit_has_one_home(tmp_path):
     assert [h.split(":")[0] for h in _layer_limit_homes()] == ["library/dropedge_core/limits.py"]
     from dropedge_core import limits
 
-    from app_shared import urlstate
+    from dropedge_explorer import links
     from dropedge_explorer.studies.depth import DEPTHS
 
-    assert urlstate.APP_MAX_LAYERS == max(DEPTHS) <= limits.MAX_LAYERS
+    assert links.APP_MAX_LAYERS == max(DEPTHS) <= limits.MAX_LAYERS
     files = {"dropedge_explorer/training/config.py": "MAX_LAYERS = 256\n",
              "library/dropedge_core/samplers.py": "def check_layers(n, max_layers=256):\n    pass\n",
-             "app_shared/urlstate.py": "APP_MAX_LAYERS = max(DEPTHS)\n"}
+             "app_shared/links.py": "APP_MAX_LAYERS = max(DEPTHS)\n"}
     _write_tree(tmp_path, files)
     assert sorted(_layer_limit_homes(tmp_path)) == ["dropedge_explorer/training/config.py:1",
                                                     "library/dropedge_core/samplers.py:1"]

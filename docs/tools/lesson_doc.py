@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from app_shared import lesson  # noqa: E402
+from dropedge_explorer.studies import lesson  # noqa: E402
 from dropedge_core import datasets  # noqa: E402
 from dropedge_explorer.figures import sampler_label  # noqa: E402
 from dropedge_explorer.studies import merging, teaching  # noqa: E402

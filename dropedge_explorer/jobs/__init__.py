@@ -11,7 +11,10 @@ Public modules (import them by name; nothing is re-exported here):
   jobs by id, each with its owner token, finished ones kept bounded; :data:`REGISTRY`);
 * :mod:`.handles` — :class:`~dropedge_explorer.jobs.handles.SweepJob` and
   :class:`~dropedge_explorer.jobs.handles.TuningJob` (a page's handle on a sweep or a study
-  in the queue: what to submit, and its progress in words).
+  in the queue: what to submit, and its progress in words);
+* :mod:`.live` — :class:`~dropedge_explorer.jobs.live.TrainingSession` (a Live training
+  page's jobs in the server's queue and what changed since a reader last looked) and
+  :func:`~dropedge_explorer.jobs.live.server_queue` (the server's one queue).
 
 Internals (``_``-prefixed; no stable names): ``_worker`` (the worker process's body: the
 command line's ``train --store`` per config, ``sweep``'s claimed runs or ``tune``'s study,

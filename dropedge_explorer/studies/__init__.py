@@ -5,7 +5,8 @@ tables; neither the CLI nor a page rebuilds one.
 Public modules (import them by name; nothing is re-exported here):
 
 * sampling and teaching: :mod:`.sampling`, :mod:`.edge_drawing`, :mod:`.graph_layout`,
-  :mod:`.teaching`, :mod:`.merging`, :mod:`.theory`, :mod:`.lesson_steps`, :mod:`.lesson_climax`;
+  :mod:`.teaching`, :mod:`.merging`, :mod:`.theory`;
+* the lesson: :mod:`.lesson`, :mod:`.lesson_steps`, :mod:`.lesson_climax`;
 * the depth study and the paper's tables: :mod:`.depth`, :mod:`.depth_view`,
   :mod:`.cells`, :mod:`.ordering`, :mod:`.own_runs`, :mod:`.paper_views`,
   :mod:`.run_tables`, :mod:`.fingerprints`, :mod:`.reproduce`, :mod:`.authors`;

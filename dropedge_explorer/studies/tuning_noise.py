@@ -25,7 +25,7 @@ from dropedge_explorer._lazy import lazy_import
 from dropedge_explorer.training import TrainConfig, train
 
 __all__ = ["DEFAULT_SEEDS", "accuracy_se", "start_trial", "trial_values", "seed_spread", "spread_summary",
-           "spread_caption", "colour_range", "colour_range_caption", "tiny_validation_line",
+           "spread_caption", "colour_range", "colour_range_caption", "tiny_validation_line", "surface_note",
            "start_point_line"]
 
 #: Differences within this many standard errors count as noise.
@@ -254,3 +254,26 @@ def start_point_line(best_trial: int, start_trial: int | None) -> str:
     return (lead + "The best trial is a place to start from, not a result: its accuracy is one "
             "seed's, picked as the maximum of many, so it is biased upward; train it on other seeds "
             "(below, or in Live training) before reading it as the sampler's accuracy.")
+
+
+def surface_note(trials: pd.DataFrame, num_val: int | None = None) -> str:
+    """The caption under the contour: which of the study's trials it is drawn from (the
+    finished ones only: a pruned trial stopped early, its accuracy is not comparable), and,
+    given ``num_val`` validation nodes, its colour range against the standard error of the
+    difference between its ends (:func:`colour_range_caption`).
+
+    Args:
+        trials (pandas.DataFrame): the study's trials (columns ``state``, ``val_acc``).
+        num_val (int, optional): the graph's validation nodes (:obj:`None`: no noise
+            sentence). (default: :obj:`None`)
+    """
+    noise = ""
+    complete = trials.loc[trials["state"] == "COMPLETE", "val_acc"].dropna() if num_val else ()
+    if len(complete):
+        noise = " " + colour_range_caption(complete.tolist(), int(num_val))
+    done, pruned = int((trials["state"] == "COMPLETE").sum()), int((trials["state"] == "PRUNED").sum())
+    return (f"Validation accuracy interpolated between the {done} finished trials of {len(trials)} "
+            "(white dots; star: the best)"
+            + (f"; the {pruned} pruned trials stopped early, so their accuracy is not comparable "
+               "and they are left out" if pruned else "")
+            + ". The contour needs 3 finished trials." + noise)

@@ -5,6 +5,7 @@ Public modules:
 
 * :mod:`.config` — :class:`~.config.TrainConfig` and :class:`~.config.RunResult`;
 * :mod:`.recipes` — the named defaults (``depth``, ``paper``, ``authors`` ...);
+* :mod:`.forms` — the Live training and Tuning forms' decisions as pure functions;
 * :mod:`.checks` — labels that can be learnt, memory that fits, before anything is allocated;
 * :mod:`.trainer` — :func:`~.trainer.train`, one trainer for every backbone × sampler;
 * :mod:`.seed_batch` — the seeds of one cell trained as one batched model.

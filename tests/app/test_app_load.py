@@ -19,7 +19,7 @@ REFUSAL = "Cannot start"
 @pytest.fixture(autouse=True)
 def _server_registry(monkeypatch, tmp_path):
     """One fresh registry, one job queue with one place, a results store and a tuning storage."""
-    from app_shared import training_session
+    from dropedge_explorer.jobs import live as training_session
     from dropedge_explorer.jobs import registry
     from dropedge_explorer.jobs.queue import JobQueue
 
@@ -65,8 +65,8 @@ def _place(at) -> int | None:
 
 
 def test_thirty_sessions_on_one_server():
-    from app_shared import training_session
     from dropedge_explorer import paths
+    from dropedge_explorer.jobs import live as training_session
     from dropedge_explorer.jobs import registry
     from dropedge_explorer.store import ResultStore
 

@@ -10,8 +10,7 @@ from dropedge_core import datasets
 from scipy import stats
 from streamlit.testing.v1 import AppTest
 
-from app_shared import lesson
-from dropedge_explorer.studies import teaching
+from dropedge_explorer.studies import lesson, teaching
 from tests.helpers.app import APP, TIMEOUT, _charts, _ok, _values
 
 MERGE_PAGE = "app_pages/class_merge.py"

@@ -46,7 +46,7 @@ def test_live_training_shows_the_gpu_memory_of_a_gpu_run():
     ``device_memory``; its events made here by the trainer on the CPU, with the two
     figures added as a CUDA run's worker would send them) shows it in use and at its peak;
     a CPU run shows none (the next test's page). The real GPU: ``tests/test_cuda.py``."""
-    from app_shared.training_session import TrainingSession
+    from dropedge_explorer.jobs.live import TrainingSession
     from dropedge_explorer.jobs.records import RunRecord, run_label
     from dropedge_explorer.training import TrainConfig, train
 
@@ -360,7 +360,7 @@ def test_a_reloaded_tuning_page_finds_its_study(tmp_path, monkeypatch):
 def test_a_study_waiting_for_its_worker_says_so_not_press_start(tmp_path, monkeypatch):
     """A started study whose worker has not made a trial yet (here: it waits in line behind a
     long Live run) is not told to "press Start study": its first trial is coming."""
-    from app_shared import training_session
+    from dropedge_explorer.jobs import live as training_session
     from dropedge_explorer.jobs.queue import JobQueue
     from dropedge_explorer.training import TrainConfig
 

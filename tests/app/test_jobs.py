@@ -7,7 +7,7 @@ import time
 import pytest
 import torch
 
-from app_shared.training_session import TrainingSession, device_label
+from dropedge_explorer.jobs.live import TrainingSession, device_label
 from dropedge_explorer.jobs.queue import JobQueue
 from dropedge_explorer.jobs.records import RunRecord
 from dropedge_explorer.training import TrainConfig

@@ -128,10 +128,10 @@ def test_the_contour_caption_says_which_trials_it_is_drawn_from():
     how many, and why the pruned ones are left out."""
     import pandas as pd
 
-    from app_shared import tuning_view
+    from dropedge_explorer.studies import tuning_noise
 
     states = ["COMPLETE", "PRUNED", "PRUNED", "COMPLETE", "PRUNED", "COMPLETE", "PRUNED", "PRUNED"]
-    note = tuning_view.surface_note(pd.DataFrame({"state": states}))
+    note = tuning_noise.surface_note(pd.DataFrame({"state": states}))
     assert "the 3 finished trials of 8" in note and "the 5 pruned trials stopped early" in note
-    plain = tuning_view.surface_note(pd.DataFrame({"state": ["COMPLETE"] * 4}))
+    plain = tuning_noise.surface_note(pd.DataFrame({"state": ["COMPLETE"] * 4}))
     assert "the 4 finished trials of 4" in plain and "pruned" not in plain

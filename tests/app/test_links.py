@@ -2,7 +2,7 @@
 
 For each page (and each state of a page that shows other widgets: a Lesson step, Live
 training's custom mode, the class view's "train now"), every keyed widget is either a
-parameter of the page's link (:data:`app_shared.urlstate.PAGES`) or listed in
+parameter of the page's link (:data:`dropedge_explorer.links.PAGES`) or listed in
 :data:`EXEMPT` with the reason it does not change the view. Each linkable widget that is
 enabled is set to a value other than its current one, the session's link is opened in a
 fresh session, and every widget there must hold the value it held in the first session.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_shared import urlstate
+from dropedge_explorer import links
 from tests.helpers.app import APP, TIMEOUT, _ok
 
 KINDS = ("selectbox", "slider", "number_input", "checkbox", "radio", "multiselect", "toggle",
@@ -71,16 +71,16 @@ def _name(w) -> str:
 
 def _url_name(key: str, dataset: str, page: str) -> str | None:
     """The link parameter that holds session key ``key`` on ``page`` (None: not linkable)."""
-    spec = urlstate.spec_for(page)
+    spec = links.spec_for(page)
     if key == "p_range":
         return "p_min"
     for name in spec:
-        if urlstate.session_key(name, dataset) == key:
+        if links.session_key(name, dataset) == key:
             return name
     return None
 
 
-def _other(w, param: urlstate.Param):
+def _other(w, param: links.Param):
     """A value the widget accepts that differs from its current one."""
     kind, value = type(w).__name__, w.value
     if kind in ("Checkbox", "Toggle"):
@@ -175,9 +175,9 @@ def test_every_widget_round_trips_through_the_link(page, dataset, before, skip):
         live = next((x for x in _widgets(at) if _name(x) == key), None)
         if live is None or live.disabled or (type(live).__name__ in CHOICES and len(live.options) < 2):
             continue  # an earlier change hid or locked it, or it has one option only
-        param = urlstate.spec_for(url_page)[_url_name(key, dataset, url_page)]
+        param = links.spec_for(url_page)[_url_name(key, dataset, url_page)]
         if key == "p_range":
-            param = urlstate.span(0.0, 1.0)
+            param = links.span(0.0, 1.0)
         new = _other(live, param)
         candidates = new if isinstance(new, list) and param.kind != "multi" else [new]
         old = live.value
@@ -201,4 +201,4 @@ def test_every_widget_round_trips_through_the_link(page, dataset, before, skip):
 def test_the_tuning_link_knows_every_optional_parameter():
     from dropedge_explorer.studies import tuning
 
-    assert urlstate.PAGES["tuning"]["tune_extra"].options == tuning.OPTIONAL_PARAMS
+    assert links.PAGES["tuning"]["tune_extra"].options == tuning.OPTIONAL_PARAMS

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from app_shared.training_session import TrainingSession
+from dropedge_explorer.jobs.live import TrainingSession
 from dropedge_explorer.jobs.queue import JobQueue
 from dropedge_explorer.store import run_key
 from dropedge_explorer.training import TrainConfig

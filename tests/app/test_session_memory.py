@@ -12,7 +12,7 @@ import weakref
 from dropedge_core import datasets
 
 from app_shared import session_memory
-from app_shared.training_session import TrainingSession
+from dropedge_explorer.jobs.live import TrainingSession
 from dropedge_explorer.jobs.queue import JobQueue
 from dropedge_explorer.training import TrainConfig
 

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from app_shared import lesson
+from dropedge_explorer.studies import lesson
 from tests.helpers.browser import BROWSER_MARKS, DOCS_SHOTS, SHOTS, _no_exception, _screenshot, _wait_idle
 
 pytestmark = BROWSER_MARKS

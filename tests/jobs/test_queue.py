@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app_shared.training_session import TrainingSession
 from dropedge_explorer import env
+from dropedge_explorer.jobs.live import TrainingSession
 from dropedge_explorer.jobs.queue import JobQueue
 from dropedge_explorer.store import ResultStore
 from dropedge_explorer.training import TrainConfig

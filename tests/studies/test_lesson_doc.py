@@ -35,7 +35,7 @@ def test_the_lesson_plan_has_no_number_outside_its_blocks_and_covers_every_step(
     doc = tool.LESSON_DOC.read_text(encoding="utf-8")
     assert not re.search(r"\d", _outside_blocks(doc)), "a number typed by hand in docs/LESSON.md"
     steps = doc.split("<!-- lesson_doc: steps -->")[1].split("<!-- /lesson_doc: steps -->")[0]
-    from app_shared import lesson
+    from dropedge_explorer.studies import lesson
     for s in lesson.STEPS:
         assert f"**{s.title}**" in steps and s.question in steps
     assert sum(tool.MINUTES.values()) == 10  # a ten-minute plan

@@ -385,7 +385,7 @@ def test_best_accuracy_table_joins_our_best_cell_to_the_papers_row(tmp_path):
 
 
 def test_every_lesson_step_explains_each_symbol_it_shows():
-    from app_shared import lesson
+    from dropedge_explorer.studies import lesson
 
     assert len(lesson.STEPS) == 7 and len(set(lesson.STEP_KEYS)) == 7
     for s in lesson.STEPS:

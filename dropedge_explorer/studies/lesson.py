@@ -80,7 +80,17 @@ GLOSSARY: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Step:
-    """One step of the lesson: its question, and what the theory (or the paper) says."""
+    """One step of the lesson: its question, and what the theory (or the paper) says.
+
+    Args:
+        key (str): the step's name in links and code (:data:`STEP_KEYS`).
+        short (str): its label in the step picker.
+        title (str): its heading.
+        text (str): what its figure shows.
+        question (str): the question its numbers answer.
+        theory (str): what the theory (or the paper) says about it.
+        symbols (tuple[str, ...]): the :data:`GLOSSARY` entries its figure and sentence use.
+    """
 
     key: str
     short: str
@@ -156,7 +166,11 @@ RECIPE_FILES = {"deep": teaching.BUNDLED_SNAPSHOT, "old-defaults": teaching.BUND
 
 
 def step(key: str) -> Step:
-    """The step named ``key`` (:data:`STEP_KEYS`)."""
+    """The step named ``key``; raises :class:`ValueError` for another name.
+
+    Args:
+        key (str): a step's name (:data:`STEP_KEYS`).
+    """
     for s in STEPS:
         if s.key == key:
             return s
@@ -164,14 +178,26 @@ def step(key: str) -> Step:
 
 
 def result_snapshots(recipe: str = "deep") -> teaching.Snapshots:
-    """The bundled 16-layer Cora models of step ``"result"`` (``"deep"`` or ``"old-defaults"``)."""
+    """The bundled 16-layer Cora models of step ``"result"``.
+
+    Args:
+        recipe (str, optional): ``"deep"`` (the depth recipe) or ``"old-defaults"``.
+            (default: :obj:`"deep"`)
+    """
     return teaching.load_snapshots(RECIPE_FILES[recipe])
 
 
 def step_numbers(key: str, graph: Graph | None = None, **args) -> dict:
     """The numbers that answer step ``key``: on ``graph`` for
     :data:`~dropedge_explorer.studies.lesson_steps.GRAPH_STEPS` (``args``: their controls), from
-    the bundled snapshots and runs for ``"result"`` and ``"verdicts"``."""
+    the bundled snapshots and runs for ``"result"`` and ``"verdicts"``.
+
+    Args:
+        key (str): the step (:data:`STEP_KEYS`).
+        graph (Graph, optional): the graph a graph step is measured on (required there).
+        **args (dict): the step's controls (keep rate, layers, seed ...), passed on to
+            :func:`~dropedge_explorer.studies.lesson_steps.step_numbers`.
+    """
     step(key)
     if key == "result":
         return lesson_climax.trainability_numbers(result_snapshots("deep"), result_snapshots("old-defaults"))
@@ -183,7 +209,11 @@ def step_numbers(key: str, graph: Graph | None = None, **args) -> dict:
 
 
 def step_sentence(numbers: dict) -> str:
-    """The answer written from ``numbers`` (:func:`step_numbers`) only."""
+    """The answer written from ``numbers`` only.
+
+    Args:
+        numbers (dict): a step's numbers (:func:`step_numbers`).
+    """
     if "models" in numbers:
         return lesson_climax.trainability_sentence(numbers)
     if "tests" in numbers:
@@ -201,7 +231,15 @@ def _curves(numbers: dict) -> pd.DataFrame:
 
 def step_figure(key: str, numbers: dict, recipe: str = "deep", height: int = 420) -> go.Figure:
     """The figure of step ``key``, drawn from the same ``numbers`` its sentence is written from
-    (step ``"result"`` draws the bundled snapshots of ``recipe``)."""
+    (step ``"result"`` draws the bundled snapshots of ``recipe``).
+
+    Args:
+        key (str): the step (:data:`STEP_KEYS`).
+        numbers (dict): its numbers (:func:`step_numbers`).
+        recipe (str, optional): step ``"result"``'s recipe (:func:`result_snapshots`).
+            (default: :obj:`"deep"`)
+        height (int, optional): the figure's height in pixels. (default: :obj:`420`)
+    """
     if key == "result":
         snaps = result_snapshots(recipe)
         return teaching_figures.class_merge_animation(snaps, layer=snaps.num_layers, height=height)
@@ -228,5 +266,9 @@ def step_figure(key: str, numbers: dict, recipe: str = "deep", height: int = 420
 
 
 def glossary_table(key: str) -> pd.DataFrame:
-    """``symbol, meaning`` of the symbols step ``key`` shows."""
+    """``symbol, meaning`` of the symbols step ``key`` shows.
+
+    Args:
+        key (str): the step (:data:`STEP_KEYS`).
+    """
     return pd.DataFrame([{"symbol": s, "meaning": GLOSSARY[s]} for s in step(key).symbols])

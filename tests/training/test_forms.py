@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app_shared import training_form as tf
 from dropedge_explorer.training import UPLOAD_DATASET, ConfigError, TrainConfig
+from dropedge_explorer.training import forms as tf
 
 SIDEBAR = {"sampler": "dropedge++", "num_layers": 8, "p_min": 0.3, "p_max": 0.8, "seed": 0}
 

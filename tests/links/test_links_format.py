@@ -3,18 +3,18 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from app_shared import urlstate
+from dropedge_explorer import links
 from tests.helpers.app import APP, TIMEOUT, _charts, _ok
 
 
 def test_decode_reads_every_sidebar_value_and_names_each_bad_one():
-    values, errors = urlstate.decode(urlstate.SIDEBAR, {
+    values, errors = links.decode(links.SIDEBAR, {
         "dataset": "Karate", "sampler": "lid", "layers": "6", "p_min": "0.21", "p_max": "0.9",
         "seed": "3", "split": "per-class", "other": "kept apart"})
     assert values == {"dataset": "karate", "sampler": "lid", "layers": 6, "p_range": (0.2, 0.9),
                       "seed": 3, "split": "per-class"}
     assert errors == []
-    values, errors = urlstate.decode(urlstate.SIDEBAR, {"layers": "99", "sampler": "magic",
+    values, errors = links.decode(links.SIDEBAR, {"layers": "99", "sampler": "magic",
                                                         "p_min": "0.8", "p_max": "0.2", "seed": "-1"})
     assert values == {}
     assert errors == ["sampler=magic ignored: not an option (allowed: nodrop, dropedge, li, lid, ldd, "
@@ -22,31 +22,31 @@ def test_decode_reads_every_sidebar_value_and_names_each_bad_one():
                       "layers=99 ignored: out of range (allowed: 1 .. 64)",
                       "seed=-1 ignored: out of range (allowed: 0 .. 2147483647)",
                       "p_min=0.8 > p_max=0.2 ignored: p_min must be <= p_max"]
-    lone = urlstate.decode(urlstate.SIDEBAR, {"p_min": "0.1"})[1]
+    lone = links.decode(links.SIDEBAR, {"p_min": "0.1"})[1]
     assert lone == ["p_min and p_max come together: give both"]
 
 
 def test_encode_then_decode_is_the_identity_for_every_page():
-    spec = urlstate.spec_for("men_explorer")
+    spec = links.spec_for("men_explorer")
     values = {"dataset": "csbm", "split": "per-class", "sampler": "dropedge++", "p_range": (0.3, 0.8),
               "layers": 8, "seed": 0, "men_paper_setting": False, "men_depths": [2, 16],
               "men_samplers": ["lid", "ldd"]}
-    query = urlstate.encode(spec, values)
+    query = links.encode(spec, values)
     assert query["men_depths"] == "2,16" and query["men_paper_setting"] == "0"
-    assert urlstate.decode(spec, query) == (values, [])
-    assert "men_depths" not in urlstate.encode(urlstate.spec_for("theory"), values)
-    assert urlstate.encode(spec, {"layers": 500}) == {}  # a value the link could not restore
+    assert links.decode(spec, query) == (values, [])
+    assert "men_depths" not in links.encode(links.spec_for("theory"), values)
+    assert links.encode(spec, {"layers": 500}) == {}  # a value the link could not restore
 
 
 def test_a_link_with_the_papers_appnp_star_spelling_reads_as_appnp_star():
     """Links written before the identifier was ``appnp_star`` say ``appnp*`` (or ``APPNP*``)."""
-    spec = urlstate.spec_for("depth_study")
-    values, errors = urlstate.decode(spec, {"ds_backbones": "gcn,APPNP*,jknet"})
+    spec = links.spec_for("depth_study")
+    values, errors = links.decode(spec, {"ds_backbones": "gcn,APPNP*,jknet"})
     assert values == {"ds_backbones": ["gcn", "appnp_star", "jknet"]} and errors == []
-    live = urlstate.spec_for("live_training")
-    assert urlstate.decode(live, {"lt_backbone": "appnp*"}) == ({"lt_backbone": "appnp_star"}, [])
-    assert urlstate.encode(live, {"lt_backbone": "appnp_star"}) == {"lt_backbone": "appnp_star"}
-    assert urlstate.decode(live, {"lt_backbone": "gat"})[1] == [
+    live = links.spec_for("live_training")
+    assert links.decode(live, {"lt_backbone": "appnp*"}) == ({"lt_backbone": "appnp_star"}, [])
+    assert links.encode(live, {"lt_backbone": "appnp_star"}) == {"lt_backbone": "appnp_star"}
+    assert links.decode(live, {"lt_backbone": "gat"})[1] == [
         "lt_backbone=gat ignored: not an option (allowed: gcn, resgcn, jknet, appnp_star)"]
 
 
@@ -183,12 +183,12 @@ def test_a_link_restores_every_control_set_in_another_session():
 
 
 def test_a_range_parameter_reads_two_increasing_numbers():
-    spec = urlstate.spec_for("lesson")
-    assert urlstate.decode(spec, {"lesson_rates": "0.1,0.6"}) == ({"lesson_rates": (0.1, 0.6)}, [])
-    assert urlstate.encode(spec, {"lesson_rates": (0.1, 0.6)}) == {"lesson_rates": "0.1,0.6"}
-    assert urlstate.decode(spec, {"lesson_rates": "0.6,0.1"})[1] == [
+    spec = links.spec_for("lesson")
+    assert links.decode(spec, {"lesson_rates": "0.1,0.6"}) == ({"lesson_rates": (0.1, 0.6)}, [])
+    assert links.encode(spec, {"lesson_rates": (0.1, 0.6)}) == {"lesson_rates": "0.1,0.6"}
+    assert links.decode(spec, {"lesson_rates": "0.6,0.1"})[1] == [
         "lesson_rates=0.6,0.1 ignored: not two increasing numbers (allowed: a,b with 0 <= a <= b <= 1)"]
-    assert urlstate.decode(spec, {"lesson_rates": "0.1,7"})[1][0].endswith("out of range (allowed: a,b with "
+    assert links.decode(spec, {"lesson_rates": "0.1,7"})[1][0].endswith("out of range (allowed: a,b with "
                                                                            "0 <= a <= b <= 1)")
 
 
@@ -196,9 +196,9 @@ def test_list_parameters_are_deduplicated_and_bounded():
     """A link's list names each value once, in its order; more than ``MAX_LIST_ITEMS``
     values (a link with ~3,000 repeated depths cost minutes of server time) are one
     bounded warning, decided before any value is parsed."""
-    spec = urlstate.PAGES["men_explorer"]
-    assert urlstate.decode(spec, {"men_depths": "4,2,4,2,4"}) == ({"men_depths": [4, 2]}, [])
-    values, (error,) = urlstate.decode(spec, {"men_depths": ",".join(["2"] * 3000)})
+    spec = links.PAGES["men_explorer"]
+    assert links.decode(spec, {"men_depths": "4,2,4,2,4"}) == ({"men_depths": [4, 2]}, [])
+    values, (error,) = links.decode(spec, {"men_depths": ",".join(["2"] * 3000)})
     assert values == {} and "more than 64 values" in error and len(error) < 250
-    edge = ",".join(["2"] * urlstate.MAX_LIST_ITEMS)
-    assert urlstate.decode(spec, {"men_depths": edge}) == ({"men_depths": [2]}, [])
+    edge = ",".join(["2"] * links.MAX_LIST_ITEMS)
+    assert links.decode(spec, {"men_depths": edge}) == ({"men_depths": [2]}, [])

@@ -38,8 +38,8 @@ def server_queue() -> JobQueue:
 
 
 @dataclass
-class PollResult:
-    """Runs that started or ended since a reader's last :meth:`TrainingSession.poll` (a page
+class Changes:
+    """Runs that started or ended since a reader's last :meth:`TrainingSession.changes` (a page
     reruns in full on a change, so its buttons follow), and the ``cursor`` to pass next."""
 
     started: list[RunRecord] = field(default_factory=list)
@@ -108,12 +108,12 @@ class TrainingSession:
         self.runs.extend(job.runs)
         return job
 
-    def poll(self, cursor: dict | None = None) -> PollResult:
+    def changes(self, cursor: dict | None = None) -> Changes:
         """The runs that started or ended since ``cursor`` (a reader's last
-        :attr:`PollResult.cursor`; ``None``: the session's own, for a single reader)."""
+        :attr:`Changes.cursor`; ``None``: the session's own, for a single reader)."""
         before = self._own_cursor if cursor is None else cursor
         now = {id(r): r.status for r in self.runs}
-        out = PollResult(cursor=now)
+        out = Changes(cursor=now)
         for run in self.runs:
             was = before.get(id(run), "queued")
             if run.status != "queued" and was == "queued":
@@ -153,4 +153,4 @@ def device_label(name: str = "auto") -> str:
     return "CPU" + ("" if torch.cuda.is_available() else " (no CUDA GPU found)")
 
 
-__all__ = ["COMPARE_SAMPLERS", "PollResult", "QUEUE", "TrainingSession", "device_label", "server_queue"]
+__all__ = ["COMPARE_SAMPLERS", "Changes", "QUEUE", "TrainingSession", "device_label", "server_queue"]
