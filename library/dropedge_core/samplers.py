@@ -200,6 +200,9 @@ def kernel_weights(x: torch.Tensor, edges: torch.Tensor, kernel: str = "linear",
         raise SamplerError(f"unknown kernel {kernel!r}; valid: {', '.join(KERNELS)}")
     u, v = edges
     x = x.float()
+    if torch.compiler.is_compiling():  # one pass: a loop over a symbolic edge count would not trace
+        out = (x[u] - x[v]).square().sum(1) if kernel == "rbf" else (x[u] * x[v]).sum(1)
+        return _kernel_of(out, kernel, gamma)
     out = torch.empty(u.numel(), dtype=torch.float32, device=x.device)
     # cache-sized chunks into reused buffers on the CPU (fresh 64 MB gathers per chunk
     # cost more in page faults than in arithmetic); one chunk of ~64 MB on an accelerator
@@ -216,6 +219,12 @@ def kernel_weights(x: torch.Tensor, edges: torch.Tensor, kernel: str = "linear",
             torch.sum(a.sub_(b).square_(), 1, out=out[s:e])
         else:
             torch.sum(a.mul_(b), 1, out=out[s:e])
+    return _kernel_of(out, kernel, gamma)
+
+
+def _kernel_of(out: torch.Tensor, kernel: str, gamma: float) -> torch.Tensor:
+    """The kernel of ``out`` (dot products; squared distances for ``rbf``), in place, clipped
+    at 0, plus :data:`KERNEL_FLOOR`."""
     if kernel == "rbf":
         out.mul_(-gamma).exp_()
     elif kernel == "poly":

@@ -1,8 +1,8 @@
 """Per-graph keep counts for a batch of graphs (issue 36 (f)): with ``batch``, every graph
-keeps its own share of its own edges, counted here by hand per graph. A kernel sampler's
-masks are those of sampling each graph alone (the graphs one after the other, one
-generator); a uniform sampler's come from one pass over the batch (issue 46), checked
-against each graph's law by brute force."""
+keeps its own share of its own edges, counted here by hand per graph. Every sampler's
+masks come from one pass over the batch (issue 46); the uniform samplers' are checked here
+against each graph's law by brute force, the kernel samplers' in
+tests/core/test_segment_draws.py."""
 from __future__ import annotations
 
 import itertools
@@ -12,8 +12,8 @@ from collections import Counter
 import numpy as np
 import pytest
 import torch
+from dropedge_core import _segment_draws
 from dropedge_core.pyg import LayerDropEdge, LayerWiseEdges, layer_dropout_edge
-from dropedge_core.pyg import batch as batch_module
 from dropedge_core.pyg.batch import check_batch
 from scipy.stats import chisquare
 from torch_geometric.data import Batch, Data
@@ -52,22 +52,21 @@ def per_graph_counts(graphs: list[Data], rates: list[float], directed: bool = Fa
 @pytest.mark.parametrize("sampler, directed", [("lid", False), ("dropedge++", False), ("li", True),
                                                ("ldd", False), ("dropedge", False), ("fd", True),
                                                ("li", False), ("lid", True), ("nodrop", False)])
-def test_each_graph_keeps_its_own_share(sampler, directed):
-    """Kernel samplers: each graph drawn as if alone (the graphs in turn, one generator);
-    uniform ones: the whole batch in one pass (another stream, the same counts)."""
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_each_graph_keeps_its_own_share(sampler, directed, compiled):
+    """The whole batch in one pass (another stream than each graph alone), eager and under
+    ``torch.compile`` (the slots' path), every graph's counts by hand; the kernel samplers'
+    law per graph is tests/core/test_segment_draws.py's."""
     graphs = small_graphs()
     batch = Batch.from_data_list(graphs)
     kw = ({"p": 0.5} if sampler in ("dropedge", "fd") else {} if sampler == "nodrop"
           else {"keep_min": 0.2, "keep_max": 0.8})
-    masks = torch.stack([m for _, m in layer_dropout_edge(
-        batch.edge_index, L, x=batch.x, sampler=sampler, directed=directed, batch=batch.batch,
-        generator=gen(), **kw)])
-    if sampler in ("dropedge++", "fd"):
-        g = gen()
-        alone = torch.cat([torch.stack([m for _, m in layer_dropout_edge(
-            d.edge_index, L, x=d.x, sampler=sampler, directed=directed, num_nodes=d.num_nodes,
-            generator=g, **kw)]) for d in graphs], dim=1)  # Batch keeps the graphs' column order
-        assert torch.equal(masks, alone)
+    def draw(edge_index, x, graph_of):  # compiled: the slots' path (dynamo, the eager backend)
+        return torch.stack([m for _, m in layer_dropout_edge(
+            edge_index, L, x=x, sampler=sampler, directed=directed, batch=graph_of, **kw)])
+
+    call = torch.compile(draw, backend="eager") if compiled else draw
+    masks = call(batch.edge_index, batch.x, batch.batch)
     rates = ([1.0] * L if sampler == "nodrop" else [0.5] * L if sampler in ("dropedge", "fd")
              else [0.2 + 0.6 * l / (L - 1) for l in range(L)])
     counts = per_graph_counts(graphs, rates[::-1] if sampler == "ldd" else rates, directed)
@@ -121,7 +120,7 @@ def test_the_one_pass_draws_each_graphs_law(sampler, directed, two_sorts, monkey
     independent (LI), nested (LID, LDD) or shared (DropEdge). ``two_sorts``: the path of
     batches of too many graphs for one integer sort (forced here)."""
     if two_sorts:
-        monkeypatch.setattr(batch_module, "RANDOM_BITS", 63)
+        monkeypatch.setattr(_segment_draws, "RANDOM_BITS", 63)
     copies, calls, layers = 300, 10, 3
     graphs = [Data(edge_index=e, num_nodes=int(e.max()) + 1) for e in (CYCLE, TRIANGLE)] * copies
     batch = Batch.from_data_list(graphs)

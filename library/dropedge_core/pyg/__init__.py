@@ -26,12 +26,16 @@ transform), :mod:`.models` (:class:`LayerWiseEdges`), :mod:`.norm` (:func:`norma
 :mod:`.batch` (mini-batches of graphs), :mod:`.checks` (inputs checked before work),
 :mod:`.convert` (``Data`` and ``Graph``).
 
-For the same generator state the masks are identical to those of
+For the same generator state the masks (in eager mode, without ``batch``) are identical to those of
 ``samplers.make(...).sample(graph, L, generator)`` on the same graph as a
 :class:`~dropedge_core.graph.Graph`: this package draws with :mod:`dropedge_core.samplers`
 and builds adjacencies with :class:`~dropedge_core.normalization.AdjacencyBuilder`. The
 ``Graph`` conversions are the functions :func:`from_pyg` and :func:`to_pyg` (``Graph``
-itself needs torch only).
+itself needs torch only). Under ``torch.compile`` a call is traced whole (the graph breaks
+only where ``dropout_edge``'s do: at the kept columns' selection): it validates nothing that
+would read a tensor back, and draws from the edges' slots (the internal ``_slots``: one sort,
+fixed shapes) with the samplers' law but another stream; with ``batch`` the graphs of a
+mini-batch are drawn in one pass (:mod:`.batch`).
 
 Example:
     >>> import torch

@@ -40,6 +40,7 @@ from torch import Tensor
 
 from dropedge_core import samplers
 from dropedge_core.graph import Graph, l1_normalize_rows
+from dropedge_core.pyg._slots import slot_masks
 from dropedge_core.pyg.batch import check_batch, sample_per_graph
 from dropedge_core.pyg.checks import check_edge_index, check_edge_values, check_features, check_generator
 
@@ -238,7 +239,6 @@ class EdgeIndexer:
                            undirected_edges=self.undirected, train_mask=never, val_mask=never,
                            test_mask=never, num_classes=0)
         self.has_features = normalized is not None
-        self.part_cache: dict = {}  # the per-graph parts of a batch (pyg.batch), for these features
 
     def with_features(self, x: Tensor | None) -> EdgeIndexer:
         """The same mapping over new features ``x`` (no new ``torch.unique``)."""
@@ -265,7 +265,7 @@ class EdgeIndexer:
                              "pass x (the node features)")
         if ptr is None:
             return sampler.sample(self.graph, num_layers, generator=generator)
-        return sample_per_graph(self.graph, ptr, sampler, num_layers, generator, self.part_cache)
+        return sample_per_graph(self.graph, ptr, sampler, num_layers, generator)
 
     def sample(self, sampler: samplers.EdgeSampler, num_layers: int,
                generator: torch.Generator | None = None, ptr: Tensor | None = None) -> Tensor:
@@ -361,6 +361,8 @@ def layer_dropout_edge(edge_index: Tensor, num_layers: int, x: Tensor | None = N
     s = make_sampler(sampler, keep_min=keep_min, keep_max=keep_max, p=p, kernel=kernel, directed=directed,
                      force_undirected=force_undirected)
     samplers.check_layers(num_layers)
+    if torch.compiler.is_compiling():  # traced: validated in eager mode only, drawn from slots
+        return _traced(edge_index, num_layers, x, s, num_nodes, generator, training, edge_attr, batch)
     num_nodes = check_edge_index(edge_index, num_nodes, x)
     check_edge_values("edge_attr", edge_attr, edge_index.size(1))
     check_generator(generator, edge_index.device)
@@ -375,6 +377,24 @@ def layer_dropout_edge(edge_index: Tensor, num_layers: int, x: Tensor | None = N
     if not training:
         return [(edge_index, row) if edge_attr is None else (edge_index, edge_attr, row) for row in masks]
     rows = masks[:1] if s.relation in ONE_SAMPLE else masks  # one edge set: selected once
+    out = [(edge_index[:, row], row) if edge_attr is None else (edge_index[:, row], edge_attr[row], row)
+           for row in rows]
+    return out * (num_layers // len(rows))
+
+
+def _traced(edge_index: Tensor, num_layers: int, x: Tensor | None, sampler: samplers.EdgeSampler,
+            num_nodes: int | None, generator: torch.Generator | None, training: bool,
+            edge_attr: Tensor | None, batch: Tensor | None) -> list[tuple[Tensor, ...]]:
+    """:func:`layer_dropout_edge` under ``torch.compile``: the masks from the edges' slots
+    (:func:`~dropedge_core.pyg._slots.slot_masks`, fixed shapes, no host sync), no validation
+    that reads a tensor back."""
+    if sampler.weighting == "kernel" and x is None:
+        raise ValueError(f"sampler {sampler.name!r} weighs edges by a kernel of the node features: pass x")
+    if not training:
+        row = torch.ones(edge_index.size(1), dtype=torch.bool, device=edge_index.device)
+        return [(edge_index, row) if edge_attr is None else (edge_index, edge_attr, row)] * num_layers
+    masks = slot_masks(edge_index, num_nodes, sampler, num_layers, x, generator, batch)
+    rows = masks[:1] if sampler.relation in ONE_SAMPLE else masks  # one edge set: selected once
     out = [(edge_index[:, row], row) if edge_attr is None else (edge_index[:, row], edge_attr[row], row)
            for row in rows]
     return out * (num_layers // len(rows))

@@ -17,6 +17,7 @@ from torch_geometric.transforms import BaseTransform
 
 from dropedge_core import samplers
 from dropedge_core.normalization import AdjacencyBuilder, check_method
+from dropedge_core.pyg._slots import slot_masks
 from dropedge_core.pyg.batch import check_batch
 from dropedge_core.pyg.checks import check_edge_index, check_edge_values, check_generator, check_homogeneous
 from dropedge_core.pyg.edges import ONE_SAMPLE, EdgeIndexer, _refuse_unknown, make_sampler
@@ -196,7 +197,14 @@ class LayerDropEdge(nn.Module):
     def masks(self, edge_index: Tensor, x: Tensor | None = None, num_nodes: int | None = None,
               batch: Tensor | None = None) -> Tensor:
         """A fresh ``(L, E)`` bool sample over the columns of ``edge_index`` (any mode);
-        with ``batch`` (PyG's graph id per node), each graph keeps its own share."""
+        with ``batch`` (PyG's graph id per node), each graph keeps its own share. Under
+        ``torch.compile``, drawn from the edges' slots (:mod:`~dropedge_core.pyg._slots`):
+        nothing validated, nothing cached, the samplers' law but another stream."""
+        if torch.compiler.is_compiling():
+            if self.sampler.weighting == "kernel" and x is None:
+                raise ValueError(f"sampler {self.sampler.name!r} weighs edges by a kernel of the node "
+                                 "features: pass x")
+            return slot_masks(edge_index, num_nodes, self.sampler, self.num_layers, x, self.generator, batch)
         indexer = self._indexer(edge_index, x, num_nodes)
         ptr = None if batch is None else check_batch(batch, indexer.num_nodes, edge_index)
         return indexer.sample(self.sampler, self.num_layers, self.generator, ptr)
@@ -222,14 +230,18 @@ class LayerDropEdge(nn.Module):
             list of tuples :obj:`(edge_index, edge_weight, edge_attr)` holding the given
             ones; with :obj:`normalization`, list of sparse CSR :obj:`(N, N)` tensors.
         """
-        check_edge_values("edge_weight", edge_weight, _columns(edge_index))
-        check_edge_values("edge_attr", edge_attr, _columns(edge_index))
+        traced = torch.compiler.is_compiling()  # validated in eager mode only: no host syncs
+        if not traced:
+            check_edge_values("edge_weight", edge_weight, _columns(edge_index))
+            check_edge_values("edge_attr", edge_attr, _columns(edge_index))
         if self.normalization is not None:
             if edge_attr is not None:
                 raise ValueError("normalization= returns adjacencies, which carry edge weights only: "
                                  "pass edge_weight, or normalization=None to get edge_attr per layer")
             return self._adjacencies(edge_index, x, num_nodes, edge_weight, batch)
         extra = [t for t in (edge_weight, edge_attr) if t is not None]
+        if not self.training and traced:
+            return [(edge_index, *extra) if extra else edge_index] * self.num_layers
         if not self.training:
             n = check_edge_index(edge_index, num_nodes, x)  # the same errors in both modes
             check_generator(self.generator, edge_index.device)

@@ -1,0 +1,149 @@
+"""The fixed-shape draws (dropedge_core._segment_draws, issue 46) against brute force: ranks
+by hand, and every relation's law per segment, padding interleaved, from many segments drawn
+in one call (each segment one independent draw)."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import torch
+from dropedge_core import _segment_draws
+from dropedge_core._segment_draws import segment_masks, segment_ranks
+from scipy.stats import chisquare
+
+from tests.helpers.references import WEIGHTS, nested_marginals, successive_subset_probs
+
+ITEMS = WEIGHTS.numel()  # 5 items a segment, weights 1, 2, 3, 4, 10
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def test_segment_ranks_by_hand():
+    keys = torch.tensor([[0.5, 0.1, 0.9, 0.7, 0.2, 0.3],
+                         [0.0, 0.4, 0.1, 0.2, 0.9, 0.8]])
+    segment = torch.tensor([1, 0, 1, 0, 1, 0])
+    # segment 0 holds slots 1, 3, 5; segment 1 slots 0, 2, 4; ranks ascending within each
+    expected = torch.tensor([[1, 0, 2, 2, 0, 1],
+                             [0, 1, 1, 0, 2, 2]])
+    assert torch.equal(segment_ranks(keys, segment, 2), expected)
+    assert torch.equal(segment_ranks(keys), keys.argsort(dim=1).argsort(dim=1))
+
+
+def _segments(copies: int, pad_every: int = 2) -> tuple[torch.Tensor, ...]:
+    """``copies`` segments of the 5 weighted items, a padding slot after every ``pad_every``
+    items (weight 1000: it would win every draw it took part in), the segments interleaved
+    slot by slot (not contiguous). Returns valid, segment, weights, item (-1: padding)."""
+    item = []
+    for i in range(ITEMS):
+        item.append(i)
+        if i % pad_every == pad_every - 1:
+            item.append(-1)
+    item = torch.tensor(item)
+    per = item.numel()
+    valid = (item >= 0).repeat(copies)
+    segment = torch.arange(copies).repeat_interleave(per)
+    perm = torch.randperm(valid.numel(), generator=gen(123))
+    weights = torch.where(item >= 0, WEIGHTS[item.clamp_min(0)], torch.tensor(1000.0, dtype=torch.float64))
+    return valid[perm], segment[perm], weights.repeat(copies)[perm].float(), item.repeat(copies)[perm]
+
+
+def _kept_sets(masks: torch.Tensor, segment: torch.Tensor, item: torch.Tensor, copies: int) -> list[tuple]:
+    """Per segment, the tuple (one per layer) of the item sets kept."""
+    sets = [[set() for _ in range(masks.size(0))] for _ in range(copies)]
+    rows, cols = masks.nonzero(as_tuple=True)
+    for layer, s, i in zip(rows.tolist(), segment[cols].tolist(), item[cols].tolist()):
+        sets[s][layer].add(i)
+    return [tuple(frozenset(x) for x in per) for per in sets]
+
+
+@pytest.mark.parametrize("increasing", [True, False])
+def test_nested_weighted_marginals_per_segment_match_brute_force(increasing):
+    """DropEdge++ (Algorithm 1: each layer redrawn from the one before) per segment: the
+    inclusion frequencies of 6000 segments drawn in one call match the brute-force marginals;
+    no padding slot is ever kept, and every layer keeps exactly its count."""
+    copies, counts = 6000, [1, 2, 4]
+    valid, segment, weights, item = _segments(copies)
+    layer_counts = torch.tensor(counts if increasing else counts[::-1]).expand(copies, 3)
+    masks = segment_masks("increasing" if increasing else "decreasing", layer_counts, valid, segment,
+                          weights, gen(5))
+    assert not bool(masks[:, ~valid].any())
+    per_segment = torch.zeros(3, copies, dtype=torch.long).index_add_(1, segment, masks.long())
+    assert torch.equal(per_segment, layer_counts.t())
+    ref = torch.tensor(nested_marginals(WEIGHTS.tolist(), counts), dtype=torch.float64)
+    if not increasing:
+        ref = ref.flip(0)
+    freq = torch.zeros(3, ITEMS, dtype=torch.float64)
+    rows, cols = masks.nonzero(as_tuple=True)
+    freq.index_put_((rows, item[cols]), torch.ones(rows.numel(), dtype=torch.float64), accumulate=True)
+    freq /= copies
+    assert (freq - ref).abs().max() < 0.025, (freq, ref)
+    nested = masks[:-1] <= masks[1:] if increasing else masks[:-1] >= masks[1:]
+    assert bool(nested.all())
+
+
+@pytest.mark.parametrize("relation", ["shared", "independent"])
+def test_weighted_one_sample_and_independent_layers_are_successive_sampling(relation):
+    """FD's one sample and kernel-weighted LI's layers: each a successive sample of its
+    count (chi-square against the subsets' brute-force probabilities), LI's layers of
+    other counts independent (the pair of layers' joint law is the product)."""
+    copies = 8000
+    valid, segment, weights, item = _segments(copies)
+    counts = torch.tensor([2, 2] if relation == "shared" else [2, 3]).expand(copies, 2)
+    masks = segment_masks(relation, counts, valid, segment, weights, gen(11))
+    seen = Counter(_kept_sets(masks, segment, item, copies))
+    law = {}
+    p0 = successive_subset_probs(WEIGHTS.tolist(), int(counts[0, 0]), tuple(range(ITEMS)))
+    if relation == "shared":
+        law = {(s, s): p for s, p in p0.items()}
+    else:
+        p1 = successive_subset_probs(WEIGHTS.tolist(), int(counts[0, 1]), tuple(range(ITEMS)))
+        law = {(a, b): pa * pb for a, pa in p0.items() for b, pb in p1.items()}
+    assert set(seen) <= set(law)
+    keys = sorted(law, key=repr)
+    observed = [seen.get(k, 0) for k in keys]
+    expected = [law[k] * copies for k in keys]
+    assert chisquare(observed, expected).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("one_sort", [True, False])
+@pytest.mark.parametrize("relation", ["increasing", "decreasing", "independent", "shared"])
+def test_uniform_draws_are_uniform_subsets_per_segment(relation, one_sort, monkeypatch):
+    """Uniform keys (the one integer sort, or float64 keys and two sorts where the bits run
+    out, forced here): every segment's top layer (LID; bottom for LDD) is a uniform subset
+    of its count (chi-square over the 10 two-item subsets), padding never kept, the layers
+    nested or shared as the relation says."""
+    if not one_sort:
+        monkeypatch.setattr(_segment_draws, "RANDOM_BITS", 63)
+    copies = 5000
+    valid, segment, weights, item = _segments(copies)
+    counts = {"increasing": [2, 4], "decreasing": [4, 2], "independent": [2, 3], "shared": [2, 2]}[relation]
+    layer_counts = torch.tensor(counts).expand(copies, 2)
+    masks = segment_masks(relation, layer_counts, valid, segment, None, gen(3))
+    assert not bool(masks[:, ~valid].any())
+    per_segment = torch.zeros(2, copies, dtype=torch.long).index_add_(1, segment, masks.long())
+    assert torch.equal(per_segment, layer_counts.t())
+    if relation == "increasing":
+        assert bool((masks[0] <= masks[1]).all())
+    if relation == "decreasing":
+        assert bool((masks[0] >= masks[1]).all())
+    if relation == "shared":
+        assert torch.equal(masks[0], masks[1])
+    two = 0 if counts[0] == 2 else 1  # the layer that keeps 2 of 5
+    seen = Counter(sets[two] for sets in _kept_sets(masks, segment, item, copies))
+    assert len(seen) == 10
+    assert chisquare(list(seen.values())).pvalue > 1e-3
+
+
+def test_all_keeps_every_item_and_no_padding():
+    valid, segment, _, _ = _segments(3)
+    masks = segment_masks("all", torch.tensor([[5, 5]] * 3), valid, segment)
+    assert torch.equal(masks, valid.expand(2, -1))
+
+
+def test_one_segment_without_segment_ids_keeps_the_counts():
+    valid = torch.tensor([True, False, True, True, False, True])
+    masks = segment_masks("increasing", torch.tensor([[1, 3]]), valid, None, torch.rand(6) + 0.1, gen(1))
+    assert masks.sum(1).tolist() == [1, 3] and not bool(masks[:, ~valid].any())
+    assert bool((masks[0] <= masks[1]).all())
