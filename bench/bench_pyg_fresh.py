@@ -116,20 +116,25 @@ def mini_batch(layers: int, calls: int) -> None:
 
 def compile_breaks(layers: int = 4) -> None:
     """Graph breaks under ``torch._dynamo.explain`` of one training-mode call of a small GCN
-    (40-node ring, ``layers`` layers) fed by ``dropout_edge`` or by ``LayerDropEdge``."""
+    (40-node ring, ``layers`` layers) fed by ``dropout_edge`` or by ``LayerDropEdge`` (torch's
+    global random source, as ``dropout_edge`` draws; and with a ``torch.Generator``, which
+    dynamo cannot hold in a graph), then the graphs compiled over 20 calls with graphs of 20
+    sizes under ``dynamic=True`` (the eager backend: tracing is what is counted)."""
+    from torch._dynamo.utils import counters
     from torch_geometric.nn import GCNConv
 
-    n = 40
-    src = torch.arange(n)
-    ring = torch.stack([torch.cat([src, (src + 1) % n]), torch.cat([(src + 1) % n, src])])
-    x = torch.rand(n, 8, generator=torch.Generator().manual_seed(0))
+    def ring(n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        g = torch.Generator().manual_seed(seed)
+        src = torch.arange(n)
+        pairs = torch.cat([torch.stack([src, (src + 1) % n]), torch.randint(0, n, (2, n), generator=g)], 1)
+        return torch.cat([pairs, pairs.flip(0)], 1), torch.rand(n, 8, generator=g)
 
     class Model(torch.nn.Module):
-        def __init__(self, sampler: str | None):
+        def __init__(self, sampler: str | None, seeded: bool = False):
             super().__init__()
             self.convs = torch.nn.ModuleList([GCNConv(8, 8) for _ in range(layers)])
             self.drop = None if sampler is None else LayerDropEdge(
-                layers, sampler, generator=torch.Generator().manual_seed(0))
+                layers, sampler, generator=torch.Generator().manual_seed(0) if seeded else None)
 
         def forward(self, x, edge_index):
             kept = ([dropout_edge(edge_index, p=DROP, training=self.training)[0] for _ in range(layers)]
@@ -138,11 +143,24 @@ def compile_breaks(layers: int = 4) -> None:
                 x = conv(x, e).relu()
             return x
 
-    print(f"Graph breaks of one training-mode call, GCN-{layers} on a {n}-node ring (torch._dynamo.explain)")
+    edge_index, x = ring(40)
+    print(f"Graph breaks of one training-mode call, GCN-{layers} on a 40-node graph (torch._dynamo.explain); "
+          "graphs compiled after 2 warm-up calls and after 22 (dynamic=True, graphs of 22 sizes)")
     for name in (None, "dropedge", "li", "lid", "dropedge++"):
+        row = []
+        for seeded in ((False, True) if name else (False,)):
+            torch._dynamo.reset()
+            row.append(torch._dynamo.explain(Model(name, seeded).train())(x, edge_index).graph_break_count)
         torch._dynamo.reset()
-        count = torch._dynamo.explain(Model(name).train())(x, ring).graph_break_count
-        print(f"  {name or 'dropout_edge':14s} {count}")
+        counters.clear()
+        model = torch.compile(Model(name).train(), dynamic=True, backend="eager")
+        for i in range(22):
+            model(*reversed(ring(30 + 7 * i, seed=i)))
+            if i == 1:
+                warm = counters["stats"]["unique_graphs"]
+        seeded_note = f", with a torch.Generator {row[1]}" if name else ""
+        print(f"  {name or 'dropout_edge':14s} breaks {row[0]}{seeded_note}; graphs {warm} -> "
+              f"{counters['stats']['unique_graphs']}")
 
 
 def main(argv=None) -> int:

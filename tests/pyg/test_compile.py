@@ -156,3 +156,32 @@ def test_edge_slots_by_hand():
     directed = edge_slots(torch.tensor([[1, 0, 2, 2, 0], [0, 1, 2, 1, 1]]), 3, directed=True)
     # (1, 0) and (2, 1) run against the key's order: the second half's slots
     assert directed.column.tolist() == [5, 0, 4, 8, 0] and int(directed.valid.sum()) == 4
+
+
+@pytest.mark.parametrize("fault", ["negative id", "id too large", "nan feature", "edge across graphs"])
+def test_the_traced_path_refuses_what_eager_mode_refuses(fault):
+    """No ValueError can be raised from a traced tensor without a graph break: the traced
+    path asserts on the device instead, and the call fails naming the fault."""
+    edge_index, x = _ring(8)
+    batch = None
+    if fault == "negative id":
+        edge_index = edge_index.clone()
+        edge_index[0, 3] = -1
+    elif fault == "id too large":
+        edge_index = edge_index.clone()
+        edge_index[1, 2] = 8
+    elif fault == "nan feature":
+        x = x.clone()
+        x[5, 1] = float("nan")
+    else:
+        batch = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])  # the ring joins node 3 to node 4
+
+    @torch.compile(backend="eager")
+    def call(edge_index, x, batch):
+        return [m for _, m in layer_dropout_edge(edge_index, LAYERS, x=x, sampler="dropedge++", batch=batch,
+                                                 num_nodes=8)]
+
+    message = {"negative id": "node id outside", "id too large": "node id outside",
+               "nan feature": "NaN or inf", "edge across graphs": "two graphs"}[fault]
+    with pytest.raises(RuntimeError, match=message):
+        call(edge_index, x, batch)

@@ -16,6 +16,9 @@ second half of slots.
 The law is the samplers' (each graph of a batch on its own); the stream is not (the module
 docstring of :mod:`dropedge_core._segment_draws`): under ``torch.compile`` a seed draws
 other masks than in eager mode, as torch's own random operators do under the inductor.
+Nothing is read back to Python to validate: the eager checks' ``ValueError`` become
+device-side assertions (:func:`torch._assert_async`: node ids in range, finite features, no
+edge between two graphs of a batch), a ``RuntimeError`` naming the fault.
 """
 from __future__ import annotations
 
@@ -84,12 +87,27 @@ def edge_slots(edge_index: Tensor, num_nodes: int | Tensor, directed: bool = Fal
     return EdgeSlots(lo=lo, hi=hi, valid=valid, column=column, loop=src == dst)
 
 
-def unchecked_features(x: Tensor) -> Tensor:
+def _assert_edges(edge_index: Tensor, num_nodes: int | Tensor, batch: Tensor | None) -> None:
+    """What eager mode's checks refuse with a ``ValueError``, asserted on the device instead
+    (no graph break, no sync: a ``RuntimeError`` where the run next syncs): node ids in
+    ``[0, num_nodes)``, and with ``batch`` no edge between two graphs."""
+    torch._assert_async(((edge_index >= 0) & (edge_index < num_nodes)).all(),
+                        "edge_index holds a node id outside [0, num_nodes)")
+    if batch is not None:
+        torch._assert_async((batch[edge_index[0]] == batch[edge_index[1]]).all(),
+                            "edge_index joins nodes of two graphs of the batch")
+
+
+def traced_features(x: Tensor) -> Tensor:
     """``x`` row-L1-normalised exactly as :func:`~dropedge_core.pyg.edges.normalized_features`
     does (rows already normalised and zero rows as they are), with no test read back to
-    Python: the ``where`` picks what its test would have."""
+    Python: the ``where`` picks what its test would have. NaN or inf is refused by a
+    device-side assertion (a ``RuntimeError`` where the run syncs; rows whose sum overflows
+    are refused with them)."""
     x = (x.to_dense() if x.layout != torch.strided else x).detach().float()
     norm = x.abs().sum(dim=1, keepdim=True)
+    torch._assert_async(torch.isfinite(norm).all(),
+                        "x holds NaN or inf: the kernel samplers need finite features")
     done = ((norm - 1.0).abs() <= 1e-6) | (norm == 0)
     return torch.where(done, x, l1_normalize_rows(x))
 
@@ -118,11 +136,12 @@ def slot_masks(edge_index: Tensor, num_nodes: int | None, sampler: samplers.Edge
     if num_nodes is None:
         num_nodes = (x.size(0) if x is not None else batch.size(0) if batch is not None
                      else edge_index.max() + 1 if edge_index.numel() else 0)
+    _assert_edges(edge_index, num_nodes, batch)
     slots = edge_slots(edge_index, num_nodes, sampler.directed)
     halves = 2 if sampler.directed else 1
     weights = None
     if sampler.weighting == "kernel":
-        w = samplers.kernel_weights(unchecked_features(x), torch.stack([slots.lo, slots.hi]),
+        w = samplers.kernel_weights(traced_features(x), torch.stack([slots.lo, slots.hi]),
                                     sampler.kernel, sampler.gamma)
         weights = w.repeat(halves)
     if batch is None:
