@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from dropedge_core import _nested_draws as nested_draws
+from dropedge_core import _segment_draws as segment_draws
 from dropedge_core.graph import Graph
 from dropedge_core.limits import MAX_LAYERS
 
@@ -329,9 +330,11 @@ def independent_masks(weights: torch.Tensor | None, counts: torch.Tensor,
                       ) -> torch.Tensor:
     """``(L, E)`` masks, row ``l`` an independent successive sample of ``counts[l]`` items.
 
-    All rows in one pass: ``(L, E)`` keys, rank each row, keep ranks below its count (a
-    fixed number of operators whatever ``L``: a selection per row, ``kthvalue``, would loop
-    over the layers and read each cut back to Python).
+    All rows in one pass: ``(L, E)`` keys, each row's ``counts[l]`` largest kept by one
+    batched ``topk`` over a padded layout (:func:`~dropedge_core._segment_draws.smallest`;
+    where that layout does not serve, under ``torch.compile``, the rows are ranked by one
+    ``argsort``) — a fixed number of operators whatever ``L``: a selection per row,
+    ``kthvalue``, would loop over the layers and read each cut back to Python.
 
     Args:
         weights (Tensor, optional): ``(E,)`` positive weights, or ``None`` for uniform.
@@ -344,11 +347,19 @@ def independent_masks(weights: torch.Tensor | None, counts: torch.Tensor,
     """
     n = weights.numel() if weights is not None else int(num_items)
     device = draw_device(generator, weights)
-    keys = _gumbel_keys((counts.numel(), n), weights, generator, device)
+    counts = counts.to(device)
+    if weights is None:  # Gumbel keys order as their uniforms do: the same masks without two logs
+        keys = torch.rand((counts.numel(), n), generator=generator, device=device, dtype=torch.float64)
+    else:
+        keys = _gumbel_keys((counts.numel(), n), weights, generator, device)
+    # the counts[l] largest keys of row l: the smallest of -keys (exact negation: the same order)
+    padded = segment_draws.padded_layout(None, 1, n, counts.numel(), counts)
+    if padded is not None:
+        return segment_draws.smallest(keys.neg_(), counts.unsqueeze(1), padded)
     order = torch.argsort(keys, dim=1, descending=True)
     ranks = torch.empty_like(order)
     ranks.scatter_(1, order, torch.arange(n, device=device).expand_as(order))
-    return ranks < counts.to(device).unsqueeze(1)
+    return ranks < counts.unsqueeze(1)
 
 
 def nested_masks(weights: torch.Tensor | None, counts: torch.Tensor,

@@ -58,11 +58,15 @@ def _kept_sets(masks: torch.Tensor, segment: torch.Tensor, item: torch.Tensor, c
     return [tuple(frozenset(x) for x in per) for per in sets]
 
 
+@pytest.mark.parametrize("padded", [True, False], ids=["topk", "sorted"])
 @pytest.mark.parametrize("increasing", [True, False])
-def test_nested_weighted_marginals_per_segment_match_brute_force(increasing):
+def test_nested_weighted_marginals_per_segment_match_brute_force(increasing, padded, monkeypatch):
     """DropEdge++ (Algorithm 1: each layer redrawn from the one before) per segment: the
     inclusion frequencies of 6000 segments drawn in one call match the brute-force marginals;
-    no padding slot is ever kept, and every layer keeps exactly its count."""
+    no padding slot is ever kept, and every layer keeps exactly its count. Both selections:
+    the padded ``topk`` (eager) and the sorted ranks (traced, or a layout too large)."""
+    if not padded:
+        monkeypatch.setattr(_segment_draws, "PAD_AT_MOST", 0)
     copies, counts = 6000, [1, 2, 4]
     valid, segment, weights, item = _segments(copies)
     layer_counts = torch.tensor(counts if increasing else counts[::-1]).expand(copies, 3)
@@ -83,11 +87,14 @@ def test_nested_weighted_marginals_per_segment_match_brute_force(increasing):
     assert bool(nested.all())
 
 
+@pytest.mark.parametrize("padded", [True, False], ids=["topk", "sorted"])
 @pytest.mark.parametrize("relation", ["shared", "independent"])
-def test_weighted_one_sample_and_independent_layers_are_successive_sampling(relation):
+def test_weighted_one_sample_and_independent_layers_are_successive_sampling(relation, padded, monkeypatch):
     """FD's one sample and kernel-weighted LI's layers: each a successive sample of its
     count (chi-square against the subsets' brute-force probabilities), LI's layers of
     other counts independent (the pair of layers' joint law is the product)."""
+    if not padded:
+        monkeypatch.setattr(_segment_draws, "PAD_AT_MOST", 0)
     copies = 8000
     valid, segment, weights, item = _segments(copies)
     counts = torch.tensor([2, 2] if relation == "shared" else [2, 3]).expand(copies, 2)
@@ -107,15 +114,15 @@ def test_weighted_one_sample_and_independent_layers_are_successive_sampling(rela
     assert chisquare(observed, expected).pvalue > 1e-3
 
 
-@pytest.mark.parametrize("one_sort", [True, False])
+@pytest.mark.parametrize("padded", [True, False], ids=["topk", "sorted"])
 @pytest.mark.parametrize("relation", ["increasing", "decreasing", "independent", "shared"])
-def test_uniform_draws_are_uniform_subsets_per_segment(relation, one_sort, monkeypatch):
-    """Uniform keys (the one integer sort, or float64 keys and two sorts where the bits run
-    out, forced here): every segment's top layer (LID; bottom for LDD) is a uniform subset
+def test_uniform_draws_are_uniform_subsets_per_segment(relation, padded, monkeypatch):
+    """Uniform keys, both selections (the padded ``topk``; the sorted ranks, forced here):
+    every segment's top layer (LID; bottom for LDD) is a uniform subset
     of its count (chi-square over the 10 two-item subsets), padding never kept, the layers
     nested or shared as the relation says."""
-    if not one_sort:
-        monkeypatch.setattr(_segment_draws, "RANDOM_BITS", 63)
+    if not padded:
+        monkeypatch.setattr(_segment_draws, "PAD_AT_MOST", 0)
     copies = 5000
     valid, segment, weights, item = _segments(copies)
     counts = {"increasing": [2, 4], "decreasing": [4, 2], "independent": [2, 3], "shared": [2, 2]}[relation]

@@ -117,10 +117,11 @@ def test_the_one_pass_draws_each_graphs_law(sampler, directed, two_sorts, monkey
     draws of each graph (300 copies of a 4-cycle and a triangle per call), the tuple of
     kept sets (one per layer) of every graph follows the sampler's law on that graph alone
     (chi-square), so the counts are exact, every edge set equally likely, the layers
-    independent (LI), nested (LID, LDD) or shared (DropEdge). ``two_sorts``: the path of
-    batches of too many graphs for one integer sort (forced here)."""
+    independent (LI), nested (LID, LDD) or shared (DropEdge). ``two_sorts``: the sorted
+    ranks' path instead of the padded ``topk`` (a batch whose layout would be too large; forced
+    here)."""
     if two_sorts:
-        monkeypatch.setattr(_segment_draws, "RANDOM_BITS", 63)
+        monkeypatch.setattr(_segment_draws, "PAD_AT_MOST", 0)
     copies, calls, layers = 300, 10, 3
     graphs = [Data(edge_index=e, num_nodes=int(e.max()) + 1) for e in (CYCLE, TRIANGLE)] * copies
     batch = Batch.from_data_list(graphs)
