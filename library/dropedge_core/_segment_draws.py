@@ -7,17 +7,23 @@ valid (an item to draw from) or padding (a duplicate column, a self-loop), never
 never counted. Every slot belongs to a segment (a graph of a batch; one segment without
 one), and layer ``l`` keeps ``counts[segment, l]`` of its segment's valid slots.
 
-A selection is a rank, not a ``topk``: keys sorted within each segment (padding's keys are
-``+inf``, so it ranks last), a slot kept where its rank is below its segment's count. That
-is one sort per set of keys (two with segments), whatever the counts, and the counts never
-leave the device.
+A selection keeps each segment's ``count`` smallest keys (padding's keys are ``+inf``, so it
+comes last), in one of two ways, with the same result:
+
+* **eager**: one batched ``topk`` over a padded layout (:func:`smallest`: every segment a row,
+  led by ``k - count`` cells of ``-inf``, so one ``k``, the largest count read once, takes
+  every row's own count) — several times faster than sorting on the CPU;
+* **traced** by ``torch.compile`` (where ``topk``'s Python ``k`` would be a sync), and where
+  the padded layout would be too large (:data:`PAD_AT_MOST`): a rank, the keys sorted within
+  each segment (:func:`segment_ranks`, one sort, two with segments) and a slot kept where its
+  rank is below its segment's count; the counts never leave the device.
 
 **Law.** Each segment's masks follow the sampler's law on that segment alone, as
 :mod:`dropedge_core.samplers` draws it: uniform or weighted successive sampling (the
 ``counts`` smallest keys ``U`` or ``E / w``, Efraimidis-Spirakis), one sample for every
 layer (shared), one per layer (independent), nested by prefixes of one order (uniform
 LID/LDD) or by redrawing each layer from the one before (kernel: Algorithm 1, a loop over
-the layers, each step one batched rank).
+the layers, each step one batched selection).
 
 **Stream.** Not :mod:`~dropedge_core.samplers`': keys are drawn for every slot, padding
 included, so one seed gives other masks. This path serves where the samplers' stream cannot

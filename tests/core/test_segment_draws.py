@@ -154,3 +154,96 @@ def test_one_segment_without_segment_ids_keeps_the_counts():
     masks = segment_masks("increasing", torch.tensor([[1, 3]]), valid, None, torch.rand(6) + 0.1, gen(1))
     assert masks.sum(1).tolist() == [1, 3] and not bool(masks[:, ~valid].any())
     assert bool((masks[0] <= masks[1]).all())
+
+
+RELATIONS = ["shared", "independent", "increasing", "decreasing"]
+
+
+def _uneven(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Segments of 3, 5, 8 and 13 slots, interleaved, each with two padding slots: valid,
+    segment, weights."""
+    sizes = [3, 5, 8, 13]
+    segment = torch.cat([torch.full((n + 2,), g) for g, n in enumerate(sizes)])
+    valid = torch.cat([torch.tensor([True] * n + [False, False]) for n in sizes])
+    perm = torch.randperm(segment.numel(), generator=gen(seed))
+    weights = torch.rand(segment.numel(), generator=gen(seed + 1)) + 0.05
+    return valid[perm], segment[perm], weights
+
+
+@pytest.mark.parametrize("padded", [True, False], ids=["topk", "sorted"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["uniform", "kernel"])
+@pytest.mark.parametrize("relation", RELATIONS)
+def test_segments_of_other_sizes_keep_their_own_counts(relation, weighted, padded, monkeypatch):
+    """Four segments of 3..13 items, each its own counts per layer (written by hand, monotone
+    as the relation draws): exactly those kept, nested or shared as the relation says."""
+    if not padded:
+        monkeypatch.setattr(_segment_draws, "PAD_AT_MOST", 0)
+    valid, segment, weights = _uneven()
+    counts = {"shared": [[2, 2, 2], [1, 1, 1], [5, 5, 5], [13, 13, 13]],
+              "independent": [[3, 0, 1], [2, 5, 4], [7, 1, 8], [6, 13, 9]],
+              "increasing": [[0, 1, 3], [1, 3, 4], [2, 5, 8], [4, 9, 12]],
+              "decreasing": [[3, 2, 0], [5, 3, 1], [8, 6, 2], [12, 7, 5]]}[relation]
+    counts = torch.tensor(counts)
+    for seed in range(5):
+        masks = segment_masks(relation, counts, valid, segment, weights if weighted else None, gen(seed))
+        assert not bool(masks[:, ~valid].any())
+        kept = torch.zeros(3, 4, dtype=torch.long).index_add_(1, segment, masks.long())
+        assert torch.equal(kept, counts.t()), (seed, kept)
+        if relation == "increasing":
+            assert bool((masks[:-1] <= masks[1:]).all())
+        if relation == "decreasing":
+            assert bool((masks[:-1] >= masks[1:]).all())
+        if relation == "shared":
+            assert bool((masks == masks[:1]).all())
+
+
+@pytest.mark.parametrize("padded", [True, False], ids=["topk", "sorted"])
+@pytest.mark.parametrize("relation", RELATIONS)
+def test_counts_of_zero_keep_nothing(relation, padded, monkeypatch):
+    if not padded:
+        monkeypatch.setattr(_segment_draws, "PAD_AT_MOST", 0)
+    valid, segment, weights = _uneven()
+    for w in (None, weights):
+        masks = segment_masks(relation, torch.zeros(4, 3, dtype=torch.long), valid, segment, w, gen())
+        assert masks.shape == (3, valid.numel()) and not bool(masks.any())
+
+
+def test_no_slots_give_empty_masks():
+    empty = torch.zeros(0, dtype=torch.bool)
+    for relation in RELATIONS:
+        masks = segment_masks(relation, torch.zeros(1, 3, dtype=torch.long), empty, None,
+                              torch.zeros(0), gen())
+        assert masks.shape == (3, 0)
+
+
+@pytest.mark.parametrize("relation", RELATIONS)
+def test_a_seed_gives_the_same_masks_and_the_generator_is_the_only_source(relation):
+    """The same generator state, the same masks; torch's global random state plays no part
+    when a generator is given, and is the source when none is."""
+    valid, segment, weights = _uneven()
+    counts = torch.tensor([[1, 2, 3], [2, 3, 4], [3, 4, 6], [5, 7, 10]])
+    if relation == "decreasing":
+        counts = counts.flip(1)
+    if relation == "shared":
+        counts = counts[:, :1].expand(4, 3)
+    for w in (None, weights):
+        torch.manual_seed(1)
+        first = segment_masks(relation, counts, valid, segment, w, gen(3))
+        torch.manual_seed(2)
+        assert torch.equal(segment_masks(relation, counts, valid, segment, w, gen(3)), first)
+        draws = {segment_masks(relation, counts, valid, segment, w, gen(s)).numpy().tobytes()
+                 for s in range(8)}
+        assert len(draws) > 1  # the seed matters
+        torch.manual_seed(5)
+        unseeded = segment_masks(relation, counts, valid, segment, w)
+        torch.manual_seed(5)
+        assert torch.equal(segment_masks(relation, counts, valid, segment, w), unseeded)
+
+
+def test_keys_are_float64_so_that_ties_are_negligible():
+    """2**16 uniform keys hold no tie in float64; float32's 24 bits would tie about 128 pairs,
+    and a tie is broken by position, not at random."""
+    keys = _segment_draws._uniforms(1, torch.ones(2**16, dtype=torch.bool), gen(0))
+    assert keys.dtype == torch.float64 and keys.unique().numel() == 2**16
+    unseeded = _segment_draws._uniforms(1, torch.ones(2**16, dtype=torch.bool), None)
+    assert unseeded.dtype == torch.float64 and unseeded.unique().numel() == 2**16
