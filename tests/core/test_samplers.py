@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 import torch
 from dropedge_core import _nested_draws as nested_draws
+from dropedge_core import _segment_draws as segment_draws
 from dropedge_core import normalization, samplers
 from dropedge_core.samplers import (
     EdgeSampler,
@@ -280,10 +281,14 @@ def _top_by_numpy(keys: torch.Tensor, counts: list[int]) -> torch.Tensor:
     return torch.from_numpy(out)
 
 
+@pytest.mark.parametrize("padded", [True, False], ids=["topk", "argsort"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_independent_masks_keep_each_rows_largest_keys(weighted):
+def test_independent_masks_keep_each_rows_largest_keys(weighted, padded, monkeypatch):
     """The masks are the rows' largest keys: the same keys (one generator state) ranked by
-    numpy, for counts 0..E."""
+    numpy, for counts 0..E, by either selection (the padded topk; the argsort of every row,
+    which torch.compile takes, forced here)."""
+    if not padded:
+        monkeypatch.setattr(segment_draws, "PAD_AT_MOST", 0)
     cases = [(n, [n // 3, n // 2, n - 1]) for n in (2, 7, 50, 333)]  # cuts inside every row
     cases += [(1, [0, 1]), (50, [0, 50, 25])]  # rows that keep nothing, or everything
     for seed, (n, counts) in enumerate(cases):

@@ -185,3 +185,15 @@ def test_the_traced_path_refuses_what_eager_mode_refuses(fault):
                "nan feature": "NaN or inf", "edge across graphs": "two graphs"}[fault]
     with pytest.raises(RuntimeError, match=message):
         call(edge_index, x, batch)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "reverse"])
+def test_traced_kernel_weights_are_the_eager_ones(kernel):
+    """Traced, the kernel weights are computed in one pass instead of cache-sized chunks:
+    the same formula (to float32 rounding of the sums)."""
+    from dropedge_core.samplers import kernel_weights
+
+    edge_index, x = _ring(30, chords=20)
+    x = x - 0.3  # negative dot products too: the clip at 0 is exercised
+    traced = torch.compile(kernel_weights, backend="eager")(x, edge_index, kernel)
+    assert torch.allclose(traced, kernel_weights(x, edge_index, kernel), rtol=1e-5, atol=1e-7)
