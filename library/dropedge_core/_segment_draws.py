@@ -154,7 +154,7 @@ def smallest(keys: Tensor, counts: Tensor, padded: _Padded, ranked: bool = False
 
 
 def padded_layout(segment: Tensor | None, num_segments: int, num_slots: int, rows: int,
-                  counts: Tensor) -> _Padded | None:
+                  counts: Tensor, layouts: dict | None = None) -> _Padded | None:
     """The dense layout of :func:`smallest` for ``rows`` key rows of ``num_slots`` keys and
     ``k`` the largest of ``counts`` (on their device), or :obj:`None` where the ranks are
     sorted for instead: under ``torch.compile`` (``topk`` takes a Python ``k``: a sync), or
@@ -166,16 +166,23 @@ def padded_layout(segment: Tensor | None, num_segments: int, num_slots: int, row
         num_slots (int): ``S``.
         rows (int): ``R``, the key rows selected from at once.
         counts (LongTensor): the counts the layout must take (any shape; their largest is ``k``).
+        layouts (dict, optional): layouts made before for the same ``segment``, by ``(rows,
+            k)``; a new one is added. (default: :obj:`None`: made anew)
     """
     if torch.compiler.is_compiling() or PAD_AT_MOST <= 0:
         return None
     k = int(counts.max()) if counts.numel() else 0
-    padded = _Padded(segment, num_segments, num_slots, rows, k, counts.device)
+    padded = None if layouts is None else layouts.get((rows, k))
+    if padded is None:
+        padded = _Padded(segment, num_segments, num_slots, rows, k, counts.device)
+        if layouts is not None:
+            layouts[(rows, k)] = padded
     return padded if padded.cells <= PAD_AT_MOST * max(4096, rows * num_slots) else None
 
 
 def segment_masks(relation: str, counts: Tensor, valid: Tensor, segment: Tensor | None = None,
-                  weights: Tensor | None = None, generator: torch.Generator | None = None) -> Tensor:
+                  weights: Tensor | None = None, generator: torch.Generator | None = None,
+                  layouts: dict | None = None) -> Tensor:
     """``(L, S)`` bool: the slots every layer keeps (row 0: the input layer).
 
     Args:
@@ -189,6 +196,9 @@ def segment_masks(relation: str, counts: Tensor, valid: Tensor, segment: Tensor 
         weights (Tensor, optional): ``(S,)`` positive weights (the kernel weighting), or
             :obj:`None` for uniform. (default: :obj:`None`)
         generator (torch.Generator, optional): the random source. (default: :obj:`None`)
+        layouts (dict, optional): the caller's store of the selections' layouts for this
+            ``segment`` and ``valid`` (a batch drawn again: :func:`padded_layout`).
+            (default: :obj:`None`)
 
     Returns:
         BoolTensor: ``(L, S)``; never True at padding.
@@ -209,17 +219,17 @@ def segment_masks(relation: str, counts: Tensor, valid: Tensor, segment: Tensor 
         rows = num_layers if relation == "independent" else 1  # uniform nesting: prefixes of one order
         keys = _keys(_uniforms(rows, valid, generator), valid, weights)
         if relation == "shared":
-            layout = padded_layout(segment, num_segments, valid.numel(), 1, counts[:, :1])
+            layout = padded_layout(segment, num_segments, valid.numel(), 1, counts[:, :1], layouts)
             kept = (smallest(keys, counts[:, :1].t(), layout) if layout is not None
                     else segment_ranks(keys, segment, num_segments) < per_slot[:1])
             return (kept & valid).expand(num_layers, valid.numel())
         if relation == "independent":
-            layout = padded_layout(segment, num_segments, valid.numel(), num_layers, counts)
+            layout = padded_layout(segment, num_segments, valid.numel(), num_layers, counts, layouts)
             kept = (smallest(keys, counts.t(), layout) if layout is not None
                     else segment_ranks(keys, segment, num_segments) < per_slot)
             return kept & valid
         largest = counts.max(dim=1, keepdim=True).values  # (G, 1): the densest layer's count
-        layout = padded_layout(segment, num_segments, valid.numel(), 1, largest)
+        layout = padded_layout(segment, num_segments, valid.numel(), 1, largest, layouts)
         ranks = (smallest(keys, largest.t(), layout, ranked=True) if layout is not None
                  else segment_ranks(keys, segment, num_segments))
         return (ranks < per_slot) & valid
@@ -228,7 +238,7 @@ def segment_masks(relation: str, counts: Tensor, valid: Tensor, segment: Tensor 
     steps = range(num_layers - 1, -1, -1) if relation == "increasing" else range(num_layers)
     at_once = generator is not None and torch.compiler.is_compiling()  # one break, not L
     drawn = _uniforms(num_layers, valid, generator) if at_once else None
-    layout = padded_layout(segment, num_segments, valid.numel(), 1, counts)
+    layout = padded_layout(segment, num_segments, valid.numel(), 1, counts, layouts)
     pool, masks = valid, [valid] * num_layers
     for layer in steps:
         uniforms = drawn[layer:layer + 1] if at_once else _uniforms(1, valid, generator)

@@ -174,6 +174,38 @@ def test_the_module_and_the_wrapper_pass_batch_through():
     assert all(torch.equal(e, batch.edge_index[:, m]) for e, m in zip(seen, expected))
 
 
+@pytest.mark.parametrize("sampler", ["dropedge++", "li"])
+def test_the_module_reuses_a_batch_only_while_it_is_equal(sampler):
+    """The module keeps a batch's validation and per-graph layout while an equal batch
+    vector comes in: a changed one (in place too) is validated again and counted anew —
+    every call's counts checked by hand against the batch it was given."""
+    graphs = small_graphs(seed=2)
+    batch = Batch.from_data_list(graphs)
+    drop = LayerDropEdge(L, sampler, keep_min=0.2, keep_max=0.8, generator=gen())
+    rates = [0.2 + 0.6 * l / (L - 1) for l in range(L)]
+    edge_graph = batch.batch[batch.edge_index[0]]
+
+    def kept_per_graph(masks, graph_of, count):
+        return [[len(distinct(batch.edge_index[:, (graph_of == g) & row], False)) for row in masks]
+                for g in range(count)]
+
+    for _ in range(2):  # the second call reuses the cached layout
+        masks = drop.masks(batch.edge_index, x=batch.x, batch=batch.batch)
+        assert kept_per_graph(masks, edge_graph, len(graphs)) == per_graph_counts(graphs, rates)
+    merged = batch.batch.clone()
+    merged.zero_()  # in place: one graph of everything, the whole batch's counts
+    masks = drop.masks(batch.edge_index, x=batch.x, batch=merged)
+    whole = len(distinct(batch.edge_index, False))
+    assert kept_per_graph(masks, torch.zeros_like(edge_graph), 1) == [
+        [int(whole * r + 1e-9) for r in rates]]
+    crossing = batch.batch.clone()
+    first = int((crossing == 1).nonzero()[0])  # the first node of graph 1 moved into graph 0
+    crossing[first] = 0
+    assert bool((crossing[batch.edge_index[0]] != crossing[batch.edge_index[1]]).any())  # the node has edges
+    with pytest.raises(ValueError, match="joins nodes of two graphs"):
+        drop.masks(batch.edge_index, x=batch.x, batch=crossing)
+
+
 def test_the_wrapper_finds_batch_by_position_as_basic_gnn_takes_it():
     """``BasicGNN.forward(x, edge_index, edge_weight, edge_attr, batch)``: a ``batch`` handed by
     position is the same batch as by keyword (it was ignored: the whole batch's counts)."""

@@ -85,7 +85,7 @@ def _edges_per_graph(graph: Graph, ptr: Tensor, directed: bool,
 
 
 def sample_per_graph(graph: Graph, ptr: Tensor, sampler: samplers.EdgeSampler, num_layers: int,
-                     generator: torch.Generator | None = None) -> Tensor:
+                     generator: torch.Generator | None = None, cache: dict | None = None) -> Tensor:
     """``(L, M)`` (``(L, 2M)`` if directed) masks of ``graph``, every part of ``ptr`` keeping
     its own share of its own edges, the whole batch in one pass (the module docstring).
 
@@ -96,12 +96,23 @@ def sample_per_graph(graph: Graph, ptr: Tensor, sampler: samplers.EdgeSampler, n
         sampler (EdgeSampler): the sampler every part is drawn with.
         num_layers (int): The number of layers :obj:`L`.
         generator (torch.Generator, optional): The random source. (default: :obj:`None`)
+        cache (dict, optional): a dict kept by the caller beside ``graph``: the graph of
+            every column and the selections' layouts are reused while ``ptr`` is equal.
+            (default: :obj:`None`)
 
     Returns:
         BoolTensor: ``(L, M)`` or ``(L, 2M)``, over ``graph``'s edge columns.
     """
     device = draw_device(generator, graph.undirected_edges)
-    graph_of, sizes = _edges_per_graph(graph, ptr, sampler.directed, device)
+    key = ("parts", sampler.directed, device)
+    held = cache.get(key) if cache is not None else None
+    if held is None or not torch.equal(held[0], ptr):
+        graph_of, sizes = _edges_per_graph(graph, ptr, sampler.directed, device)
+        held = (ptr.clone(), graph_of, sizes, {})
+        if cache is not None:
+            cache[key] = held
+    _, graph_of, sizes, layouts = held
     counts = sampler.counts_of(sizes, num_layers).to(device)  # (B, L)
     valid = torch.ones(graph_of.numel(), dtype=torch.bool, device=device)
-    return segment_masks(sampler.relation, counts, valid, graph_of, sampler.weights(graph), generator)
+    return segment_masks(sampler.relation, counts, valid, graph_of, sampler.weights(graph), generator,
+                         layouts=layouts)

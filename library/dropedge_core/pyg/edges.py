@@ -229,6 +229,7 @@ class EdgeIndexer:
         directed_column = torch.where(src > dst, undirected_column + m, undirected_column)
         directed_column[loop] = 2 * m
         self.columns = {m: undirected_column, 2 * m: directed_column}
+        self.batch_cache: dict = {}  # a batch's per-graph layout (pyg.batch), for this mapping
 
     def _set_features(self, normalized: Tensor | None) -> None:
         n, device = self.num_nodes, self.undirected.device
@@ -265,7 +266,7 @@ class EdgeIndexer:
                              "pass x (the node features)")
         if ptr is None:
             return sampler.sample(self.graph, num_layers, generator=generator)
-        return sample_per_graph(self.graph, ptr, sampler, num_layers, generator)
+        return sample_per_graph(self.graph, ptr, sampler, num_layers, generator, self.batch_cache)
 
     def sample(self, sampler: samplers.EdgeSampler, num_layers: int,
                generator: torch.Generator | None = None, ptr: Tensor | None = None) -> Tensor:

@@ -51,6 +51,7 @@ class _Cached:
         self.indexer: EdgeIndexer | None = None
         self.builder: AdjacencyBuilder | None = None
         self.full: Tensor | None = None
+        self.batch: tuple | None = None  # (a copy of the batch vector, its ptr) for these edges
 
     def _same_edges(self, edge_index: Tensor, num_nodes: int) -> bool:
         e = self.edges
@@ -65,9 +66,23 @@ class _Cached:
         return (ref is None and x is None) or (ref is not None and x is not None and ref() is x
                                                 and version == _version(x))
 
+    def ptr(self, batch: Tensor, edge_index: Tensor) -> Tensor:
+        """:func:`~dropedge_core.pyg.batch.check_batch` of ``batch`` over the cached edges
+        (call after :meth:`get`), validated again only when its content changed: an equal
+        vector (one O(N) compare) over equal edges passes as it passed before."""
+        held = self.batch
+        if (held is not None and isinstance(batch, Tensor) and held[0].shape == batch.shape
+                and held[0].dtype == batch.dtype and held[0].device == batch.device
+                and torch.equal(held[0], batch)):
+            return held[1]
+        self.batch = None
+        ptr = check_batch(batch, self.indexer.num_nodes, edge_index)
+        self.batch = (batch.clone(), ptr)
+        return ptr
+
     def get(self, edge_index: Tensor, num_nodes: int, x: Tensor | None) -> EdgeIndexer:
         if not self._same_edges(edge_index, num_nodes):
-            self.edges = self.feats = None  # a failed build below leaves nothing half-cached
+            self.edges = self.feats = self.batch = None  # a failed build below leaves nothing half-cached
             self.indexer = EdgeIndexer(edge_index, num_nodes, x)
             self.edges, self.num_nodes = edge_index.clone(), num_nodes
         elif not self._same_features(x):
@@ -206,7 +221,7 @@ class LayerDropEdge(nn.Module):
                                  "features: pass x")
             return slot_masks(edge_index, num_nodes, self.sampler, self.num_layers, x, self.generator, batch)
         indexer = self._indexer(edge_index, x, num_nodes)
-        ptr = None if batch is None else check_batch(batch, indexer.num_nodes, edge_index)
+        ptr = None if batch is None else self._cache.ptr(batch, edge_index)
         return indexer.sample(self.sampler, self.num_layers, self.generator, ptr)
 
     def forward(self, edge_index: Tensor, x: Tensor | None = None, num_nodes: int | None = None,
@@ -257,7 +272,7 @@ class LayerDropEdge(nn.Module):
     def _adjacencies(self, edge_index: Tensor, x: Tensor | None, num_nodes: int | None,
                      edge_weight: Tensor | None, batch: Tensor | None) -> list[Tensor]:
         indexer = self._indexer(edge_index, x, num_nodes)
-        ptr = None if batch is None else check_batch(batch, indexer.num_nodes, edge_index)
+        ptr = None if batch is None else self._cache.ptr(batch, edge_index)
         if edge_weight is not None:
             rows = (indexer.sample(self.sampler, self.num_layers, self.generator, ptr) if self.training
                     else [None] * self.num_layers)
