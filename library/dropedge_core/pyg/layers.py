@@ -214,7 +214,8 @@ class LayerDropEdge(nn.Module):
         """A fresh ``(L, E)`` bool sample over the columns of ``edge_index`` (any mode);
         with ``batch`` (PyG's graph id per node), each graph keeps its own share. Under
         ``torch.compile``, drawn from the edges' slots (:mod:`~dropedge_core.pyg._slots`):
-        nothing validated, nothing cached, the samplers' law but another stream."""
+        checked by device-side assertions, nothing cached, the samplers' law but another
+        stream."""
         if torch.compiler.is_compiling():
             if self.sampler.weighting == "kernel" and x is None:
                 raise ValueError(f"sampler {self.sampler.name!r} weighs edges by a kernel of the node "
