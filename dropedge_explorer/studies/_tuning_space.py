@@ -157,10 +157,13 @@ def check_study(study: optuna.Study, space: SearchSpace) -> None:
     if directions != ["maximize"]:
         raise TuningError(f"study {name!r} exists with direction {', '.join(directions)}; this program "
                           f"maximises validation accuracy: pick another --study name")
-    attrs = study.user_attrs
     wanted = space.describe()
+    trials = study.get_trials(deepcopy=False)
+    # the mark is read after the trials: a worker marks a new study before its first trial,
+    # so a trial seen here comes with its mark (read the other way round, a second worker
+    # starting beside the first could see no mark, then the first one's trial: refused)
+    attrs = study.user_attrs
     if SPACE_ATTR not in attrs:
-        trials = study.get_trials(deepcopy=False)
         foreign = sorted({p for t in trials for p in t.params}
                          - {"p_min", "p_max_prime", "p", *OPTIONAL_PARAMS})
         if trials:

@@ -218,3 +218,39 @@ def test_the_app_job_refuses_a_study_of_other_settings_at_once(tmp_path, karate)
                        match=r"study .x. holds trials of other settings \(epochs 3, not 9"):
         TuningJob(TrainConfig(**{**BASE, "epochs": 9}), 1, "x", url, graph=karate,
                   queue=JobQueue(max_running=1))
+
+
+def test_a_second_worker_joins_a_study_marked_between_its_two_reads(monkeypatch):
+    """Two workers starting together (test_tuning's two CLI workers, seen failing in CI on
+    2026-12-02): the first marks the new study, then starts a trial. The second reads the
+    study twice, its trials and its mark; here the first worker's mark and trial land right
+    after the second worker's first read. Had the mark been read first (no mark yet) and the
+    trials after (one), the study would be refused as foreign; trials first, it is joined."""
+    from dropedge_explorer.studies._tuning_space import SPACE_ATTR, SearchSpace, check_study
+
+    space = SearchSpace()
+    study = optuna.create_study(direction="maximize")
+    landed = []
+
+    def first_worker_starts():  # its mark, then its first trial, once
+        if not landed:
+            landed.append(True)
+            study._storage.set_study_user_attr(study._study_id, SPACE_ATTR, space.describe())
+            study.enqueue_trial({"p_min": 0.3, "p_max_prime": 0.5})
+
+    real_attrs, real_trials = optuna.Study.user_attrs, optuna.Study.get_trials
+
+    def user_attrs(s):
+        value = real_attrs.fget(s)
+        first_worker_starts()
+        return value
+
+    def get_trials(s, *args, **kwargs):
+        value = real_trials(s, *args, **kwargs)
+        first_worker_starts()
+        return value
+
+    monkeypatch.setattr(optuna.Study, "user_attrs", property(user_attrs))
+    monkeypatch.setattr(optuna.Study, "get_trials", get_trials)
+    check_study(study, space)  # joined, not refused
+    assert landed and real_attrs.fget(study)[SPACE_ATTR] == space.describe()
