@@ -31,7 +31,8 @@ import torch
 from dropedge_core import datasets, samplers
 
 from dropedge_explorer import memory
-from dropedge_explorer.training import AdjacencyBuilder, TrainConfig, train
+from dropedge_core.normalization import AdjacencyBuilder
+from dropedge_explorer.training import TrainConfig, train
 
 WARMUP = 5
 

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 import torch
 from dropedge_core import datasets, samplers
 
-from dropedge_explorer.training import AdjacencyBuilder
+from dropedge_core.normalization import AdjacencyBuilder
 
 TARGETS = {8: 10.0, 64: 30.0}
 
