@@ -153,6 +153,54 @@ def smallest(keys: Tensor, counts: Tensor, padded: _Padded, ranked: bool = False
     return out.view(rows, -1).index_select(1, padded.flat)
 
 
+def nested_walk(keys: Tensor, drops: Tensor, padded: _Padded) -> Tensor:
+    """``(S,)`` long: the step at which a nested walk drops every slot (``J``: never), step
+    ``j`` dropping in every segment ``g`` the ``drops[g, j]`` largest of ``keys[j]`` among
+    the slots no step before dropped — Algorithm 1's draws in drawing order, each step's
+    set the ``counts`` smallest of the step before's (the complement within that pool).
+
+    The walk stays in :func:`smallest`'s dense layout (built for ``k`` at least every
+    drop): every step's rows are laid out in one pass before it, and a step masks the
+    dropped cells to ``-inf``, takes one ``topk`` of the largest and marks them — no
+    layout, no gather back to the slots a step. Dropping selects over the few each step
+    loses, not the many it keeps: ``k`` (a row's lead cells, ``+inf``: always taken, so
+    one ``k`` takes each segment's own drop) is the largest drop, not the largest count,
+    and each step selects from its own largest drop's lead cells and the slots only.
+
+    Args:
+        keys (Tensor): ``(J, S)`` keys, ``-inf`` where a slot is never drawn (padding);
+            row ``j`` drawn for step ``j``.
+        drops (LongTensor): ``(G, J)`` what each segment drops at each step: its pool
+            (valid slots not yet dropped) less what it keeps there.
+        padded (_Padded): the layout of one key row, its ``k`` at least every drop.
+
+    Returns:
+        LongTensor: ``(S,)``, the dropping step of every slot (``J`` if none; also at
+        padding, which the caller masks out).
+    """
+    steps, num_slots = keys.shape
+    k, width, num_segments = padded.k, padded.width, padded.segments
+    if k == 0 or steps == 0:  # nothing dropped
+        return torch.full((num_slots,), steps, dtype=torch.long, device=keys.device)
+    # each step's own k, its largest drop (one read of all of them), its rows' lead cells
+    # right-aligned before the slots: a step selects from its last k_j + largest cells
+    tops = drops.max(dim=0).values.tolist()
+    lead = (drops.new_tensor(tops).unsqueeze(1) - drops.t()).unsqueeze(-1)  # (J, G, 1)
+    dense = torch.full((steps, num_segments, width), float("-inf"), dtype=keys.dtype, device=keys.device)
+    dense[:, :, :k].masked_fill_(padded.lead >= k - lead, float("inf"))
+    dense.view(steps, -1).index_copy_(1, padded.flat, keys)
+    gone = torch.zeros((num_segments, width), dtype=torch.bool, device=keys.device)
+    when = torch.full((num_segments, width), steps, dtype=torch.long, device=keys.device)
+    for j, top in enumerate(tops):  # a loop over the steps: each pool is the step before's
+        if not top:
+            continue
+        dense[j, :, k:].masked_fill_(gone[:, k:], float("-inf"))  # dropped before: never again
+        picked = torch.topk(dense[j, :, k - top:], top, dim=1, sorted=False).indices
+        gone[:, k - top:].scatter_(1, picked, True)
+        when[:, k - top:].scatter_(1, picked, j)
+    return when.view(-1).index_select(0, padded.flat)
+
+
 def padded_layout(segment: Tensor | None, num_segments: int, num_slots: int, rows: int,
                   counts: Tensor, layouts: dict | None = None) -> _Padded | None:
     """The dense layout of :func:`smallest` for ``rows`` key rows of ``num_slots`` keys and
@@ -236,16 +284,25 @@ def segment_masks(relation: str, counts: Tensor, valid: Tensor, segment: Tensor 
     # Algorithm 1: each layer redraws from the layer before, with fresh keys (a loop over
     # the layers: each pool depends on the one before)
     steps = range(num_layers - 1, -1, -1) if relation == "increasing" else range(num_layers)
+    if not torch.compiler.is_compiling():  # eager: the walk in a dense layout, every key at once
+        order = list(steps)
+        kept = counts[:, order]  # (G, J): in drawing order
+        pools = (valid.sum().reshape(1) if segment is None else torch.zeros(
+            num_segments, dtype=torch.long, device=valid.device).scatter_add_(0, segment, valid.long()))
+        drops = torch.cat([pools.unsqueeze(1), kept[:, :-1]], dim=1) - kept  # (G, J): each step's loss
+        layout = padded_layout(segment, num_segments, valid.numel(), 1, drops, layouts)
+        if layout is not None:
+            keys = _keys(_uniforms(num_layers, valid, generator), valid, weights)  # row j: step j
+            when = nested_walk(keys.masked_fill_(~valid, float("-inf")), drops, layout)
+            at = torch.arange(num_layers, device=valid.device).unsqueeze(1)
+            masks = (when > at) & valid  # (J, S): step j keeps what no step up to j dropped
+            return masks.flip(0) if relation == "increasing" else masks
     at_once = generator is not None and torch.compiler.is_compiling()  # one break, not L
     drawn = _uniforms(num_layers, valid, generator) if at_once else None
-    layout = padded_layout(segment, num_segments, valid.numel(), 1, counts, layouts)
     pool, masks = valid, [valid] * num_layers
     for layer in steps:
         uniforms = drawn[layer:layer + 1] if at_once else _uniforms(1, valid, generator)
         keys = _keys(uniforms, pool, weights)
-        if layout is not None:
-            pool = smallest(keys, counts[:, layer].unsqueeze(0), layout)[0] & pool
-        else:
-            pool = (segment_ranks(keys, segment, num_segments)[0] < per_slot[layer]) & pool
+        pool = (segment_ranks(keys, segment, num_segments)[0] < per_slot[layer]) & pool
         masks[layer] = pool
     return torch.stack(masks)

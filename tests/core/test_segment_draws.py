@@ -247,3 +247,41 @@ def test_keys_are_float64_so_that_ties_are_negligible():
     assert keys.dtype == torch.float64 and keys.unique().numel() == 2**16
     unseeded = _segment_draws._uniforms(1, torch.ones(2**16, dtype=torch.bool), None)
     assert unseeded.dtype == torch.float64 and unseeded.unique().numel() == 2**16
+
+
+def _numpy_walk(keys, segment, valid, drops):
+    """The nested walk by hand: at every step, in every segment, drop the ``drops[g, j]``
+    largest keys among the valid slots no step before dropped (numpy, one slot at a time)."""
+    import numpy as np
+    keys, segment, valid, drops = keys.numpy(), segment.numpy(), valid.numpy(), drops.numpy()
+    when = np.full(keys.shape[1], keys.shape[0])
+    for j in range(keys.shape[0]):
+        for g in range(drops.shape[0]):
+            pool = [s for s in range(keys.shape[1]) if segment[s] == g and valid[s] and when[s] > j]
+            for s in sorted(pool, key=lambda s: -keys[j, s])[:drops[g, j]]:
+                when[s] = j
+    return torch.from_numpy(when)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_nested_walk_drops_what_a_walk_by_hand_drops(seed):
+    """:func:`_segment_draws.nested_walk` (eager DropEdge++'s walk in the dense layout) gives
+    every slot the step a numpy walk over the same keys drops it at: segments of 0 to 9 slots
+    interleaved, padding among them, drops of 0 at some steps, a step where nothing drops."""
+    g = gen(seed)
+    sizes = torch.tensor([0, 9, 1, 4, 7, 3])
+    segment = torch.repeat_interleave(torch.arange(sizes.numel()), sizes)
+    segment = segment[torch.randperm(segment.numel(), generator=g)]  # interleaved
+    valid = torch.rand(segment.numel(), generator=g) > 0.2
+    pools = torch.zeros(sizes.numel(), dtype=torch.long).scatter_add_(0, segment, valid.long())
+    steps = 5
+    # what each segment keeps after each step, non-increasing; step 3 drops nothing
+    frac = torch.tensor([0.9, 0.6, 0.5, 0.5, 0.1])
+    kept = (pools.unsqueeze(1) * frac).floor().long()
+    drops = torch.cat([pools.unsqueeze(1), kept[:, :-1]], dim=1) - kept
+    keys = torch.rand(steps, segment.numel(), generator=g, dtype=torch.float64).masked_fill(~valid, float("-inf"))
+    layout = _segment_draws.padded_layout(segment, sizes.numel(), segment.numel(), 1, drops)
+    when = _segment_draws.nested_walk(keys, drops, layout)
+    ref = _numpy_walk(keys, segment, valid, drops)
+    assert torch.equal(when[valid], ref[valid])
+    assert int((drops == 0).all(0).sum()) >= 1  # the step without drops is there

@@ -206,6 +206,26 @@ def test_the_module_reuses_a_batch_only_while_it_is_equal(sampler):
         drop.masks(batch.edge_index, x=batch.x, batch=crossing)
 
 
+def test_the_kept_counts_follow_the_rates_and_depth_of_each_call():
+    """The per-graph counts are kept beside a batch's layout while the batch is equal: a
+    sampler whose rates change between calls (a researcher sweeping p_min on one module), or
+    another depth, gets its own counts, by hand per graph."""
+    graphs = small_graphs(seed=3)
+    batch = Batch.from_data_list(graphs)
+    drop = LayerDropEdge(L, "dropedge++", keep_min=0.2, keep_max=0.8, generator=gen())
+    edge_graph = batch.batch[batch.edge_index[0]]
+
+    def kept_per_graph(masks):
+        return [[len(distinct(batch.edge_index[:, (edge_graph == g) & row], False)) for row in masks]
+                for g in range(len(graphs))]
+
+    for keep_min, depth in ((0.2, L), (0.5, L), (0.5, L), (0.2, L), (0.2, 2)):
+        drop.sampler.p_min, drop.num_layers = keep_min, depth
+        rates = [keep_min + (0.8 - keep_min) * l / (depth - 1) for l in range(depth)]
+        masks = drop.masks(batch.edge_index, x=batch.x, batch=batch.batch)
+        assert kept_per_graph(masks) == per_graph_counts(graphs, rates), (keep_min, depth)
+
+
 def test_the_wrapper_finds_batch_by_position_as_basic_gnn_takes_it():
     """``BasicGNN.forward(x, edge_index, edge_weight, edge_attr, batch)``: a ``batch`` handed by
     position is the same batch as by keyword (it was ignored: the whole batch's counts)."""

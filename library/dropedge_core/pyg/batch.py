@@ -112,7 +112,11 @@ def sample_per_graph(graph: Graph, ptr: Tensor, sampler: samplers.EdgeSampler, n
         if cache is not None:
             cache[key] = held
     _, graph_of, sizes, layouts = held
-    counts = sampler.counts_of(sizes, num_layers).to(device)  # (B, L)
+    # (B, L), kept beside the layouts while ptr is equal: what counts_of reads of the sampler
+    rule = ("counts", sampler.relation, sampler.p_min, sampler.p_max, sampler.p, num_layers)
+    counts = layouts.get(rule)
+    if counts is None:
+        counts = layouts[rule] = sampler.counts_of(sizes, num_layers).to(device)
     valid = torch.ones(graph_of.numel(), dtype=torch.bool, device=device)
     return segment_masks(sampler.relation, counts, valid, graph_of, sampler.weights(graph), generator,
                          layouts=layouts)
