@@ -11,6 +11,10 @@ calls, the ways interleaved in rounds so that all see the same machine:
   :func:`torch_geometric.utils.dropout_edge` (``p = 0.45``, the default rates' mean);
 * ``cached``: :class:`~dropedge_core.pyg.LayerDropEdge` called with the same ``edge_index``
   and ``x`` every time (the cache hits), against the same reference;
+* ``floor``: what no sampler's call can go below, measured beside them (no target): the
+  ``L`` column selections from fixed masks that every layer-wise call returns, and the
+  mapping of a fresh ``edge_index`` onto undirected edges (with ``x``: its check and row
+  norms, which the kernel samplers read);
 * ``batch``: a mini-batch of 64 small graphs (10..30 nodes) with ``batch=`` (every graph
   keeps its own share) against the same batch drawn as one graph, per sampler.
 
@@ -30,7 +34,7 @@ import time
 
 import torch
 from dropedge_core import datasets
-from dropedge_core.pyg import LayerDropEdge, layer_dropout_edge, to_pyg
+from dropedge_core.pyg import EdgeIndexer, LayerDropEdge, layer_dropout_edge, to_pyg
 from torch_geometric.data import Batch, Data
 from torch_geometric.utils import dropout_edge
 
@@ -78,6 +82,11 @@ def fresh_and_cached(layers: int, calls: int) -> None:
     # fixed masks: no sampler drawing L edge sets can cost less (a floor, no target)
     kept = torch.stack([m for _, m in layer_dropout_edge(ei, layers, sampler="li", generator=gen)])
     fns["floor: the L selections alone"] = lambda i: [ei[:, row] for row in kept]
+    # what every fresh-graph call pays before drawing: the mapping of its edge_index onto
+    # undirected edges (one sort/unique), and for the kernel samplers x's check and row norms
+    n = x.size(0)
+    fns["floor: a fresh graph's mapping"] = lambda i: EdgeIndexer(inputs[i][0], n)
+    fns["floor: the mapping with x"] = lambda i: EdgeIndexer(inputs[i][0], n, inputs[i][1])
     med = _interleaved(fns, calls)
     ref = med["dropout_edge"]
     print(f"Cora ({ei.size(1)} columns, x {tuple(x.shape)}), {layers} layers, "

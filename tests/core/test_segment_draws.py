@@ -263,25 +263,48 @@ def _numpy_walk(keys, segment, valid, drops):
     return torch.from_numpy(when)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_nested_walk_drops_what_a_walk_by_hand_drops(seed):
+@pytest.mark.parametrize("seed, fractions", [
+    (0, (0.9, 0.6, 0.5, 0.5, 0.1)), (1, (0.9, 0.6, 0.5, 0.5, 0.1)), (2, (0.9, 0.6, 0.5, 0.5, 0.1)),
+    (3, (0.5,)),  # one step
+    (4, (0.89, 0.78, 0.67)),  # at most one slot a step from every segment: k = 1
+])
+def test_nested_walk_drops_what_a_walk_by_hand_drops(seed, fractions):
     """:func:`_segment_draws.nested_walk` (eager DropEdge++'s walk in the dense layout) gives
     every slot the step a numpy walk over the same keys drops it at: segments of 0 to 9 slots
-    interleaved, padding among them, drops of 0 at some steps, a step where nothing drops."""
+    interleaved, padding among them, drops of 0 at some steps, a step where nothing drops;
+    one step; drops of at most one."""
     g = gen(seed)
     sizes = torch.tensor([0, 9, 1, 4, 7, 3])
     segment = torch.repeat_interleave(torch.arange(sizes.numel()), sizes)
     segment = segment[torch.randperm(segment.numel(), generator=g)]  # interleaved
     valid = torch.rand(segment.numel(), generator=g) > 0.2
+    if len(fractions) == 3:
+        valid[:] = True
     pools = torch.zeros(sizes.numel(), dtype=torch.long).scatter_add_(0, segment, valid.long())
-    steps = 5
-    # what each segment keeps after each step, non-increasing; step 3 drops nothing
-    frac = torch.tensor([0.9, 0.6, 0.5, 0.5, 0.1])
-    kept = (pools.unsqueeze(1) * frac).floor().long()
+    steps = len(fractions)
+    kept = (pools.unsqueeze(1) * torch.tensor(fractions)).floor().long()  # non-increasing
     drops = torch.cat([pools.unsqueeze(1), kept[:, :-1]], dim=1) - kept
     keys = torch.rand(steps, segment.numel(), generator=g, dtype=torch.float64).masked_fill(~valid, float("-inf"))
     layout = _segment_draws.padded_layout(segment, sizes.numel(), segment.numel(), 1, drops)
     when = _segment_draws.nested_walk(keys, drops, layout)
     ref = _numpy_walk(keys, segment, valid, drops)
     assert torch.equal(when[valid], ref[valid])
-    assert int((drops == 0).all(0).sum()) >= 1  # the step without drops is there
+    assert bool((ref[valid] < steps).any())  # something is dropped
+    if len(fractions) == 5:
+        assert int((drops == 0).all(0).sum()) >= 1  # the step without drops is there
+    if len(fractions) == 3:
+        assert int(drops.max()) == 1
+
+
+@pytest.mark.parametrize("relation", ["increasing", "decreasing"])
+def test_both_selections_of_the_kernel_walk_draw_the_same_masks(relation, monkeypatch):
+    """In eager mode the nested kernel walk draws the same keys whichever selection serves
+    (the dense walk, or the sorted ranks where a layout would be too large) and keeps the
+    same sets: one seed, the same masks."""
+    copies = 50
+    valid, segment, weights, _ = _segments(copies)
+    counts = torch.tensor([1, 2, 4] if relation == "increasing" else [4, 2, 1]).expand(copies, 3)
+    dense = segment_masks(relation, counts, valid, segment, weights, gen(7))
+    monkeypatch.setattr(_segment_draws, "PAD_AT_MOST", 0)
+    ranked = segment_masks(relation, counts, valid, segment, weights, gen(7))
+    assert torch.equal(dense, ranked)
