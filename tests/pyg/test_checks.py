@@ -17,7 +17,7 @@ from dropedge_core.pyg import (
     normalize,
 )
 from dropedge_core.pyg.checks import check_features
-from dropedge_core.pyg.edges import normalized_features
+from dropedge_core.pyg.edges import EdgeIndexer, normalized_features
 from torch_geometric.data import Data, HeteroData
 
 RING = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 0], [1, 0, 2, 1, 3, 2, 0, 3]])
@@ -198,3 +198,6 @@ def test_normalized_features_read_non_negative_rows_without_abs(shift):
     assert torch.allclose(got, _normalized_by_abs(x), rtol=1e-6, atol=0)
     assert torch.equal(got[3], x[3]) and torch.equal(got[4], x[4])
     assert torch.allclose(got.abs().sum(1)[torch.arange(30) != 3], torch.ones(29), atol=1e-6)
+    # a fresh graph's mapping normalises with the row sums its finiteness check took: the same
+    # rows, bit for bit (row 6's signed sum is 1, not its norm)
+    assert torch.equal(EdgeIndexer(torch.tensor([[0], [1]]), 30, x).graph.x, got)

@@ -78,16 +78,20 @@ def normalized_features(x: Tensor) -> Tensor:
     return _normalized(x, None)
 
 
-def _normalized(x: Tensor, nonnegative: bool | None) -> Tensor:
+def _normalized(x: Tensor, nonnegative: bool | None, row_sums: Tensor | None = None) -> Tensor:
     """:func:`normalized_features`; ``nonnegative``: whether ``x`` has no negative entry
-    (``None``: not known yet)."""
+    (``None``: not known yet); ``row_sums``: ``x.sum(dim=1)`` of this float ``x`` if already
+    computed (the norms of non-negative rows: the same sum, not taken twice)."""
     x = (x.to_dense() if x.layout != torch.strided else x).detach().float()
     # non-negative features (bag-of-words: Cora, CiteSeer) are their own abs, bit for bit
     # (a -0.0 aside, which changes no sum but an all-zero row's, and that one stays as
     # it is): a min() saves the (N, C) copy abs() makes at every fresh graph
     if nonnegative is None:
         nonnegative = x.numel() == 0 or bool(x.min() >= 0)
-    norm = (x if nonnegative else x.abs()).sum(dim=1, keepdim=True)
+    if nonnegative and row_sums is not None:
+        norm = row_sums.unsqueeze(1)
+    else:
+        norm = (x if nonnegative else x.abs()).sum(dim=1, keepdim=True)
     done = ((norm - 1.0).abs() <= 1e-6) | (norm == 0)
     return x if bool(done.all()) else torch.where(done, x, l1_normalize_rows(x))
 
@@ -97,13 +101,14 @@ def _checked_features(x: Tensor) -> Tensor:
     of ``x``, their two cheap tests (finite row sums, no negative entry) read back in one
     host sync: a graph break less under ``torch.compile``."""
     dense = x.to_dense() if x.layout != torch.strided else x
-    finite, nonnegative = False, None
+    finite, nonnegative, sums = False, None, None
     if dense.is_floating_point() and dense.numel():
-        finite, nonnegative = torch.stack([torch.isfinite(dense.sum(dim=1)).all(),
-                                           dense.min() >= 0]).tolist()
+        sums = dense.sum(dim=1)
+        finite, nonnegative = torch.stack([torch.isfinite(sums).all(), dense.min() >= 0]).tolist()
     if not finite:
         check_features(x)  # names the rows that hold NaN/inf, or passes sums that overflowed
-    return _normalized(dense, nonnegative)
+    # a float32 x's row sums are its L1 norms when no entry is negative
+    return _normalized(dense, nonnegative, sums if dense.dtype == torch.float32 else None)
 
 
 def _refuse_unknown(unknown: dict) -> None:
