@@ -14,7 +14,7 @@ calls, the ways interleaved in rounds so that all see the same machine:
 * ``floor``: what no sampler's call can go below, measured beside them (no target): the
   ``L`` column selections from fixed masks that every layer-wise call returns, and the
   mapping of a fresh ``edge_index`` onto undirected edges (with ``x``: its check and row
-  norms, which the kernel samplers read);
+  norms, which the kernel samplers read), and LI's ``(L, M)`` float64 uniforms (its stream);
 * ``batch``: a mini-batch of 64 small graphs (10..30 nodes) with ``batch=`` (every graph
   keeps its own share) against the same batch drawn as one graph, per sampler.
 
@@ -87,6 +87,9 @@ def fresh_and_cached(layers: int, calls: int) -> None:
     n = x.size(0)
     fns["floor: a fresh graph's mapping"] = lambda i: EdgeIndexer(inputs[i][0], n)
     fns["floor: the mapping with x"] = lambda i: EdgeIndexer(inputs[i][0], n, inputs[i][1])
+    # LI's stream draws an (L, M) float64 uniform row per layer before selecting from them
+    m = EdgeIndexer(ei, n).undirected.size(1)
+    fns["floor: LI's (L, M) uniforms"] = lambda i: torch.rand((layers, m), generator=gen, dtype=torch.float64)
     med = _interleaved(fns, calls)
     ref = med["dropout_edge"]
     print(f"Cora ({ei.size(1)} columns, x {tuple(x.shape)}), {layers} layers, "
