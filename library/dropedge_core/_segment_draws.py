@@ -32,6 +32,8 @@ was never promised (the graphs of a PyG batch, which the samplers draw one at a 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -153,14 +155,20 @@ def smallest(keys: Tensor, counts: Tensor, padded: _Padded, ranked: bool = False
     return out.view(rows, -1).index_select(1, padded.flat)
 
 
-def nested_walk(keys: Tensor, drops: Tensor, padded: _Padded) -> Tensor:
+#: The most cells of :func:`nested_walk`'s dense layout held at once: its steps are drawn and
+#: laid out in blocks of at most this many (32 MB of float64 keys), so its memory is that of
+#: its ``(L, S)`` output whatever the depth and the batch.
+WALK_CELLS = 1 << 22
+
+
+def nested_walk(draw: Callable[[int, int], Tensor], drops: Tensor, padded: _Padded) -> Tensor:
     """``(S,)`` long: the step at which a nested walk drops every slot (``J``: never), step
-    ``j`` dropping in every segment ``g`` the ``drops[g, j]`` largest of ``keys[j]`` among
-    the slots no step before dropped — Algorithm 1's draws in drawing order, each step's
-    set the ``counts`` smallest of the step before's (the complement within that pool).
+    ``j`` dropping in every segment ``g`` the ``drops[g, j]`` largest of its keys among the
+    slots no step before dropped — Algorithm 1's draws in drawing order, each step's set
+    the smallest of the step before's (the complement within that pool).
 
     The walk stays in :func:`smallest`'s dense layout (built for ``k`` at least every
-    drop): every step's rows are laid out in one pass before it, and a step masks the
+    drop): a block of steps is drawn and laid out in one pass, and a step masks the
     dropped cells to ``-inf``, takes one ``topk`` of the largest and marks them — no
     layout, no gather back to the slots a step. Dropping selects over the few each step
     loses, not the many it keeps: ``k`` (a row's lead cells, ``+inf``: always taken, so
@@ -168,8 +176,10 @@ def nested_walk(keys: Tensor, drops: Tensor, padded: _Padded) -> Tensor:
     and each step selects from its own largest drop's lead cells and the slots only.
 
     Args:
-        keys (Tensor): ``(J, S)`` keys, ``-inf`` where a slot is never drawn (padding);
-            row ``j`` drawn for step ``j``.
+        draw (callable): ``draw(a, b)`` gives the ``(b - a, S)`` keys of steps ``a..b - 1``,
+            ``-inf`` where a slot is never drawn (padding); called for consecutive blocks
+            (of at most :data:`WALK_CELLS` cells), so a generator's stream is the same as
+            one call for every step.
         drops (LongTensor): ``(G, J)`` what each segment drops at each step: its pool
             (valid slots not yet dropped) less what it keeps there.
         padded (_Padded): the layout of one key row, its ``k`` at least every drop.
@@ -178,27 +188,34 @@ def nested_walk(keys: Tensor, drops: Tensor, padded: _Padded) -> Tensor:
         LongTensor: ``(S,)``, the dropping step of every slot (``J`` if none; also at
         padding, which the caller masks out).
     """
-    steps, num_slots = keys.shape
+    steps, flat = drops.size(1), padded.flat
     k, width, num_segments = padded.k, padded.width, padded.segments
     if k == 0 or steps == 0:  # nothing dropped
-        return torch.full((num_slots,), steps, dtype=torch.long, device=keys.device)
+        return torch.full((flat.numel(),), steps, dtype=torch.long, device=flat.device)
     # each step's own k, its largest drop (one read of all of them), its rows' lead cells
     # right-aligned before the slots: a step selects from its last k_j + largest cells
     tops = drops.max(dim=0).values.tolist()
     lead = (drops.new_tensor(tops).unsqueeze(1) - drops.t()).unsqueeze(-1)  # (J, G, 1)
-    dense = torch.full((steps, num_segments, width), float("-inf"), dtype=keys.dtype, device=keys.device)
-    dense[:, :, :k].masked_fill_(padded.lead >= k - lead, float("inf"))
-    dense.view(steps, -1).index_copy_(1, padded.flat, keys)
-    gone = torch.zeros((num_segments, width), dtype=torch.bool, device=keys.device)
-    when = torch.full((num_segments, width), steps, dtype=torch.long, device=keys.device)
-    for j, top in enumerate(tops):  # a loop over the steps: each pool is the step before's
-        if not top:
-            continue
-        dense[j, :, k:].masked_fill_(gone[:, k:], float("-inf"))  # dropped before: never again
-        picked = torch.topk(dense[j, :, k - top:], top, dim=1, sorted=False).indices
-        gone[:, k - top:].scatter_(1, picked, True)
-        when[:, k - top:].scatter_(1, picked, j)
-    return when.view(-1).index_select(0, padded.flat)
+    gone = torch.zeros((num_segments, width), dtype=torch.bool, device=flat.device)
+    when = torch.full((num_segments, width), steps, dtype=torch.long, device=flat.device)
+    block = max(1, WALK_CELLS // (num_segments * width))
+    for start in range(0, steps, block):  # a loop over blocks of steps: bounded memory
+        end = min(start + block, steps)
+        keys = draw(start, end)
+        dense = torch.full((end - start, num_segments, width), float("-inf"), dtype=keys.dtype,
+                           device=keys.device)
+        dense[:, :, :k].masked_fill_(padded.lead >= k - lead[start:end], float("inf"))
+        dense.view(end - start, -1).index_copy_(1, flat, keys)
+        for j in range(start, end):  # a loop over the steps: each pool is the step before's
+            top = tops[j]
+            if not top:
+                continue
+            row = dense[j - start]
+            row[:, k:].masked_fill_(gone[:, k:], float("-inf"))  # dropped before: never again
+            picked = torch.topk(row[:, k - top:], top, dim=1, sorted=False).indices
+            gone[:, k - top:].scatter_(1, picked, True)
+            when[:, k - top:].scatter_(1, picked, j)
+    return when.view(-1).index_select(0, flat)
 
 
 def padded_layout(segment: Tensor | None, num_segments: int, num_slots: int, rows: int,
@@ -292,8 +309,11 @@ def segment_masks(relation: str, counts: Tensor, valid: Tensor, segment: Tensor 
         drops = torch.cat([pools.unsqueeze(1), kept[:, :-1]], dim=1) - kept  # (G, J): each step's loss
         layout = padded_layout(segment, num_segments, valid.numel(), 1, drops, layouts)
         if layout is not None:
-            keys = _keys(_uniforms(num_layers, valid, generator), valid, weights)  # row j: step j
-            when = nested_walk(keys.masked_fill_(~valid, float("-inf")), drops, layout)
+            def draw(start: int, end: int) -> Tensor:  # the keys of steps start..end - 1
+                keys = _keys(_uniforms(end - start, valid, generator), valid, weights)
+                return keys.masked_fill_(~valid, float("-inf"))
+
+            when = nested_walk(draw, drops, layout)
             at = torch.arange(num_layers, device=valid.device).unsqueeze(1)
             masks = (when > at) & valid  # (J, S): step j keeps what no step up to j dropped
             return masks.flip(0) if relation == "increasing" else masks

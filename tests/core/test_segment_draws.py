@@ -268,7 +268,7 @@ def _numpy_walk(keys, segment, valid, drops):
     (3, (0.5,)),  # one step
     (4, (0.89, 0.78, 0.67)),  # at most one slot a step from every segment: k = 1
 ])
-def test_nested_walk_drops_what_a_walk_by_hand_drops(seed, fractions):
+def test_nested_walk_drops_what_a_walk_by_hand_drops(seed, fractions, monkeypatch):
     """:func:`_segment_draws.nested_walk` (eager DropEdge++'s walk in the dense layout) gives
     every slot the step a numpy walk over the same keys drops it at: segments of 0 to 9 slots
     interleaved, padding among them, drops of 0 at some steps, a step where nothing drops;
@@ -286,9 +286,16 @@ def test_nested_walk_drops_what_a_walk_by_hand_drops(seed, fractions):
     drops = torch.cat([pools.unsqueeze(1), kept[:, :-1]], dim=1) - kept
     keys = torch.rand(steps, segment.numel(), generator=g, dtype=torch.float64).masked_fill(~valid, float("-inf"))
     layout = _segment_draws.padded_layout(segment, sizes.numel(), segment.numel(), 1, drops)
-    when = _segment_draws.nested_walk(keys, drops, layout)
+    when = _segment_draws.nested_walk(lambda a, b: keys[a:b], drops, layout)
     ref = _numpy_walk(keys, segment, valid, drops)
     assert torch.equal(when[valid], ref[valid])
+    # in blocks of two steps' cells: the keys asked for step by step, no block larger
+    monkeypatch.setattr(_segment_draws, "WALK_CELLS", 2 * layout.segments * layout.width)
+    asked = []
+    when = _segment_draws.nested_walk(lambda a, b: asked.append((a, b)) or keys[a:b], drops, layout)
+    assert torch.equal(when[valid], ref[valid])
+    assert [a for a, _ in asked] == list(range(0, steps, 2)) and all(b - a <= 2 for a, b in asked)
+    assert asked[-1][1] == steps
     assert bool((ref[valid] < steps).any())  # something is dropped
     if len(fractions) == 5:
         assert int((drops == 0).all(0).sum()) >= 1  # the step without drops is there
@@ -308,3 +315,19 @@ def test_both_selections_of_the_kernel_walk_draw_the_same_masks(relation, monkey
     monkeypatch.setattr(_segment_draws, "PAD_AT_MOST", 0)
     ranked = segment_masks(relation, counts, valid, segment, weights, gen(7))
     assert torch.equal(dense, ranked)
+
+
+@pytest.mark.parametrize("cells", [1, 1000])  # blocks of one step, of three (40 rows of 8 cells)
+def test_the_kernel_walk_in_blocks_of_steps_draws_the_same_masks(cells, monkeypatch):
+    """The eager kernel walk lays its steps out in blocks of at most ``WALK_CELLS`` cells
+    (bounded memory at any depth): blocks of one step, or of a few, draw the same keys from
+    the generator and keep the same sets as one block of every step."""
+    copies = 40
+    valid, segment, weights, _ = _segments(copies)
+    counts = torch.tensor([1, 1, 2, 3, 4, 4, 5]).expand(copies, 7)
+    whole = segment_masks("increasing", counts, valid, segment, weights, gen(11))
+    monkeypatch.setattr(_segment_draws, "WALK_CELLS", cells)
+    blocked = segment_masks("increasing", counts, valid, segment, weights, gen(11))
+    assert torch.equal(whole, blocked)
+    per_segment = torch.zeros(7, copies, dtype=torch.long).index_add_(1, segment, blocked.long())
+    assert torch.equal(per_segment, counts.t())
