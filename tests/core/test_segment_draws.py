@@ -289,13 +289,14 @@ def test_nested_walk_drops_what_a_walk_by_hand_drops(seed, fractions, monkeypatc
     when = _segment_draws.nested_walk(lambda a, b: keys[a:b], drops, layout)
     ref = _numpy_walk(keys, segment, valid, drops)
     assert torch.equal(when[valid], ref[valid])
-    # in blocks of two steps' cells: the keys asked for step by step, no block larger
-    monkeypatch.setattr(_segment_draws, "WALK_CELLS", 2 * layout.segments * layout.width)
-    asked = []
-    when = _segment_draws.nested_walk(lambda a, b: asked.append((a, b)) or keys[a:b], drops, layout)
-    assert torch.equal(when[valid], ref[valid])
-    assert [a for a, _ in asked] == list(range(0, steps, 2)) and all(b - a <= 2 for a, b in asked)
-    assert asked[-1][1] == steps
+    # in blocks of one step's cells (or fewer), then of two: the keys asked for block by
+    # block, each block as large as the cells allow
+    for per_block, cells in ((1, 1), (2, 2 * layout.segments * layout.width)):
+        monkeypatch.setattr(_segment_draws, "WALK_CELLS", cells)
+        asked = []
+        when = _segment_draws.nested_walk(lambda a, b: asked.append((a, b)) or keys[a:b], drops, layout)
+        assert torch.equal(when[valid], ref[valid])
+        assert asked == [(a, min(a + per_block, steps)) for a in range(0, steps, per_block)]
     assert bool((ref[valid] < steps).any())  # something is dropped
     if len(fractions) == 5:
         assert int((drops == 0).all(0).sum()) >= 1  # the step without drops is there
