@@ -29,9 +29,9 @@ from pathlib import Path
 
 import torch
 from dropedge_core import datasets, samplers
+from dropedge_core.normalization import AdjacencyBuilder
 
 from dropedge_explorer import memory
-from dropedge_core.normalization import AdjacencyBuilder
 from dropedge_explorer.training import TrainConfig, train
 
 WARMUP = 5

@@ -24,7 +24,6 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from dropedge_core import datasets, samplers
-
 from dropedge_core.normalization import AdjacencyBuilder
 
 TARGETS = {8: 10.0, 64: 30.0}

@@ -24,7 +24,6 @@ import time
 
 import torch
 from dropedge_core import datasets, samplers
-
 from dropedge_core.normalization import AdjacencyBuilder
 
 RATIO_TARGET, SETUP_TARGET, MEMORY_TARGET_GB = 0.25, 3.0, 4.0

@@ -284,7 +284,8 @@ def test_nested_walk_drops_what_a_walk_by_hand_drops(seed, fractions, monkeypatc
     steps = len(fractions)
     kept = (pools.unsqueeze(1) * torch.tensor(fractions)).floor().long()  # non-increasing
     drops = torch.cat([pools.unsqueeze(1), kept[:, :-1]], dim=1) - kept
-    keys = torch.rand(steps, segment.numel(), generator=g, dtype=torch.float64).masked_fill(~valid, float("-inf"))
+    keys = torch.rand(steps, segment.numel(), generator=g, dtype=torch.float64)
+    keys = keys.masked_fill(~valid, float("-inf"))
     layout = _segment_draws.padded_layout(segment, sizes.numel(), segment.numel(), 1, drops)
     when = _segment_draws.nested_walk(lambda a, b: keys[a:b], drops, layout)
     ref = _numpy_walk(keys, segment, valid, drops)
@@ -294,7 +295,8 @@ def test_nested_walk_drops_what_a_walk_by_hand_drops(seed, fractions, monkeypatc
     for per_block, cells in ((1, 1), (2, 2 * layout.segments * layout.width)):
         monkeypatch.setattr(_segment_draws, "WALK_CELLS", cells)
         asked = []
-        when = _segment_draws.nested_walk(lambda a, b: asked.append((a, b)) or keys[a:b], drops, layout)
+        when = _segment_draws.nested_walk(lambda a, b, asked=asked: asked.append((a, b)) or keys[a:b],
+                                          drops, layout)
         assert torch.equal(when[valid], ref[valid])
         assert asked == [(a, min(a + per_block, steps)) for a in range(0, steps, per_block)]
     assert bool((ref[valid] < steps).any())  # something is dropped
