@@ -325,8 +325,9 @@ def test_the_library_import_check_sees_a_foreign_import(tmp_path):
 #: real-browser tests and the shared helpers.
 TEST_FOLDERS_BESIDE = ("core", "pyg", "app", "browser", "helpers")
 #: Tests of the whole project, not of one layer: they stay at the top of tests/.
-TOP_LEVEL_TESTS = ("test_architecture.py", "test_ci_skips.py", "test_cuda.py", "test_docstrings.py",
-                   "test_mutation_records.py", "test_packaging.py", "test_public_surface.py")
+TOP_LEVEL_TESTS = ("test_architecture.py", "test_ci_skips.py", "test_client_imports.py", "test_cuda.py",
+                   "test_docstrings.py", "test_mutation_records.py", "test_packaging.py",
+                   "test_public_surface.py")
 
 
 def _test_tree_problems(repo: Path = REPO) -> list[str]:
