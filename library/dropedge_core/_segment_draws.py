@@ -86,11 +86,12 @@ def _uniforms(rows: int, valid: Tensor, generator: torch.Generator | None) -> Te
     return torch.rand(shape, generator=generator, device=generator.device, dtype=torch.float64)
 
 
-def _keys(uniforms: Tensor, valid: Tensor, weights: Tensor | None) -> Tensor:
+def _keys(uniforms: Tensor, valid: Tensor, weights: Tensor | None, pad: float = float("inf")) -> Tensor:
     """Keys from ``uniforms`` (``(R, S)``), smallest first: ``U`` (uniform) or ``E / w``
-    (weighted, ``E = -log(1 - U) ~ Exp(1)``, finite); ``+inf`` at the padding."""
+    (weighted, ``E = -log(1 - U) ~ Exp(1)``, finite); ``pad`` at the padding (``+inf``: never
+    among the smallest; :func:`nested_walk` selects the largest and pads with ``-inf``)."""
     keys = uniforms if weights is None else torch.log1p(-uniforms).neg_().div_(weights.to(torch.float64))
-    return keys.masked_fill(~valid, float("inf"))
+    return keys.masked_fill(~valid, pad)
 
 
 #: The padded layout of :func:`smallest` is used while it holds at most this many times the
@@ -302,16 +303,14 @@ def segment_masks(relation: str, counts: Tensor, valid: Tensor, segment: Tensor 
     # the layers: each pool depends on the one before)
     steps = range(num_layers - 1, -1, -1) if relation == "increasing" else range(num_layers)
     if not torch.compiler.is_compiling():  # eager: the walk in a dense layout, every key at once
-        order = list(steps)
-        kept = counts[:, order]  # (G, J): in drawing order
+        kept = counts.flip(1) if relation == "increasing" else counts  # (G, J): in drawing order
         pools = (valid.sum().reshape(1) if segment is None else torch.zeros(
             num_segments, dtype=torch.long, device=valid.device).scatter_add_(0, segment, valid.long()))
         drops = torch.cat([pools.unsqueeze(1), kept[:, :-1]], dim=1) - kept  # (G, J): each step's loss
         layout = padded_layout(segment, num_segments, valid.numel(), 1, drops, layouts)
         if layout is not None:
             def draw(start: int, end: int) -> Tensor:  # the keys of steps start..end - 1
-                keys = _keys(_uniforms(end - start, valid, generator), valid, weights)
-                return keys.masked_fill_(~valid, float("-inf"))
+                return _keys(_uniforms(end - start, valid, generator), valid, weights, float("-inf"))
 
             when = nested_walk(draw, drops, layout)
             at = torch.arange(num_layers, device=valid.device).unsqueeze(1)
